@@ -1,0 +1,59 @@
+# cuetrainer — build, test and generate.
+GO        ?= go
+CUE_VERSION := v0.17.1
+CUE       := $(GO) run cuelang.org/go/cmd/cue@$(CUE_VERSION)
+BIN       := bin/cuetrainer
+SHARED    ?= ../shared
+
+.PHONY: all build test vet fmt cue-gen cue-vet conformance-data bench clean
+
+all: build test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/cuetrainer
+
+# test is what CI runs (.ci/run): formatting, vet, the CUE, and every Go test
+# with the race detector.
+test: fmt-check vet cue-vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+	$(CUE) fmt ./schemas ./runtimes
+
+# cue-vet checks that the CUE compiles and is formatted.
+cue-vet:
+	$(CUE) vet -c=false ./schemas ./runtimes
+	@$(CUE) fmt --check ./schemas ./runtimes
+
+# cue-gen regenerates cue.mod/gen from the pinned Go modules. k8s.io/* v0.37
+# tags embedded structs `json:""` rather than `json:",inline"`, which
+# `cue get go` takes for a field named after the type: the sed turns those
+# back into embeddings.
+cue-gen:
+	rm -rf cue.mod/gen
+	$(CUE) get go k8s.io/api/core/v1 k8s.io/apimachinery/pkg/apis/meta/v1 \
+		sigs.k8s.io/jobset/api/jobset/v1alpha2 k8s.io/api/scheduling/v1
+	find cue.mod/gen -name '*.cue' | xargs sed -E -i \
+		-e 's/^(\s+)([A-Z][A-Za-z0-9]*):\s+(([a-z0-9]+\.)?#\2)( |$$)/\1\3\5/' \
+		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/'
+
+# conformance-data refreshes the test copy of the conformance corpus.
+conformance-data:
+	rm -rf test/conformance/testdata/kubeflow
+	mkdir -p test/conformance/testdata
+	cp -r $(SHARED)/conformance/kubeflow test/conformance/testdata/kubeflow
+	cp $(SHARED)/conformance/README.md test/conformance/testdata/README.md
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./test/...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+// Exit codes, the highest of a run wins.
+const (
+	exitOK       = 0
+	exitRejected = 1
+	exitUsage    = 2
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// usageError is a mistake in the command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+
+// globals are the flags every command that loads the engine takes.
+type globals struct {
+	policyDirs        []string
+	noBuiltinRuntimes bool
+}
+
+func (g *globals) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&g.policyDirs, "policy-dir", nil, "a directory of CUE policy files (package schemas) to load besides the embedded ones; repeatable")
+	cmd.Flags().BoolVar(&g.noBuiltinRuntimes, "no-builtin-runtimes", false, "leave out the runtimes cuetrainer ships")
+}
+
+func (g *globals) engine() (*engine.Engine, error) {
+	e, err := engine.New(engine.Options{PolicyDirs: g.policyDirs})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return e, nil
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cuetrainer",
+		Short: "Check and render Kubeflow Trainer runtimes and TrainJobs with rules written in CUE",
+		Long: `cuetrainer checks Kubeflow Trainer (trainer.kubeflow.org/v1alpha1) TrainingRuntimes,
+ClusterTrainingRuntimes and TrainJobs the way the API server and Kubeflow's admission
+webhooks do, with every default and rule written in CUE.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newVetCmd(), newRuntimesCmd(), newVersionCmd())
+	return root
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var exit exitError
+	if errors.As(err, &exit) {
+		return exit.code
+	}
+	fmt.Fprintln(stderr, "Error:", err)
+	return exitUsage
+}

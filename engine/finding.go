@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Phase says which check produced a finding.
+type Phase string
+
+const (
+	// PhaseSchema: the object does not fit the schema (types, unknown fields).
+	PhaseSchema Phase = "schema"
+	// PhaseCRD: the CRD's OpenAPI and CEL rules.
+	PhaseCRD Phase = "crd"
+	// PhaseWebhook: Kubeflow Trainer's validating webhooks.
+	PhaseWebhook Phase = "webhook"
+	// PhasePolicy: cuetrainer's own rules beyond Kubeflow.
+	PhasePolicy Phase = "policy"
+	// PhaseInput: the document is not an object the engine can admit (no
+	// kind, an unknown kind of our groups, defined twice).
+	PhaseInput Phase = "input"
+	// PhaseRead: the document could not be read (syntax, encoding, size).
+	PhaseRead Phase = "read"
+)
+
+// Finding is one error or warning about an object.
+type Finding struct {
+	Phase Phase `json:"phase"`
+	// Rule names the CUE rule that produced it.
+	Rule string `json:"rule,omitempty"`
+	// Path is the Kubernetes field path; empty with HasPath false for an
+	// error about the whole object.
+	Path    string `json:"path,omitempty"`
+	HasPath bool   `json:"-"`
+	// Type is the field.ErrorType's text ("Invalid value"); empty for a
+	// plain message.
+	Type string `json:"type,omitempty"`
+	// Value is the offending value as JSON; nil when none is printed.
+	Value     json.RawMessage `json:"value,omitempty"`
+	Supported []string        `json:"supported,omitempty"`
+	Detail    string          `json:"detail"`
+}
+
+// rawFinding is a finding as the CUE writes it (#FieldError, #Warning).
+type rawFinding struct {
+	Path      *string         `json:"path"`
+	Type      *string         `json:"type"`
+	Value     json.RawMessage `json:"value"`
+	Supported []string        `json:"supported"`
+	Detail    string          `json:"detail"`
+	Message   string          `json:"message"`
+}
+
+var errorTypes = func() map[string]field.ErrorType {
+	m := map[string]field.ErrorType{}
+	for _, t := range []field.ErrorType{
+		field.ErrorTypeNotFound, field.ErrorTypeRequired, field.ErrorTypeDuplicate,
+		field.ErrorTypeInvalid, field.ErrorTypeNotSupported, field.ErrorTypeForbidden,
+		field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeInternal,
+		field.ErrorTypeTypeInvalid, field.ErrorTypeTooShort, field.ErrorTypeTooFew,
+	} {
+		m[t.String()] = t
+	}
+	return m
+}()
+
+// String prints the finding the way the API server prints a field.Error.
+func (f Finding) String() string {
+	if f.Type == "" {
+		if f.HasPath {
+			return f.Path + ": " + f.Detail
+		}
+		return f.Detail
+	}
+	t, ok := errorTypes[f.Type]
+	if !ok {
+		t = field.ErrorTypeInvalid
+	}
+	e := field.Error{Type: t, Field: f.Path, Detail: f.Detail, BadValue: badValue(f.Value)}
+	if !f.HasPath {
+		e.Field = "<nil>"
+	}
+	if t == field.ErrorTypeNotSupported {
+		quoted := make([]string, len(f.Supported))
+		for i, s := range f.Supported {
+			quoted[i] = fmt.Sprintf("%q", s)
+		}
+		e.Detail = "supported values: " + strings.Join(quoted, ", ")
+		if f.Detail != "" {
+			e.Detail = f.Detail
+		}
+	}
+	return e.Error()
+}
+
+// badValue turns a JSON value into what field.Error prints: scalars as Go
+// values, the rest as JSON.
+func badValue(raw json.RawMessage) any {
+	if raw == nil {
+		return field.OmitValueType{}
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case string, bool:
+		return x
+	}
+	return raw
+}
+
+// Message is the warning text, with its field path when it has one.
+func (f Finding) Message() string {
+	if f.HasPath {
+		return f.Path + ": " + f.Detail
+	}
+	return f.Detail
+}
+
+// decodeFindings reads a struct of rule lists (#Errors or #Warnings).
+func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
+	it, err := v.Fields()
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for it.Next() {
+		data, err := it.Value().MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		var raws []rawFinding
+		if err := json.Unmarshal(data, &raws); err != nil {
+			return nil, fmt.Errorf("rule %s: %w", it.Selector(), err)
+		}
+		for _, r := range raws {
+			f := Finding{Phase: phase, Rule: it.Selector().Unquoted(), Value: r.Value, Supported: r.Supported, Detail: r.Detail}
+			if r.Message != "" {
+				f.Detail = r.Message
+			}
+			if r.Path != nil {
+				f.Path, f.HasPath = *r.Path, true
+			}
+			if r.Type != nil {
+				f.Type = *r.Type
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// schemaFindings turns the CUE errors of unifying an object with its schema
+// into field errors on the object's paths. prefix is the CUE path of the
+// object within the review.
+func schemaFindings(err error, prefix []string) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	for _, ce := range errors.Errors(err) {
+		p := ce.Path()
+		if hasPrefix(p, prefix) {
+			p = p[len(prefix):]
+		}
+		f := Finding{Phase: PhaseSchema, Path: k8sPath(p), HasPath: len(p) > 0}
+		format, args := ce.Msg()
+		msg := fmt.Sprintf(format, args...)
+		switch {
+		case strings.Contains(msg, "field not allowed"):
+			f.Type = field.ErrorTypeForbidden.String()
+			f.Detail = "unknown field: the schema has no such field"
+		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value"):
+			f.Type = field.ErrorTypeRequired.String()
+			f.Detail = ""
+		default:
+			f.Type = field.ErrorTypeInvalid.String()
+			f.Detail = msg
+		}
+		key := f.String()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// k8sPath prints CUE path selectors as a Kubernetes field path.
+func k8sPath(sels []string) string {
+	p := ""
+	for _, s := range sels {
+		if s != "" && s[0] >= '0' && s[0] <= '9' {
+			p += "[" + s + "]"
+			continue
+		}
+		p = childPath(p, strings.Trim(s, `"`))
+	}
+	return p
+}
+
+func cueErrPositions(err error) []int {
+	var lines []int
+	for _, ce := range errors.Errors(err) {
+		for _, p := range errors.Positions(ce) {
+			lines = append(lines, p.Line())
+		}
+	}
+	return lines
+}
+
+// hasPrefix reports whether the CUE path p starts with the selectors of
+// prefix, quoted or not.
+func hasPrefix(p, prefix []string) bool {
+	if len(p) < len(prefix) {
+		return false
+	}
+	for i, s := range prefix {
+		if strings.Trim(p[i], `"`) != s {
+			return false
+		}
+	}
+	return true
+}

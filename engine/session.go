@@ -1,0 +1,266 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// SessionOptions set what a session assumes about the cluster.
+type SessionOptions struct {
+	// Release is the Kubeflow Trainer release vetted for (vMAJOR.MINOR).
+	Release string
+	// NoBuiltinRuntimes leaves the shipped runtimes out.
+	NoBuiltinRuntimes bool
+}
+
+// Session admits objects in order, like an API server with its webhooks:
+// an admitted object exists for the objects after it.
+type Session struct {
+	e    *Engine
+	opts SessionOptions
+
+	// objects holds every object admitted so far by identity, and where it
+	// came from.
+	objects map[string]*stored
+	// context holds other groups' objects the rules read, by #Context field
+	// and name.
+	context map[string]map[string]any
+}
+
+type stored struct {
+	doc     Document
+	object  cue.Value // the defaulted object
+	builtin bool
+	// policyErrors are the policy rules the object broke: it exists, but
+	// vet reports it.
+	policyErrors []string
+}
+
+// Result is what admitting one document gives.
+type Result struct {
+	Doc Document
+	// Object is the object with its defaults; nil when it was not evaluated.
+	Object map[string]any
+	// Summary is what listings show of the object, when its kind has one.
+	Summary map[string]any
+	// Errors reject the object; Warnings do not.
+	Errors   []Finding
+	Warnings []Finding
+	// Context is true for another group's object kept for the rules;
+	// Skipped for one nothing reads.
+	Context bool
+	Skipped bool
+}
+
+// Rejected reports whether any error was found.
+func (r Result) Rejected() bool { return len(r.Errors) > 0 }
+
+// Identity names the object as kubectl does: Kind ns/name or Kind name.
+func (r Result) Identity() string {
+	name := r.Doc.Name()
+	if r.Object != nil {
+		if ns := str(meta(r.Object)["namespace"]); ns != "" {
+			name = ns + "/" + name
+		}
+	} else if ns := r.Doc.Namespace(); ns != "" {
+		name = ns + "/" + name
+	}
+	return strings.TrimSpace(r.Doc.Kind() + " " + name)
+}
+
+// NewSession starts an empty cluster, holding the shipped runtimes unless
+// told otherwise.
+func (e *Engine) NewSession(opts SessionOptions) *Session {
+	s := &Session{e: e, opts: opts, objects: map[string]*stored{}, context: map[string]map[string]any{}}
+	if !opts.NoBuiltinRuntimes {
+		for _, doc := range e.builtin {
+			r, st := s.evaluate(doc)
+			if st != nil && !r.Rejected() {
+				st.builtin = true
+				s.objects[st.key()] = st
+			}
+		}
+	}
+	return s
+}
+
+func (st *stored) key() string {
+	return identityKey(st.doc.APIVersion(), st.doc.Kind(), str(meta(st.doc.Object)["namespace"]), st.doc.Name())
+}
+
+func identityKey(apiVersion, kind, namespace, name string) string {
+	group := apiVersion
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		group = apiVersion[:i]
+	} else {
+		group = ""
+	}
+	return group + "/" + kind + "/" + namespace + "/" + name
+}
+
+// Admit checks one document and, when it is admitted, keeps it.
+func (s *Session) Admit(doc Document) Result {
+	if doc.Err != nil {
+		return Result{Doc: doc, Errors: []Finding{{Phase: PhaseRead, Detail: doc.Err.Error()}}}
+	}
+	r := Result{Doc: doc}
+	apiVersion, kind := doc.APIVersion(), doc.Kind()
+	switch {
+	case kind == "" || apiVersion == "":
+		missing := "kind"
+		if apiVersion == "" {
+			missing = "apiVersion"
+		}
+		r.Errors = []Finding{{Phase: PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
+		return r
+	case doc.Name() == "" && meta(doc.Object)["generateName"] == nil:
+		r.Errors = []Finding{{Phase: PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
+		return r
+	}
+
+	if _, ok := s.e.reviews[apiVersion][kind]; ok {
+		r, st := s.evaluate(doc)
+		if st == nil {
+			return r
+		}
+		if prev, dup := s.objects[st.key()]; dup && !prev.builtin {
+			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.doc.File, prev.doc.Line)})
+			return r
+		}
+		if !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
+			s.objects[st.key()] = st
+		}
+		return r
+	}
+	if s.e.groups[groupOf(apiVersion)] {
+		r.Errors = []Finding{{Phase: PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
+			Supported: sortedKeys(s.e.reviews[apiVersion]), Detail: fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)}}
+		return r
+	}
+	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
+	if prev, dup := s.objects[key]; dup {
+		r.Errors = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.doc.File, prev.doc.Line)}}
+		return r
+	}
+	s.objects[key] = &stored{doc: doc}
+	if f, ok := s.e.contextKinds[apiVersion][kind]; ok {
+		if s.context[f] == nil {
+			s.context[f] = map[string]any{}
+		}
+		s.context[f][doc.Name()] = doc.Object
+		r.Context = true
+		return r
+	}
+	r.Skipped = true
+	return r
+}
+
+func hasPhase(fs []Finding, phases ...Phase) bool {
+	for _, f := range fs {
+		for _, p := range phases {
+			if f.Phase == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func groupOf(apiVersion string) string {
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+var (
+	pathInput   = cue.MakePath(cue.Str("input"))
+	pathContext = cue.MakePath(cue.Str("context"))
+	pathObject  = cue.MakePath(cue.Str("object"))
+	pathLookup  = cue.MakePath(cue.Str("lookup"))
+)
+
+// evaluate runs a document through its review. It returns the object to
+// keep, or nil when the object did not get as far as the rules.
+func (s *Session) evaluate(doc Document) (Result, *stored) {
+	r := Result{Doc: doc}
+	review := s.e.reviews[doc.APIVersion()][doc.Kind()]
+
+	// First the object alone: its schema and defaults, and what it refers to.
+	rv := review.FillPath(pathInput, doc.Object)
+	object := rv.LookupPath(pathObject)
+	if err := object.Validate(cue.Concrete(true)); err != nil {
+		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"})
+		return r, nil
+	}
+	ctx := map[string]any{}
+	if s.opts.Release != "" {
+		ctx["release"] = s.opts.Release
+	}
+	for f, objs := range s.context {
+		ctx[f] = objs
+	}
+	facts := []any{doc.Object}
+	var runtime *stored
+	if lookup := rv.LookupPath(pathLookup); lookup.Exists() {
+		var l struct{ Group, Kind, Namespace, Name string }
+		if err := lookup.Decode(&l); err != nil {
+			return s.internal(r, "lookup", err), nil
+		}
+		if st, ok := s.objects[l.Group+"/"+l.Kind+"/"+l.Namespace+"/"+l.Name]; ok {
+			runtime = st
+			facts = append(facts, st.doc.Object)
+		}
+	}
+	ctx["quantities"] = quantities(facts...)
+
+	rv = rv.FillPath(pathContext, ctx)
+	if runtime != nil {
+		rv = rv.FillPath(cue.MakePath(cue.Str("context"), cue.Str("runtime")), runtime.object)
+	}
+	object = rv.LookupPath(pathObject)
+	if err := object.Decode(&r.Object); err != nil {
+		return s.internal(r, "object", err), nil
+	}
+	crd, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("crd")), PhaseCRD)
+	if err != nil {
+		return s.internal(r, "crd", err), nil
+	}
+	if len(crd) > 0 {
+		r.Errors = crd
+		return r, nil
+	}
+	for _, phase := range []Phase{PhaseWebhook, PhasePolicy} {
+		fs, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath(string(phase))), phase)
+		if err != nil {
+			return s.internal(r, string(phase), err), nil
+		}
+		r.Errors = append(r.Errors, fs...)
+	}
+	warnings, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("warnings")), "warning")
+	if err != nil {
+		return s.internal(r, "warnings", err), nil
+	}
+	r.Warnings = warnings
+	if sum := rv.LookupPath(cue.ParsePath("summary")); sum.Exists() {
+		if err := sum.Decode(&r.Summary); err != nil {
+			return s.internal(r, "summary", err), nil
+		}
+	}
+	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, object: object}
+}
+
+// internal reports a failure of the CUE itself (a rule that does not
+// evaluate), with the CUE positions.
+func (s *Session) internal(r Result, what string, err error) Result {
+	r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
+	return r
+}
