@@ -9,6 +9,7 @@ require (
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/jobset v0.12.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (

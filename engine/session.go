@@ -32,6 +32,7 @@ type Session struct {
 
 type stored struct {
 	doc     Document
+	summary map[string]any
 	object  cue.Value // the defaulted object
 	builtin bool
 	// policyErrors are the policy rules the object broke: it exists, but
@@ -255,7 +256,7 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 			return s.internal(r, "summary", err), nil
 		}
 	}
-	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, object: object}
+	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, object: object, summary: r.Summary}
 }
 
 // internal reports a failure of the CUE itself (a rule that does not
@@ -263,4 +264,27 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 func (s *Session) internal(r Result, what string, err error) Result {
 	r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
 	return r
+}
+
+// Listed is an object the session holds that its kind summarises (a
+// runtime): its defaulted form, its summary and where it came from.
+type Listed struct {
+	Object  map[string]any
+	Summary map[string]any
+	File    string
+	Line    int
+	Builtin bool
+}
+
+// Listed returns the objects with a summary, by kind, namespace and name.
+func (s *Session) Listed() []Listed {
+	var out []Listed
+	for _, k := range sortedKeys(s.objects) {
+		st := s.objects[k]
+		if st.summary == nil {
+			continue
+		}
+		out = append(out, Listed{Object: st.doc.Object, Summary: st.summary, File: st.doc.File, Line: st.doc.Line, Builtin: st.builtin})
+	}
+	return out
 }

@@ -1,8 +1,282 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
 
 func newRuntimesCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "runtimes", Short: "List, show and export training runtimes"}
+	cmd := &cobra.Command{
+		Use:   "runtimes",
+		Short: "List, show and export training runtimes",
+		Long: `runtimes lists and shows the training runtimes a TrainJob can reference: the ones
+cuetrainer ships, and those in the files given with -f (admitted as vet admits them).`,
+	}
+	cmd.AddCommand(newRuntimesListCmd(), newRuntimesGetCmd(), newRuntimesExportCmd())
 	return cmd
+}
+
+// runtimeSource is the flags of list and get: where runtimes come from.
+type runtimeSource struct {
+	globals
+	files []string
+}
+
+func (o *runtimeSource) addFlags(cmd *cobra.Command) {
+	o.globals.addFlags(cmd)
+	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "a file or directory of runtimes (or -) to add to the shipped ones; repeatable")
+}
+
+// load admits the files and returns the runtimes the session holds. Files
+// that cannot be read, and runtimes that are rejected, are reported.
+func (o *runtimeSource) load(cmd *cobra.Command) ([]engine.Listed, error) {
+	e, err := o.engine()
+	if err != nil {
+		return nil, err
+	}
+	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: o.noBuiltinRuntimes})
+	docs, unreadable := readInputs(e, o.files, cmd.InOrStdin(), cmd.ErrOrStderr())
+	code := exitOK
+	if unreadable {
+		code = exitUsage
+	}
+	for _, doc := range docs {
+		r := s.Admit(doc)
+		for _, f := range r.Errors {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s: %s\n", where(r, &f), r.Identity(), f.String())
+			code = max(code, exitRejected)
+		}
+	}
+	if code != exitOK {
+		return s.Listed(), exitError{code}
+	}
+	return s.Listed(), nil
+}
+
+func newRuntimesListCmd() *cobra.Command {
+	o := &runtimeSource{}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list [-f PATH...] [-o table|wide|json|yaml]",
+		Short: "List runtimes, as the Kubeflow SDK's list_runtimes does",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch output {
+			case "table", "wide", "json", "yaml":
+			default:
+				return usageError{fmt.Errorf("unknown output format %q: use table, wide, json or yaml", output)}
+			}
+			list, err := o.load(cmd)
+			if werr := writeRuntimeList(cmd.OutOrStdout(), list, output); werr != nil {
+				return werr
+			}
+			return err
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, wide, json or yaml")
+	return cmd
+}
+
+// runtimeRow is one runtime in a listing.
+type runtimeRow struct {
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Framework  string `json:"framework"`
+	Deprecated bool   `json:"deprecated"`
+	NumNodes   int64  `json:"numNodes"`
+	Image      string `json:"image"`
+	Policy     string `json:"mlPolicy,omitempty"`
+	PodGroup   string `json:"podGroupPolicy,omitempty"`
+	Source     string `json:"source"`
+}
+
+func rowOf(l engine.Listed) runtimeRow {
+	md, _ := l.Object["metadata"].(map[string]any)
+	r := runtimeRow{
+		Name:       fmt.Sprint(md["name"]),
+		Kind:       fmt.Sprint(l.Object["kind"]),
+		Framework:  fmt.Sprint(l.Summary["framework"]),
+		Deprecated: l.Summary["deprecated"] == true,
+		Image:      fmt.Sprint(l.Summary["image"]),
+		Policy:     fmt.Sprint(l.Summary["policy"]),
+		PodGroup:   fmt.Sprint(l.Summary["podGroup"]),
+		Source:     fmt.Sprintf("%s:%d", l.File, l.Line),
+	}
+	if ns, ok := md["namespace"].(string); ok {
+		r.Namespace = ns
+	}
+	switch n := l.Summary["numNodes"].(type) {
+	case float64:
+		r.NumNodes = int64(n)
+	case int64:
+		r.NumNodes = n
+	}
+	if l.Builtin {
+		r.Source = "builtin"
+	}
+	return r
+}
+
+func writeRuntimeList(w io.Writer, list []engine.Listed, output string) error {
+	rows := make([]runtimeRow, 0, len(list))
+	for _, l := range list {
+		rows = append(rows, rowOf(l))
+	}
+	switch output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "yaml":
+		b, err := yaml.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	header := "NAME\tSCOPE\tFRAMEWORK\tDEPRECATED\tNODES\tIMAGE"
+	if output == "wide" {
+		header += "\tMLPOLICY\tPODGROUP\tSOURCE"
+	}
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		scope := "Cluster"
+		if r.Namespace != "" {
+			scope = "Namespace/" + r.Namespace
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%d\t%s", r.Name, scope, orNone(r.Framework), r.Deprecated, r.NumNodes, orNone(r.Image))
+		if output == "wide" {
+			fmt.Fprintf(tw, "\t%s\t%s\t%s", orNone(r.Policy), orNone(r.PodGroup), r.Source)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func newRuntimesGetCmd() *cobra.Command {
+	o := &runtimeSource{}
+	var output, namespace string
+	cmd := &cobra.Command{
+		Use:   "get NAME [-f PATH...] [-n NAMESPACE] [-o yaml|json]",
+		Short: "Show one runtime as the API server stores it, with every default applied",
+		Long: `get shows one runtime as the API server would store it, with its CRD defaults applied.
+Without -n it looks for a ClusterTrainingRuntime; with -n, for a TrainingRuntime in that namespace.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "yaml" && output != "json" {
+				return usageError{fmt.Errorf("unknown output format %q: use yaml or json", output)}
+			}
+			list, err := o.load(cmd)
+			if err != nil {
+				return err
+			}
+			for _, l := range list {
+				r := rowOf(l)
+				if r.Name == args[0] && r.Namespace == namespace {
+					return writeObjects(cmd.OutOrStdout(), []map[string]any{l.Object}, output)
+				}
+			}
+			where := "ClusterTrainingRuntime"
+			if namespace != "" {
+				where = "TrainingRuntime in namespace " + namespace
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "Error: no %s named %q\n", where, args[0])
+			return exitError{exitRejected}
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of a TrainingRuntime")
+	return cmd
+}
+
+func newRuntimesExportCmd() *cobra.Command {
+	var dir string
+	g := &globals{}
+	cmd := &cobra.Command{
+		Use:   "export [--dir DIR]",
+		Short: "Write the shipped runtimes as YAML, as authored",
+		Long: `export writes the ClusterTrainingRuntimes cuetrainer ships as YAML manifests, as authored
+(semantically equal to Kubeflow Trainer's manifests/base/runtimes; CRD defaults are not filled
+in). Without --dir they go to standard output as one multi-document stream; with --dir, one
+file NAME.yaml each.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.engine()
+			if err != nil {
+				return err
+			}
+			var objs []map[string]any
+			for _, d := range e.Builtin() {
+				objs = append(objs, d.Object)
+			}
+			if dir == "" {
+				return writeObjects(cmd.OutOrStdout(), objs, "yaml")
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			for i, d := range e.Builtin() {
+				b, err := yaml.Marshal(objs[i])
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(dir, d.Name()+".yaml"), b, 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "write one file per runtime into this directory")
+	return cmd
+}
+
+// writeObjects writes objects as multi-document YAML, or as JSON: one
+// object alone, or a v1 List.
+func writeObjects(w io.Writer, objs []map[string]any, output string) error {
+	if output == "json" {
+		var v any = map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+		if len(objs) == 1 {
+			v = objs[0]
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	for i, o := range objs {
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

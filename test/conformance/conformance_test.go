@@ -1,0 +1,185 @@
+// Package conformance checks cuetrainer against what Kubeflow Trainer itself
+// did with each input of the conformance corpus (testdata/README.md).
+package conformance
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+var (
+	engineOnce sync.Once
+	eng        *engine.Engine
+	engErr     error
+)
+
+func loadEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	engineOnce.Do(func() { eng, engErr = engine.New(engine.Options{}) })
+	if engErr != nil {
+		t.Fatalf("loading the engine: %v", engErr)
+	}
+	return eng
+}
+
+// Case is one directory of the corpus.
+type Case struct {
+	Name     string
+	Dir      string
+	Errors   []ExpectedError // from expected-errors.json; nil for a rendered case
+	Warnings []string        // the text of each expected warning
+}
+
+// ExpectedError is one entry of expected-errors.json.
+type ExpectedError struct {
+	Path   *string `json:"path"`
+	Type   *string `json:"type"`
+	Detail string  `json:"detail"`
+}
+
+func cases(t *testing.T) []Case {
+	t.Helper()
+	dirs, err := filepath.Glob("testdata/kubeflow/cases/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases under testdata/kubeflow/cases (run make conformance-data): %v", err)
+	}
+	var out []Case
+	for _, dir := range dirs {
+		c := Case{Name: filepath.Base(dir), Dir: dir}
+		if data, err := os.ReadFile(filepath.Join(dir, "expected-errors.json")); err == nil {
+			if err := json.Unmarshal(data, &c.Errors); err != nil {
+				t.Fatalf("%s: %v", dir, err)
+			}
+			if len(c.Errors) == 0 {
+				t.Fatalf("%s: expected-errors.json lists no error", dir)
+			}
+		} else if _, err := os.Stat(filepath.Join(dir, "expected.yaml")); err != nil {
+			t.Fatalf("%s: neither expected-errors.json nor expected.yaml", dir)
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, "expected-warnings.txt")); err == nil {
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				_, text, ok := strings.Cut(line, "(create): ")
+				if !ok {
+					t.Fatalf("%s: warning line without (create): %q", dir, line)
+				}
+				c.Warnings = append(c.Warnings, text)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// admit runs a case's input through a session and returns every result.
+func admit(t *testing.T, e *engine.Engine, c Case, opts engine.SessionOptions) []engine.Result {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.Dir, "input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(opts)
+	var results []engine.Result
+	for _, doc := range engine.ReadYAML("input.yaml", data) {
+		results = append(results, s.Admit(doc))
+	}
+	return results
+}
+
+// matches reports whether a finding is the expected error: same field path
+// (case-insensitively, as Kubeflow spells spec.RuntimeRef once), same type
+// and same detail.
+func matches(f engine.Finding, want ExpectedError) bool {
+	if want.Path == nil {
+		if f.HasPath {
+			return false
+		}
+	} else if !f.HasPath || !strings.EqualFold(f.Path, *want.Path) {
+		return false
+	}
+	if want.Type == nil {
+		if f.Type != "" {
+			return false
+		}
+	} else if f.Type != *want.Type {
+		return false
+	}
+	return f.Detail == want.Detail
+}
+
+func TestConformanceAdmission(t *testing.T) {
+	e := loadEngine(t)
+	all := cases(t)
+	var rejected, rendered int
+	for _, c := range all {
+		if c.Errors != nil {
+			rejected++
+		} else {
+			rendered++
+		}
+		for _, mode := range []struct {
+			name string
+			opts engine.SessionOptions
+		}{{"builtin", engine.SessionOptions{}}, {"no-builtin", engine.SessionOptions{NoBuiltinRuntimes: true}}} {
+			t.Run(c.Name+"/"+mode.name, func(t *testing.T) {
+				results := admit(t, e, c, mode.opts)
+				var errs, warnings []engine.Finding
+				for _, r := range results {
+					errs = append(errs, r.Errors...)
+					warnings = append(warnings, r.Warnings...)
+				}
+				if c.Errors == nil {
+					for _, r := range results {
+						for _, f := range r.Errors {
+							t.Errorf("false rejection: %s: %s", r.Identity(), f)
+						}
+					}
+				} else {
+					if len(errs) == 0 {
+						t.Fatalf("admitted; Kubeflow rejects it")
+					}
+					for _, want := range c.Errors {
+						found := false
+						for _, f := range errs {
+							if matches(f, want) {
+								found = true
+								break
+							}
+						}
+						if !found {
+							p := "<nil>"
+							if want.Path != nil {
+								p = *want.Path
+							}
+							t.Errorf("missing error %s: %s", p, want.Detail)
+							for _, f := range errs {
+								t.Logf("  got: %s", f)
+							}
+						}
+					}
+				}
+				for _, want := range c.Warnings {
+					found := false
+					for _, w := range warnings {
+						if w.Detail == want {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("missing warning %q", want)
+					}
+				}
+			})
+		}
+	}
+	// The corpus this test was written for: a refresh that loses cases
+	// should not pass unnoticed.
+	if rejected < 19 || rendered < 31 {
+		t.Errorf("corpus has %d rejection and %d rendered cases, want at least 19 and 31", rejected, rendered)
+	}
+}
