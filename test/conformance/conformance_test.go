@@ -10,7 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/objdiff"
 )
 
 var (
@@ -181,5 +184,53 @@ func TestConformanceAdmission(t *testing.T) {
 	// should not pass unnoticed.
 	if rejected < 19 || rendered < 31 {
 		t.Errorf("corpus has %d rejection and %d rendered cases, want at least 19 and 31", rejected, rendered)
+	}
+}
+
+// TestConformanceRuntimeDefaults checks that a runtime comes out of
+// admission with every CRD default, exactly: Kubeflow's runtime snapshot
+// ConfigMap (data.runtime in expected.yaml) is the runtime as the API
+// server stored it.
+func TestConformanceRuntimeDefaults(t *testing.T) {
+	e := loadEngine(t)
+	checked := 0
+	for _, c := range cases(t) {
+		if c.Errors != nil {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(c.Dir, "expected.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var snapshot map[string]any
+			for _, doc := range engine.ReadYAML("expected.yaml", data) {
+				if doc.Kind() == "ConfigMap" && strings.HasSuffix(doc.Name(), "-runtime-snapshot") {
+					if err := yaml.Unmarshal([]byte(doc.Object["data"].(map[string]any)["runtime"].(string)), &snapshot); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if snapshot == nil {
+				t.Fatal("expected.yaml has no runtime snapshot")
+			}
+			md := snapshot["metadata"].(map[string]any)
+			var defaulted map[string]any
+			for _, r := range admit(t, e, c, engine.SessionOptions{NoBuiltinRuntimes: true}) {
+				if r.Doc.Kind() == snapshot["kind"] && r.Doc.Name() == md["name"] {
+					defaulted = r.Object
+				}
+			}
+			if defaulted == nil {
+				t.Fatalf("the input defines no %s %v", snapshot["kind"], md["name"])
+			}
+			for _, d := range objdiff.DiffValues(snapshot, defaulted, "runtime") {
+				t.Error(d)
+			}
+			checked++
+		})
+	}
+	if checked < 31 {
+		t.Errorf("checked %d runtime snapshots, want 31", checked)
 	}
 }
