@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -44,8 +45,11 @@ type Engine struct {
 	// contextKinds maps apiVersion and kind to the #Context field that holds
 	// such objects, by name.
 	contextKinds map[string]map[string]string
-	// builtin are the shipped runtimes, as authored, in name order.
-	builtin []Document
+	// builtin are the shipped runtimes, as authored, in name order;
+	// builtinByRelease the same admitted, per release vetted for.
+	builtin          []Document
+	builtinMu        sync.Mutex
+	builtinByRelease map[string][]*stored
 
 	// files maps the loader's file names back to the files on disk (policy
 	// files) or in the repository (embedded files).

@@ -28,6 +28,8 @@ type Session struct {
 	// context holds other groups' objects the rules read, by #Context field
 	// and name.
 	context map[string]map[string]any
+	// seen holds where each identity was first given, admitted or not.
+	seen map[string]Document
 }
 
 type stored struct {
@@ -75,17 +77,37 @@ func (r Result) Identity() string {
 // NewSession starts an empty cluster, holding the shipped runtimes unless
 // told otherwise.
 func (e *Engine) NewSession(opts SessionOptions) *Session {
-	s := &Session{e: e, opts: opts, objects: map[string]*stored{}, context: map[string]map[string]any{}}
+	s := &Session{e: e, opts: opts, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
 	if !opts.NoBuiltinRuntimes {
-		for _, doc := range e.builtin {
-			r, st := s.evaluate(doc)
-			if st != nil && !r.Rejected() {
-				st.builtin = true
-				s.objects[st.key()] = st
-			}
+		for _, st := range e.builtinRuntimes(opts.Release) {
+			s.objects[st.key()] = st
 		}
 	}
 	return s
+}
+
+// builtinRuntimes admits the shipped runtimes once per release the engine
+// is asked about; sessions share the result, which nothing mutates.
+func (e *Engine) builtinRuntimes(release string) []*stored {
+	e.builtinMu.Lock()
+	defer e.builtinMu.Unlock()
+	if sts, ok := e.builtinByRelease[release]; ok {
+		return sts
+	}
+	s := &Session{e: e, opts: SessionOptions{Release: release}, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
+	var sts []*stored
+	for _, doc := range e.builtin {
+		r, st := s.evaluate(doc)
+		if st != nil && !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
+			st.builtin = true
+			sts = append(sts, st)
+		}
+	}
+	if e.builtinByRelease == nil {
+		e.builtinByRelease = map[string][]*stored{}
+	}
+	e.builtinByRelease[release] = sts
+	return sts
 }
 
 func (st *stored) key() string {
@@ -124,11 +146,16 @@ func (s *Session) Admit(doc Document) Result {
 
 	if _, ok := s.e.reviews[apiVersion][kind]; ok {
 		r, st := s.evaluate(doc)
-		if st == nil {
+		key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
+		if r.Object != nil {
+			key = identityKey(apiVersion, kind, str(meta(r.Object)["namespace"]), doc.Name())
+		}
+		if prev, dup := s.seen[key]; dup {
+			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
 			return r
 		}
-		if prev, dup := s.objects[st.key()]; dup && !prev.builtin {
-			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.doc.File, prev.doc.Line)})
+		s.seen[key] = doc
+		if st == nil {
 			return r
 		}
 		if !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
@@ -142,11 +169,11 @@ func (s *Session) Admit(doc Document) Result {
 		return r
 	}
 	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
-	if prev, dup := s.objects[key]; dup {
-		r.Errors = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.doc.File, prev.doc.Line)}}
+	if prev, dup := s.seen[key]; dup {
+		r.Errors = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
 		return r
 	}
-	s.objects[key] = &stored{doc: doc}
+	s.seen[key] = doc
 	if f, ok := s.e.contextKinds[apiVersion][kind]; ok {
 		if s.context[f] == nil {
 			s.context[f] = map[string]any{}

@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	sharedOnce sync.Once
+	shared     *Engine
+	sharedErr  error
+)
+
+// testEngine is one engine for the package's tests, as a server shares one.
+func testEngine(t testing.TB) *Engine {
+	t.Helper()
+	sharedOnce.Do(func() { shared, sharedErr = New(Options{}) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+const torchJob = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: %s
+  namespace: team-a
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: 2
+    env:
+      - name: PET_NNODES
+        value: "4"
+`
+
+func admitAll(t testing.TB, s *Session, file, data string) []Result {
+	t.Helper()
+	var out []Result
+	for _, d := range ReadYAML(file, []byte(data)) {
+		out = append(out, s.Admit(d))
+	}
+	return out
+}
+
+func findingStrings(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.String())
+	}
+	return out
+}
+
+func TestAdmitDefaultsAndRules(t *testing.T) {
+	e := testEngine(t)
+	s := e.NewSession(SessionOptions{})
+	rs := admitAll(t, s, "job.yaml", fmt.Sprintf(torchJob, "mnist"))
+	if len(rs) != 1 {
+		t.Fatalf("got %d results", len(rs))
+	}
+	r := rs[0]
+	want := []string{`spec.trainer.env: Invalid value: [{"name":"PET_NNODES","value":"4"}]: must not have reserved envs, invalid envs configured: [PET_NNODES]`}
+	if got := findingStrings(r.Errors); !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n%q\nwant:\n%q", got, want)
+	}
+	spec := r.Object["spec"].(map[string]any)
+	ref := spec["runtimeRef"].(map[string]any)
+	for field, want := range map[string]any{"suspend": false, "managedBy": "trainer.kubeflow.org/trainjob-controller"} {
+		if spec[field] != want {
+			t.Errorf("spec.%s = %v, want the CRD default %v", field, spec[field], want)
+		}
+	}
+	if ref["apiGroup"] != "trainer.kubeflow.org" || ref["kind"] != "ClusterTrainingRuntime" {
+		t.Errorf("runtimeRef defaults: %v", ref)
+	}
+	if got := r.Doc.LineOf(r.Errors[0].Path); got != 11 {
+		t.Errorf("line of spec.trainer.env = %d, want 11", got)
+	}
+}
+
+func TestAdmitSchemaErrors(t *testing.T) {
+	e := testEngine(t)
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"wrong type", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {numNodes: two}}
+`, []string{`spec.trainer.numNodes: Invalid value: conflicting values "two" and int32`}},
+		{"unknown field", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {imagee: x}}
+`, []string{`spec.trainer.imagee: Forbidden: unknown field: the schema has no such field`}},
+		{"missing required", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {trainer: {}}
+`, []string{`spec.runtimeRef.name: Required value`}},
+		{"older API overrides", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, podTemplateOverrides: [{targetJobs: [{name: node}]}]}
+`, []string{`spec.podTemplateOverrides: Forbidden: podTemplateOverrides was replaced by spec.runtimePatches`}},
+		{"numProcPerNode word", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {numProcPerNode: many}}
+`, []string{`spec.trainer.numProcPerNode: Invalid value: "many": must have an int value or [auto cpu gpu]`}},
+		{"missing kind", `apiVersion: trainer.kubeflow.org/v1alpha1
+metadata: {name: a}
+`, []string{`kind: Required value: not a Kubernetes object: the document has no kind`}},
+		{"unknown kind of our group", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingJob
+metadata: {name: a}
+`, []string{`kind: Unsupported value: "TrainingJob": no kind "TrainingJob" is registered`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := admitAll(t, e.NewSession(SessionOptions{}), "x.yaml", tc.doc)
+			got := strings.Join(findingStrings(rs[0].Errors), "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("errors:\n%s\nwant one containing:\n%s", got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAdmitNumProcPerNodeWordsAccepted(t *testing.T) {
+	e := testEngine(t)
+	for _, w := range []string{"auto", "cpu", "gpu"} {
+		doc := fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {numProcPerNode: %s}}
+`, w)
+		if rs := admitAll(t, e.NewSession(SessionOptions{}), "x.yaml", doc); rs[0].Rejected() {
+			t.Errorf("numProcPerNode %s rejected: %v", w, findingStrings(rs[0].Errors))
+		}
+	}
+}
+
+func TestAdmitDuplicateNamesTheFirstPlace(t *testing.T) {
+	e := testEngine(t)
+	s := e.NewSession(SessionOptions{})
+	rs := admitAll(t, s, "two.yaml", fmt.Sprintf(torchJob, "a")+"---\n"+fmt.Sprintf(torchJob, "a"))
+	if len(rs) != 2 {
+		t.Fatalf("got %d results", len(rs))
+	}
+	got := strings.Join(findingStrings(rs[1].Errors), "\n")
+	if !strings.Contains(got, "TrainJob team-a/a is defined twice: first at two.yaml:1") {
+		t.Errorf("second document: %s", got)
+	}
+}
+
+func TestAdmitRuntimeVisibleToLaterTrainJobs(t *testing.T) {
+	e := testEngine(t)
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
+	job := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: team-a}
+spec: {runtimeRef: {name: mine, kind: TrainingRuntime}}
+`
+	rt := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: mine, namespace: team-a, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+`
+	before := admitAll(t, s, "a.yaml", job)[0]
+	if !strings.Contains(strings.Join(findingStrings(before.Errors), ""), `trainingruntimes.trainer.kubeflow.org "mine" not found`) {
+		t.Errorf("TrainJob before its runtime: %v", findingStrings(before.Errors))
+	}
+	if r := admitAll(t, s, "b.yaml", rt)[0]; r.Rejected() {
+		t.Fatalf("runtime rejected: %v", findingStrings(r.Errors))
+	}
+	job2 := strings.Replace(job, "name: a,", "name: b,", 1)
+	if r := admitAll(t, s, "c.yaml", job2)[0]; r.Rejected() {
+		t.Errorf("TrainJob after its runtime: %v", findingStrings(r.Errors))
+	}
+	other := strings.Replace(job2, "namespace: team-a", "namespace: team-b", 1)
+	if r := admitAll(t, s, "d.yaml", other)[0]; !r.Rejected() {
+		t.Errorf("a TrainingRuntime of another namespace was found")
+	}
+}
+
+func TestPolicyDir(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+admission: "trainer.kubeflow.org/v1alpha1": TrainJob: {
+	object: _
+	webhook: requireImage: [if object.spec.trainer.image == _|_ {
+		path:   "spec.trainer.image"
+		type:   "Required value"
+		detail: "this cluster requires an image"
+	}]
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "image.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := admitAll(t, e.NewSession(SessionOptions{}), "j.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {}}
+`)
+	want := []string{"spec.trainer.image: Required value: this cluster requires an image"}
+	if got := findingStrings(rs[0].Errors); !reflect.DeepEqual(got, want) {
+		t.Errorf("errors %q, want %q", got, want)
+	}
+}
+
+func TestPolicyDirBrokenFileFailsAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "broken.cue"), []byte("package schemas\n\nfoo: {\n\tbar: 1 +\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	if err == nil {
+		t.Fatal("a broken policy file loaded")
+	}
+	if !regexp.MustCompile(`broken\.cue:\d+:\d+`).MatchString(err.Error()) {
+		t.Errorf("error does not name file:line:col: %v", err)
+	}
+	if strings.Contains(err.Error(), "zz-policy") {
+		t.Errorf("error names the loader's internal file name: %v", err)
+	}
+}
+
+func TestPolicyDirMissing(t *testing.T) {
+	if _, err := New(Options{PolicyDirs: []string{filepath.Join(t.TempDir(), "nope")}}); err == nil {
+		t.Fatal("a missing policy directory loaded")
+	}
+}
+
+// TestConcurrentSessions evaluates the one engine from 64 goroutines and
+// compares every result with the sequential evaluation of the same input.
+func TestConcurrentSessions(t *testing.T) {
+	e := testEngine(t)
+	input := func(i int) string {
+		return fmt.Sprintf(torchJob, fmt.Sprintf("job-%d", i)) + "---\n" + strings.ReplaceAll(fmt.Sprintf(torchJob, fmt.Sprintf("ok-%d", i)), "PET_NNODES", fmt.Sprintf("MY_VAR_%d", i))
+	}
+	type outcome struct {
+		objects  []map[string]any
+		errors   []string
+		warnings []string
+	}
+	evaluate := func(i int) outcome {
+		var o outcome
+		for _, r := range admitAll(t, e.NewSession(SessionOptions{}), "x.yaml", input(i)) {
+			o.objects = append(o.objects, r.Object)
+			o.errors = append(o.errors, findingStrings(r.Errors)...)
+			o.warnings = append(o.warnings, findingStrings(r.Warnings)...)
+		}
+		return o
+	}
+	const n = 64
+	want := make([]outcome, n)
+	for i := range want {
+		want[i] = evaluate(i)
+	}
+	got := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = evaluate(i)
+		}()
+	}
+	wg.Wait()
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("input %d: concurrent result differs from sequential:\n%+v\n%+v", i, got[i], want[i])
+		}
+		if len(want[i].errors) != 1 {
+			t.Errorf("input %d: %d errors, want 1", i, len(want[i].errors))
+		}
+	}
+}
