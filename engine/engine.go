@@ -38,8 +38,10 @@ type Engine struct {
 	ctx     *cue.Context
 	schemas cue.Value
 
-	// reviews holds the review of each admitted kind, by apiVersion and kind.
+	// reviews holds the review of each admitted kind, by apiVersion and
+	// kind; lookups what a review needs the engine to find first.
 	reviews map[string]map[string]cue.Value
+	lookups map[string]map[string]cue.Value
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// contextKinds maps apiVersion and kind to the #Context field that holds
@@ -150,22 +152,12 @@ func mustGetwd() string {
 
 // index reads what the CUE declares about kinds.
 func (e *Engine) index() error {
-	e.reviews = map[string]map[string]cue.Value{}
-	admission := e.schemas.LookupPath(cue.ParsePath("admission"))
-	it, err := admission.Fields()
-	if err != nil {
-		return e.cueError("reading admission", err)
+	var err error
+	if e.reviews, err = e.byKind("admission"); err != nil {
+		return err
 	}
-	for it.Next() {
-		apiVersion := it.Selector().Unquoted()
-		kinds, err := it.Value().Fields()
-		if err != nil {
-			return e.cueError("reading admission", err)
-		}
-		e.reviews[apiVersion] = map[string]cue.Value{}
-		for kinds.Next() {
-			e.reviews[apiVersion][kinds.Selector().Unquoted()] = kinds.Value()
-		}
+	if e.lookups, err = e.byKind("lookups"); err != nil {
+		return err
 	}
 	if err := e.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
 		return e.cueError("reading groups", err)
@@ -174,6 +166,27 @@ func (e *Engine) index() error {
 		return e.cueError("reading contextKinds", err)
 	}
 	return nil
+}
+
+// byKind reads a struct of values by apiVersion and kind.
+func (e *Engine) byKind(field string) (map[string]map[string]cue.Value, error) {
+	out := map[string]map[string]cue.Value{}
+	it, err := e.schemas.LookupPath(cue.ParsePath(field)).Fields()
+	if err != nil {
+		return nil, e.cueError("reading "+field, err)
+	}
+	for it.Next() {
+		apiVersion := it.Selector().Unquoted()
+		kinds, err := it.Value().Fields()
+		if err != nil {
+			return nil, e.cueError("reading "+field, err)
+		}
+		out[apiVersion] = map[string]cue.Value{}
+		for kinds.Next() {
+			out[apiVersion][kinds.Selector().Unquoted()] = kinds.Value()
+		}
+	}
+	return out, nil
 }
 
 // loadBuiltin reads the shipped runtimes out of the runtimes package.

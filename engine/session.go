@@ -33,9 +33,8 @@ type Session struct {
 }
 
 type stored struct {
-	doc     Document
+	doc     Document // its Object is the defaulted object
 	summary map[string]any
-	object  cue.Value // the defaulted object
 	builtin bool
 	// policyErrors are the policy rules the object broke: it exists, but
 	// vet reports it.
@@ -210,25 +209,18 @@ func jsonString(s string) json.RawMessage {
 }
 
 var (
-	pathInput   = cue.MakePath(cue.Str("input"))
-	pathContext = cue.MakePath(cue.Str("context"))
 	pathObject  = cue.MakePath(cue.Str("object"))
-	pathLookup  = cue.MakePath(cue.Str("lookup"))
+	pathRuntime = cue.MakePath(cue.Str("runtime"))
+	pathInput   = cue.MakePath(cue.Str("input"))
 )
 
-// evaluate runs a document through its review. It returns the object to
-// keep, or nil when the object did not get as far as the rules.
+// evaluate runs a document through its review: one unification of the
+// review with the object and its context. It returns the object to keep, or
+// nil when the object did not get as far as the rules.
 func (s *Session) evaluate(doc Document) (Result, *stored) {
 	r := Result{Doc: doc}
 	review := s.e.reviews[doc.APIVersion()][doc.Kind()]
 
-	// First the object alone: its schema and defaults, and what it refers to.
-	rv := review.FillPath(pathInput, doc.Object)
-	object := rv.LookupPath(pathObject)
-	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"})
-		return r, nil
-	}
 	ctx := map[string]any{}
 	if s.opts.Release != "" {
 		ctx["release"] = s.opts.Release
@@ -237,24 +229,18 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 		ctx[f] = objs
 	}
 	facts := []any{doc.Object}
-	var runtime *stored
-	if lookup := rv.LookupPath(pathLookup); lookup.Exists() {
-		var l struct{ Group, Kind, Namespace, Name string }
-		if err := lookup.Decode(&l); err != nil {
-			return s.internal(r, "lookup", err), nil
-		}
-		if st, ok := s.objects[l.Group+"/"+l.Kind+"/"+l.Namespace+"/"+l.Name]; ok {
-			runtime = st
-			facts = append(facts, st.doc.Object)
-		}
+	if runtime := s.lookupRuntime(doc); runtime != nil {
+		ctx["runtime"] = runtime.doc.Object
+		facts = append(facts, runtime.doc.Object)
 	}
 	ctx["quantities"] = quantities(facts...)
 
-	rv = rv.FillPath(pathContext, ctx)
-	if runtime != nil {
-		rv = rv.FillPath(cue.MakePath(cue.Str("context"), cue.Str("runtime")), runtime.object)
+	rv := review.Unify(s.e.ctx.Encode(map[string]any{"input": doc.Object, "context": ctx}))
+	object := rv.LookupPath(pathObject)
+	if err := object.Validate(cue.Concrete(true)); err != nil {
+		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"})
+		return r, nil
 	}
-	object = rv.LookupPath(pathObject)
 	if err := object.Decode(&r.Object); err != nil {
 		return s.internal(r, "object", err), nil
 	}
@@ -283,7 +269,25 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 			return s.internal(r, "summary", err), nil
 		}
 	}
-	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, object: object, summary: r.Summary}
+	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
+}
+
+// lookupRuntime finds the runtime a document's kind says it needs, if any.
+// The lookup is computed from the input alone, before the review.
+func (s *Session) lookupRuntime(doc Document) *stored {
+	lk, ok := s.e.lookups[doc.APIVersion()][doc.Kind()]
+	if !ok {
+		return nil
+	}
+	ref := lk.FillPath(pathInput, doc.Object).LookupPath(pathRuntime)
+	if !ref.Exists() {
+		return nil
+	}
+	var l struct{ Group, Kind, Namespace, Name string }
+	if err := ref.Decode(&l); err != nil {
+		return nil // the review reports what is wrong with the input
+	}
+	return s.objects[l.Group+"/"+l.Kind+"/"+l.Namespace+"/"+l.Name]
 }
 
 // internal reports a failure of the CUE itself (a rule that does not

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+
+// BenchmarkVet measures admission throughput over a mix of TrainingRuntimes,
+// ClusterTrainingRuntimes and TrainJobs, in one session as `vet` runs it.
+func BenchmarkVet(b *testing.B) {
+	e := testEngine(b)
+	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
+	var docs []Document
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, ReadYAML(f, data)...)
+	}
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		s := e.NewSession(SessionOptions{})
+		for _, d := range docs {
+			s.Admit(d)
+			n++
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkAdmitTrainJob measures one TrainJob against a shipped runtime.
+func BenchmarkAdmitTrainJob(b *testing.B) {
+	e := testEngine(b)
+	s := e.NewSession(SessionOptions{})
+	docs := make([]Document, 64)
+	for i := range docs {
+		docs[i] = ReadYAML("j.yaml", []byte(fmt.Sprintf(torchJob, fmt.Sprintf("job-%d", i))))[0]
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Admit(docs[i%len(docs)])
+		delete(s.seen, identityKey("trainer.kubeflow.org/v1alpha1", "TrainJob", "team-a", docs[i%len(docs)].Name()))
+	}
+}
+
+// BenchmarkAdmitRuntime measures one ClusterTrainingRuntime.
+func BenchmarkAdmitRuntime(b *testing.B) {
+	e := testEngine(b)
+	doc := e.builtin[0]
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
+		s.Admit(doc)
+	}
+}
