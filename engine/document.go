@@ -18,7 +18,7 @@ import (
 // Limits on one input, so that a hostile document cannot exhaust memory.
 const (
 	maxDepth = 100
-	maxNodes = 1 << 22
+	maxNodes = 1 << 20
 )
 
 // Document is one object read from an input, with where it came from.

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadYAMLBadInput(t *testing.T) {
+	deep := "a:\n"
+	for i := 1; i < 150; i++ {
+		deep += strings.Repeat("  ", i) + "a:\n"
+	}
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	prev := "a"
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("b%d", i)
+		bomb += fmt.Sprintf("%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", name, name, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = name
+	}
+	for _, tc := range []struct {
+		name, input string
+		line        int
+		want        string
+	}{
+		{"syntax", "apiVersion: v1\nkind: [\n", 2, "YAML:"},
+		{"duplicate key", "apiVersion: v1\nkind: A\nkind: B\n", 3, `duplicate key "kind" in the document (first at line 2)`},
+		{"scalar document", "hello\n", 1, "not a Kubernetes object: the document is a scalar"},
+		{"list document", "- a\n- b\n", 1, "not a Kubernetes object: the document is a list"},
+		{"invalid UTF-8", "kind: \xff\xfe\n", 1, "not valid UTF-8"},
+		{"deep nesting", deep, 0, "nested deeper than 100 levels"},
+		{"alias bomb", bomb, 0, "document too large"},
+		{"non-string key", "{[a]: b}\n", 1, "a mapping key must be a string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := ReadYAML("x.yaml", []byte(tc.input))
+			if len(docs) == 0 {
+				t.Fatal("no document")
+			}
+			d := docs[len(docs)-1]
+			if d.Err == nil {
+				t.Fatalf("read without error: %v", d.Object)
+			}
+			if !strings.Contains(d.Err.Error(), tc.want) {
+				t.Errorf("error %q, want it to contain %q", d.Err, tc.want)
+			}
+			if tc.line != 0 && d.Line != tc.line {
+				t.Errorf("line %d, want %d", d.Line, tc.line)
+			}
+		})
+	}
+}
+
+func TestReadYAMLKeepsGoodDocuments(t *testing.T) {
+	docs := ReadYAML("x.yaml", []byte("kind: A\napiVersion: v1\n---\n7\n---\nkind: B\napiVersion: v1\n---\n---\n"))
+	if len(docs) != 3 {
+		t.Fatalf("got %d documents, want 3 (empty ones skipped)", len(docs))
+	}
+	if docs[0].Kind() != "A" || docs[1].Err == nil || docs[2].Kind() != "B" || docs[2].Line != 6 {
+		t.Errorf("documents: %+v", docs)
+	}
+}
+
+func TestReadYAMLList(t *testing.T) {
+	docs := ReadYAML("l.yaml", []byte("apiVersion: v1\nkind: List\nitems:\n- kind: A\n  apiVersion: v1\n  metadata:\n    name: a\n- 3\n"))
+	if len(docs) != 2 || docs[0].Name() != "a" || docs[0].Line != 4 || docs[1].Err == nil {
+		t.Fatalf("List items: %+v", docs)
+	}
+	if l := docs[0].LineOf("metadata.name"); l != 7 {
+		t.Errorf("line of metadata.name in a List item: %d, want 7", l)
+	}
+}
+
+func TestReadYAMLLargeDocument(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n")
+	for i := 0; b.Len() < 10<<20; i++ {
+		fmt.Fprintf(&b, "  key%d: %s\n", i, strings.Repeat("x", 1000))
+	}
+	docs := ReadYAML("big.yaml", []byte(b.String()))
+	if len(docs) != 1 || docs[0].Err != nil {
+		t.Fatalf("a 10 MiB document: %v", docs[0].Err)
+	}
+	r := testEngine(t).NewSession(SessionOptions{}).Admit(docs[0])
+	if r.Rejected() || !r.Skipped {
+		t.Errorf("a large ConfigMap is skipped, not rejected: %+v", r.Errors)
+	}
+}
+
+func TestReadCUE(t *testing.T) {
+	e := testEngine(t)
+	one := `apiVersion: "trainer.kubeflow.org/v1alpha1"
+kind: "TrainJob"
+metadata: {name: "a", namespace: "n"}
+spec: runtimeRef: name: "torch-distributed"
+`
+	many := `jobs: [for n in ["a", "b"] {
+	apiVersion: "trainer.kubeflow.org/v1alpha1"
+	kind: "TrainJob"
+	metadata: {name: n, namespace: "n"}
+	spec: runtimeRef: name: "torch-distributed"
+}]
+`
+	for _, tc := range []struct {
+		name, src string
+		want      int
+	}{
+		{"one object", one, 1},
+		{"struct of objects", "a: {" + one + "}\nb: {" + strings.Replace(one, `name: "a"`, `name: "b"`, 1) + "}\n", 2},
+		{"list", "[{" + one + "}]", 1},
+		{"comprehension", many, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := e.ReadCUE("x.cue", []byte(tc.src))
+			if len(docs) != tc.want {
+				t.Fatalf("got %d documents, want %d: %+v", len(docs), tc.want, docs)
+			}
+			for _, d := range docs {
+				if d.Err != nil && tc.name != "comprehension" {
+					t.Errorf("document: %v", d.Err)
+				}
+			}
+		})
+	}
+	if docs := e.ReadCUE("bad.cue", []byte("a: 1 +\n")); len(docs) != 1 || docs[0].Err == nil || !strings.Contains(docs[0].Err.Error(), "bad.cue:") {
+		t.Errorf("broken CUE input: %+v", docs)
+	}
+}
+
+// FuzzAdmit reads arbitrary input as YAML and admits every document: no
+// input may panic the reader or the engine.
+func FuzzAdmit(f *testing.F) {
+	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: x}\nspec: {runtimeRef: {name: 3}}\n"))
+	e := testEngine(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := e.NewSession(SessionOptions{})
+		for _, d := range ReadYAML("fuzz.yaml", data) {
+			r := s.Admit(d)
+			for _, e := range r.Errors {
+				_ = e.String()
+			}
+		}
+	})
+}
