@@ -7,7 +7,6 @@ import (
 	"testing"
 )
 
-
 // BenchmarkVet measures admission throughput over a mix of TrainingRuntimes,
 // ClusterTrainingRuntimes and TrainJobs, in one session as `vet` runs it.
 func BenchmarkVet(b *testing.B) {
