@@ -301,3 +301,76 @@ func TestConcurrentSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeCRDDefaults checks defaults the CRD schemas give embedded core
+// types (the Go markers `cue get go` drops).
+func TestRuntimeCRDDefaults(t *testing.T) {
+	e := testEngine(t)
+	rs := admitAll(t, e.NewSession(SessionOptions{}), "rt.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: d, labels: {trainer.kubeflow.org/framework: mpi}}
+spec:
+  mlPolicy: {mpi: {}}
+  podGroupPolicy: {coscheduling: {}}
+  template:
+    spec:
+      failurePolicy: {maxRestarts: 2}
+      volumeClaimPolicies: [{templates: [], retentionPolicy: {}}]
+      replicatedJobs:
+      - name: launcher
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                imagePullSecrets: [{}]
+                volumes: [{name: c, configMap: {}}, {name: r, rbd: {monitors: [m], image: i}}]
+                containers:
+                - name: node
+                  ports: [{containerPort: 22}]
+                  readinessProbe: {grpc: {port: 1}}
+                  env: [{name: A, valueFrom: {secretKeyRef: {key: k}}}]
+                  envFrom: [{configMapRef: {}}]
+`)
+	if rs[0].Rejected() {
+		t.Fatalf("rejected: %v", findingStrings(rs[0].Errors))
+	}
+	obj := rs[0].Object
+	get := func(path string) any {
+		var v any = obj
+		for _, p := range strings.Split(path, ".") {
+			switch x := v.(type) {
+			case map[string]any:
+				v = x[p]
+			case []any:
+				var i int
+				fmt.Sscan(p, &i)
+				v = x[i]
+			}
+		}
+		return v
+	}
+	pod := "spec.template.spec.replicatedJobs.0.template.spec.template.spec."
+	for path, want := range map[string]any{
+		"spec.mlPolicy.mpi.numProcPerNode":                                     float64(1),
+		"spec.mlPolicy.mpi.mpiImplementation":                                  "OpenMPI",
+		"spec.mlPolicy.mpi.sshAuthMountPath":                                   "/root/.ssh",
+		"spec.mlPolicy.mpi.runLauncherAsNode":                                  false,
+		"spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds":              float64(60),
+		"spec.template.spec.failurePolicy.restartStrategy":                     "Recreate",
+		"spec.template.spec.volumeClaimPolicies.0.retentionPolicy.whenDeleted": "Delete",
+		"spec.template.spec.replicatedJobs.0.replicas":                         float64(1),
+		"spec.template.spec.replicatedJobs.0.groupName":                        "default",
+		pod + "imagePullSecrets.0.name":                                        "",
+		pod + "volumes.0.configMap.name":                                       "",
+		pod + "volumes.1.rbd.pool":                                             "rbd",
+		pod + "containers.0.ports.0.protocol":                                  "TCP",
+		pod + "containers.0.readinessProbe.grpc.service":                       "",
+		pod + "containers.0.env.0.valueFrom.secretKeyRef.name":                 "",
+		pod + "containers.0.envFrom.0.configMapRef.name":                       "",
+	} {
+		if got := get(path); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s = %v (%T), want %v", path, got, got, want)
+		}
+	}
+}
