@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// runtimeYAML is a ClusterTrainingRuntime with the given labels,
+// annotations, mlPolicy and extra pod spec, one trainer job `node`.
+func runtimeYAML(name, labels, annotations, mlPolicy, pod string) string {
+	return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: %s
+  labels: {%s}
+  annotations: {%s}
+spec:
+  mlPolicy: %s
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                %s
+                containers: [{name: node, image: img}]
+`, name, labels, annotations, mlPolicy, pod)
+}
+
+func jobYAML(runtime, trainer string) string {
+	return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: ns}
+spec:
+  runtimeRef: {name: %s}
+  trainer: %s
+`, runtime, trainer)
+}
+
+type outcome struct{ errors, warnings []string }
+
+func run(t *testing.T, opts SessionOptions, docs ...string) []outcome {
+	t.Helper()
+	s := testEngine(t).NewSession(opts)
+	var out []outcome
+	for _, r := range admitAll(t, s, "in.yaml", strings.Join(docs, "---\n")) {
+		var o outcome
+		o.errors = findingStrings(r.Errors)
+		for _, w := range r.Warnings {
+			o.warnings = append(o.warnings, w.Message())
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func contains(list []string, want string) bool {
+	for _, s := range list {
+		if strings.Contains(s, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDeprecationWindow(t *testing.T) {
+	rt := runtimeYAML("old", "trainer.kubeflow.org/support: deprecated, trainer.kubeflow.org/framework: torch", "cuetrainer.dev/deprecated-in: v2.1", "{torch: {}}", "")
+	job := jobYAML("old", "{}")
+	kubeflowWarning := `ClusterTrainingRuntime "old" is deprecated and will be removed in a future release of Kubeflow Trainer.`
+	referenceWarning := `Referenced ClusterTrainingRuntime "old" is deprecated`
+
+	t.Run("no release: only Kubeflow's warnings", func(t *testing.T) {
+		o := run(t, SessionOptions{}, rt, job)
+		if len(o[0].errors)+len(o[1].errors) != 0 || !contains(o[0].warnings, kubeflowWarning) || !contains(o[1].warnings, referenceWarning) {
+			t.Errorf("%+v", o)
+		}
+		if contains(o[0].warnings, "may be removed from") {
+			t.Errorf("window warning without a release: %v", o[0].warnings)
+		}
+	})
+	t.Run("within the window", func(t *testing.T) {
+		o := run(t, SessionOptions{Release: "v2.2"}, rt, job)
+		want := `metadata.annotations[cuetrainer.dev/deprecated-in]: ClusterTrainingRuntime "old" was deprecated in v2.1 and may be removed from v2.3 on`
+		if len(o[0].errors) != 0 || !contains(o[0].warnings, want) {
+			t.Errorf("runtime: %+v", o[0])
+		}
+		if len(o[1].errors) != 0 || !contains(o[1].warnings, "may be removed from v2.3 on") {
+			t.Errorf("TrainJob: %+v", o[1])
+		}
+	})
+	for _, release := range []string{"v2.3", "v2.7", "v3.0"} {
+		t.Run("past the window at "+release, func(t *testing.T) {
+			o := run(t, SessionOptions{Release: release}, rt, job)
+			if !contains(o[0].errors, "is past its removal window in "+release+": it may be removed from v2.3 on") {
+				t.Errorf("runtime: %+v", o[0])
+			}
+			if !contains(o[1].errors, `spec.runtimeRef: Invalid value: {"name":"old"`) || !contains(o[1].errors, "past its removal window") {
+				t.Errorf("TrainJob: %+v", o[1])
+			}
+		})
+	}
+	t.Run("annotation that is not a release", func(t *testing.T) {
+		bad := strings.Replace(rt, "v2.1", "soon", 1)
+		o := run(t, SessionOptions{Release: "v2.3"}, bad)
+		if !contains(o[0].errors, `metadata.annotations[cuetrainer.dev/deprecated-in]: Invalid value: "soon": must be a release, vMAJOR.MINOR`) {
+			t.Errorf("%+v", o[0])
+		}
+	})
+}
+
+func TestRuntimeWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      string // "" for no warning
+	}{
+		{"label fits", runtimeYAML("a", "trainer.kubeflow.org/framework: deepspeed", "", "{mpi: {}}", ""), ""},
+		{"label missing", runtimeYAML("a", "", "", "{torch: {}}", ""), "runtime has no trainer.kubeflow.org/framework label, which the Kubeflow SDK needs to recognise it; for mlPolicy.torch use one of: torch, torchtune"},
+		{"label disagrees", runtimeYAML("a", "trainer.kubeflow.org/framework: jax", "", "{xgboost: {}}", ""), `framework "jax" does not match mlPolicy.xgboost, which runs xgboost`},
+		{"no mlPolicy takes any label", runtimeYAML("a", "trainer.kubeflow.org/framework: anything", "", "{numNodes: 2}", ""), ""},
+		{"no trainer step", strings.Replace(runtimeYAML("a", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""), "trainjob-ancestor-step: trainer", "trainjob-ancestor-step: dataset-initializer", 1),
+			"spec.template.spec.replicatedJobs: no replicatedJob carries the label trainer.kubeflow.org/trainjob-ancestor-step: trainer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := run(t, SessionOptions{}, tc.doc)[0]
+			if tc.want == "" && len(o.warnings) > 0 || tc.want != "" && !contains(o.warnings, tc.want) {
+				t.Errorf("warnings %q, want %q", o.warnings, tc.want)
+			}
+		})
+	}
+}
+
+func TestTrainJobRules(t *testing.T) {
+	torch := runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "")
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want string // "" when admitted
+	}{
+		{"runtime patch manager", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", "  runtimePatches: [{manager: nodomain}]", 1)},
+			`spec.runtimePatches.manager: Invalid value: "nodomain": must be a domain-prefixed path (such as "acme.io/foo")`},
+		{"runtime patch env on node", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", `  runtimePatches:
+  - manager: acme.io/x
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, env: [{name: A, value: b}]}]}}}}}]}}}`, 1)},
+			"spec.runtimePatches: Invalid value: [{"},
+		{"runtime patch fine", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", `  runtimePatches: [{manager: acme.io/x, trainingRuntimeSpec: {template: {metadata: {labels: {a: b}}}}}]`, 1)}, ""},
+		{"flux installer reserved", []string{runtimeYAML("fx", "trainer.kubeflow.org/framework: flux", "", "{flux: {}}", "initContainers: [{name: flux-installer, image: x}]"), jobYAML("fx", "{}")},
+			`spec.trainer.initContainers: Invalid value: "flux-installer": InitContainer 'flux-installer' is reserved`},
+		{"flux defaults", []string{runtimeYAML("fx", "trainer.kubeflow.org/framework: flux", "", "{flux: {numProcPerNode: 0}}", ""), jobYAML("fx", "{}")},
+			`spec.mlPolicy.flux.numProcPerNode: Invalid value: 0: NumProcPerNode in fluxPolicy must be >= 1`},
+		{"mpi reserved env", []string{runtimeYAML("m", "trainer.kubeflow.org/framework: mpi", "", "{mpi: {}}", ""), jobYAML("m", "{env: [{name: OMPI_MCA_plm_rsh_args, value: x}]}")},
+			`must not have reserved envs, invalid envs configured: [OMPI_MCA_plm_rsh_args]`},
+		{"mpi implementation enum", []string{runtimeYAML("m", "trainer.kubeflow.org/framework: mpi", "", "{mpi: {mpiImplementation: Intel}}", "")},
+			`spec.mlPolicy.mpi.mpiImplementation: Unsupported value: "Intel": supported values: "OpenMPI", ""`},
+		{"volcano system priority class", []string{strings.Replace(runtimeYAML("v", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "priorityClassName: system-node-critical"), "  mlPolicy:", "  podGroupPolicy: {volcano: {}}\n  mlPolicy:", 1), jobYAML("v", "{}")}, ""},
+		{"volcano priority class given", []string{"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 10\n",
+			strings.Replace(runtimeYAML("v", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "priorityClassName: high"), "  mlPolicy:", "  podGroupPolicy: {volcano: {}}\n  mlPolicy:", 1), jobYAML("v", "{}")}, ""},
+		{"volcano priority class missing", []string{strings.Replace(runtimeYAML("v", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "priorityClassName: high"), "  mlPolicy:", "  podGroupPolicy: {volcano: {}}\n  mlPolicy:", 1), jobYAML("v", "{}")},
+			`spec.templateSpec.priorityClassName: Invalid value: "high": PriorityClass "high" doesn't exist`},
+		{"envInjection target missing", []string{runtimeYAML("ei", "trainer.kubeflow.org/framework: torch", "", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [sidecar]}]}}}", ""), jobYAML("ei", "{}")},
+			`spec.runtimeRef: Invalid value: {"containerNames":["sidecar"],"jobName":"node"}: envInjection target podSet "node" container "sidecar" not found in runtime template`},
+		{"storageUri not a URI", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", "  initializer: {dataset: {storageUri: nope}}", 1)},
+			`spec.initializer.dataset.storageUri: Invalid value: "nope": storageUri may be empty, or it must be a valid URI (scheme://...)`},
+		{"numNodes minimum", []string{torch, jobYAML("rt", "{numNodes: -1}")},
+			`spec.trainer.numNodes: Invalid value: -1: spec.trainer.numNodes in body should be greater than or equal to 0`},
+		{"env listed twice", []string{torch, jobYAML("rt", "{env: [{name: A}, {name: A}]}")},
+			`spec.trainer.env[1]: Duplicate value: {"name":"A"}`},
+		{"image too long", []string{torch, jobYAML("rt", "{image: "+strings.Repeat("i", 501)+"}")},
+			`spec.trainer.image: Too long: may not be more than 500 bytes`},
+		{"activeDeadlineSeconds minimum", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", "  activeDeadlineSeconds: 0", 1)},
+			`spec.activeDeadlineSeconds: Invalid value: 0: spec.activeDeadlineSeconds in body should be greater than or equal to 1`},
+		{"webhook validation disabled", []string{strings.Replace(runtimeYAML("off", "trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/webhook-validation: disabled", "", "{torch: {}}", ""), "      - name: node\n", "      - name: node\n        replicas: 3\n", 1)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := run(t, SessionOptions{NoBuiltinRuntimes: true}, tc.docs...)
+			var errs []string
+			for _, x := range o {
+				errs = append(errs, x.errors...)
+			}
+			if tc.want == "" && len(errs) > 0 || tc.want != "" && !contains(errs, tc.want) {
+				t.Errorf("errors:\n%s\nwant: %q", strings.Join(errs, "\n"), tc.want)
+			}
+		})
+	}
+}
