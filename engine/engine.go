@@ -42,6 +42,10 @@ type Engine struct {
 	// kind; lookups what a review needs the engine to find first.
 	reviews map[string]map[string]cue.Value
 	lookups map[string]map[string]cue.Value
+	// renders holds how each kind that renders is rendered, and merges the
+	// strategic merges a render needs first.
+	renders map[string]map[string]cue.Value
+	merges  map[string]map[string]map[string]merge
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// contextKinds maps apiVersion and kind to the #Context field that holds
@@ -158,6 +162,12 @@ func (e *Engine) index() error {
 	}
 	if e.lookups, err = e.byKind("lookups"); err != nil {
 		return err
+	}
+	if e.renders, err = e.byKind("render"); err != nil {
+		return err
+	}
+	if err := e.schemas.LookupPath(cue.ParsePath("merges")).Decode(&e.merges); err != nil {
+		return e.cueError("reading merges", err)
 	}
 	if err := e.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
 		return e.cueError("reading groups", err)

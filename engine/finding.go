@@ -27,6 +27,8 @@ const (
 	PhaseInput Phase = "input"
 	// PhaseRead: the document could not be read (syntax, encoding, size).
 	PhaseRead Phase = "read"
+	// PhaseRender: the object cannot be rendered.
+	PhaseRender Phase = "render"
 )
 
 // Finding is one error or warning about an object.

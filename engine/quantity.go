@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -40,7 +41,7 @@ func addQuantity(out map[string]any, v any) {
 	switch x := v.(type) {
 	case string:
 		text = x
-	case int64, float64:
+	case int, int32, int64, uint64, float64, json.Number:
 		text = fmt.Sprint(x)
 	default:
 		return

@@ -234,3 +234,62 @@ func TestConformanceRuntimeDefaults(t *testing.T) {
 		t.Errorf("checked %d runtime snapshots, want 31", checked)
 	}
 }
+
+// render admits a case's input and renders every admitted TrainJob.
+func render(t *testing.T, e *engine.Engine, c Case) ([]map[string]any, []engine.Finding) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.Dir, "input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(engine.SessionOptions{})
+	var objs []map[string]any
+	var warnings []engine.Finding
+	for _, doc := range engine.ReadYAML("input.yaml", data) {
+		r := s.Admit(doc)
+		if r.Rejected() {
+			t.Fatalf("%s rejected: %v", r.Identity(), r.Errors)
+		}
+		out := s.Render(r, engine.RenderOptions{})
+		for _, f := range out.Errors {
+			t.Errorf("render %s: %s", r.Identity(), f)
+		}
+		objs = append(objs, out.Objects...)
+		warnings = append(warnings, out.Warnings...)
+	}
+	return objs, warnings
+}
+
+// TestConformanceRender renders each admitted case and compares the objects
+// with what Kubeflow created, by the corpus's rules.
+func TestConformanceRender(t *testing.T) {
+	e := loadEngine(t)
+	passed := 0
+	for _, c := range cases(t) {
+		if c.Errors != nil {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(c.Dir, "expected.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []map[string]any
+			for _, d := range engine.ReadYAML("expected.yaml", data) {
+				want = append(want, d.Object)
+			}
+			got, _ := render(t, e, c)
+			diffs := objdiff.Diff(want, got)
+			for _, d := range diffs {
+				t.Error(d)
+			}
+			if len(diffs) == 0 && !t.Failed() {
+				passed++
+			}
+		})
+	}
+	t.Logf("%d rendered cases equal Kubeflow's objects", passed)
+	if passed < 31 {
+		t.Errorf("%d of 31 rendered cases pass", passed)
+	}
+}

@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// patchSchemas are the Go types whose strategic-merge metadata a merge of
+// the CUE (see `merges`) may name.
+var patchSchemas = map[string]any{
+	"jobset.x-k8s.io/v1alpha2.JobSetSpec": jobsetv1alpha2.JobSetSpec{},
+}
+
+// Rendered is what rendering one admitted object gives: the objects to
+// apply, sorted by apiVersion, kind and name, or the errors why not.
+type Rendered struct {
+	Objects  []map[string]any
+	Errors   []Finding
+	Warnings []Finding
+}
+
+// RenderOptions tell a render what exists already.
+type RenderOptions struct {
+	// Existing names the objects (by their id in the CUE's `objects`) that
+	// exist in the cluster, so that rules that build an object only once
+	// leave them alone.
+	Existing []string
+}
+
+// merge is one strategic merge a render needs (#merges in the CUE).
+type merge struct {
+	Base      []string
+	Patches   []string
+	Schema    string
+	KeepOrder []string
+}
+
+// Render turns an admitted object into the objects a controller applies.
+// A kind without a render gives nothing.
+func (s *Session) Render(r Result, opts RenderOptions) Rendered {
+	var out Rendered
+	apiVersion, kind := r.Doc.APIVersion(), r.Doc.Kind()
+	renderer, ok := s.e.renders[apiVersion][kind]
+	if !ok || r.Object == nil {
+		return out
+	}
+	fail := func(what string, err error) Rendered {
+		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, s.e.Details(err))})
+		return out
+	}
+	ctx := map[string]any{}
+	facts := []any{r.Object}
+	runtime := s.lookupRuntime(Document{Object: r.Object})
+	if runtime != nil {
+		ctx["runtime"] = runtime.doc.Object
+		facts = append(facts, runtime.doc.Object)
+	}
+	merged := map[string]any{}
+	for _, name := range sortedKeys(s.e.merges[apiVersion][kind]) {
+		m := s.e.merges[apiVersion][kind][name]
+		var base any
+		if runtime != nil {
+			base = at(runtime.doc.Object, m.Base)
+		}
+		v, err := strategicMerge(base, collect(r.Object, m.Patches), m)
+		if err != nil {
+			out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
+			return out
+		}
+		merged[name] = v
+		facts = append(facts, v)
+	}
+	ctx["merged"] = merged
+	ctx["quantities"] = quantities(facts...)
+	existing := map[string]any{}
+	for _, id := range opts.Existing {
+		existing[id] = map[string]any{}
+	}
+	ctx["existing"] = existing
+
+	rv := renderer.Unify(s.e.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))
+	var err error
+	if out.Errors, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("errors")), PhaseRender); err != nil {
+		return fail("errors", err)
+	}
+	if out.Warnings, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("warnings")), "warning"); err != nil {
+		return fail("warnings", err)
+	}
+	if len(out.Errors) > 0 {
+		return out
+	}
+
+	objects := map[string]map[string]any{}
+	it, err := rv.LookupPath(cue.ParsePath("objects")).Fields()
+	if err != nil {
+		return fail("objects", err)
+	}
+	for it.Next() {
+		var obj map[string]any
+		if err := decodeJSON(it.Value(), &obj); err != nil {
+			return fail("object "+it.Selector().String(), err)
+		}
+		objects[it.Selector().Unquoted()] = obj
+	}
+
+	var groups []struct {
+		Name  string
+		Order int
+		Ops   []edit
+	}
+	git, err := rv.LookupPath(cue.ParsePath("edits")).Fields()
+	if err != nil {
+		return fail("edits", err)
+	}
+	for git.Next() {
+		var g struct {
+			Order int
+			Ops   []edit
+		}
+		if err := decodeJSON(git.Value(), &g); err != nil {
+			return fail("edits "+git.Selector().String(), err)
+		}
+		groups = append(groups, struct {
+			Name  string
+			Order int
+			Ops   []edit
+		}{git.Selector().Unquoted(), g.Order, g.Ops})
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		if groups[i].Order != groups[j].Order {
+			return groups[i].Order < groups[j].Order
+		}
+		return groups[i].Name < groups[j].Name
+	})
+	for _, g := range groups {
+		for _, e := range g.Ops {
+			obj, ok := objects[e.Object]
+			if !ok {
+				continue // an edit of an object this render does not build
+			}
+			if err := e.apply(obj); err != nil {
+				out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("edit %s of %s: %v", g.Name, e.Object, err)})
+			}
+		}
+	}
+
+	var gens map[string][]generate
+	if err := decodeJSON(rv.LookupPath(cue.ParsePath("generate")), &gens); err != nil {
+		return fail("generate", err)
+	}
+	for _, id := range sortedKeys(gens) {
+		for _, g := range gens[id] {
+			if obj, ok := objects[id]; ok {
+				if err := g.run(obj); err != nil {
+					out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating %s: %v", id, err)})
+				}
+			}
+		}
+	}
+	var sums []quantitySum
+	if err := decodeJSON(rv.LookupPath(cue.ParsePath("sums")), &sums); err != nil {
+		return fail("sums", err)
+	}
+	for _, sum := range sums {
+		if obj, ok := objects[sum.Object]; ok {
+			if err := sum.apply(obj); err != nil {
+				out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("summing quantities of %s: %v", sum.Object, err)})
+			}
+		}
+	}
+	if len(out.Errors) > 0 {
+		return out
+	}
+	for _, obj := range objects {
+		canonicalQuantities(obj, false)
+		out.Objects = append(out.Objects, obj)
+	}
+	SortObjects(out.Objects)
+	return out
+}
+
+// SortObjects orders objects by apiVersion, kind, namespace and name.
+func SortObjects(objs []map[string]any) {
+	key := func(o map[string]any) string {
+		return strings.Join([]string{str(o["apiVersion"]), str(o["kind"]), str(meta(o)["namespace"]), str(meta(o)["name"])}, "\x00")
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return key(objs[i]) < key(objs[j]) })
+}
+
+// decodeJSON decodes a CUE value as JSON, numbers as json.Number.
+func decodeJSON(v cue.Value, x any) error {
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(x)
+}
+
+// at returns the value at a path of fields, nil when there is none.
+func at(v any, path []string) any {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+// collect returns the values at a path where "*" stands for every item of
+// a list, in order.
+func collect(v any, path []string) []any {
+	if len(path) == 0 {
+		if v == nil {
+			return nil
+		}
+		return []any{v}
+	}
+	if path[0] == "*" {
+		l, _ := v.([]any)
+		var out []any
+		for _, item := range l {
+			out = append(out, collect(item, path[1:])...)
+		}
+		return out
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	return collect(m[path[0]], path[1:])
+}
+
+// strategicMerge patches base with each patch in turn, as the API server's
+// strategic merge patch does for the Go type the merge names, then puts
+// the items of the keepOrder lists back in the base's order.
+func strategicMerge(base any, patches []any, m merge) (any, error) {
+	if len(patches) == 0 {
+		return base, nil
+	}
+	schema, ok := patchSchemas[m.Schema]
+	if !ok {
+		return nil, fmt.Errorf("no Go type %q for a strategic merge", m.Schema)
+	}
+	meta, err := strategicpatch.NewPatchMetaFromStruct(schema)
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := roundTrip(base).(map[string]any)
+	if cur == nil {
+		cur = map[string]any{}
+	}
+	order := map[string]map[string]int{}
+	for _, field := range m.KeepOrder {
+		order[field] = map[string]int{}
+		l, _ := cur[field].([]any)
+		for i, item := range l {
+			if im, ok := item.(map[string]any); ok {
+				order[field][fmt.Sprint(im["name"])] = i
+			}
+		}
+	}
+	for _, p := range patches {
+		pm, ok := roundTrip(p).(map[string]any)
+		if !ok {
+			continue
+		}
+		if cur, err = strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(cur, pm, meta); err != nil {
+			return nil, err
+		}
+	}
+	for field, idx := range order {
+		l, _ := cur[field].([]any)
+		sort.SliceStable(l, func(i, j int) bool {
+			a, _ := l[i].(map[string]any)
+			b, _ := l[j].(map[string]any)
+			return idx[fmt.Sprint(a["name"])] < idx[fmt.Sprint(b["name"])]
+		})
+	}
+	return cur, nil
+}
+
+// roundTrip gives a deep copy of a JSON-like value, numbers as json.Number.
+func roundTrip(v any) any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// edit is one #Edit of the CUE.
+type edit struct {
+	Object string
+	Path   []any
+	Op     string
+	Value  any
+	Items  []any
+	By     []string
+}
+
+func (e edit) apply(obj map[string]any) error {
+	if len(e.Path) == 0 {
+		return fmt.Errorf("empty path")
+	}
+	var cur any = obj
+	for i, step := range e.Path[:len(e.Path)-1] {
+		next, err := descend(cur, step, true)
+		if err != nil {
+			return fmt.Errorf("%s: %v", pathString(e.Path[:i+1]), err)
+		}
+		cur = next
+	}
+	m, ok := cur.(map[string]any)
+	last, isField := e.Path[len(e.Path)-1].(string)
+	if !ok || !isField {
+		return fmt.Errorf("%s: not a field of an object", pathString(e.Path))
+	}
+	switch e.Op {
+	case "set":
+		m[last] = e.Value
+	case "merge":
+		target, _ := m[last].(map[string]any)
+		if target == nil {
+			target = map[string]any{}
+		}
+		add, _ := e.Value.(map[string]any)
+		for k, v := range add {
+			target[k] = v
+		}
+		m[last] = target
+	case "upsert":
+		l, _ := m[last].([]any)
+		for _, item := range e.Items {
+			l = upsert(l, item, e.By)
+		}
+		m[last] = l
+	case "append":
+		l, _ := m[last].([]any)
+		m[last] = append(l, e.Items...)
+	default:
+		return fmt.Errorf("unknown op %q", e.Op)
+	}
+	return nil
+}
+
+// descend takes one step of a path: a field (created when absent) or the
+// list item whose fields equal the step's.
+func descend(cur any, step any, create bool) (any, error) {
+	switch s := step.(type) {
+	case string:
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("not an object")
+		}
+		next, ok := m[s]
+		if !ok || next == nil {
+			if !create {
+				return nil, fmt.Errorf("no field %s", s)
+			}
+			next = map[string]any{}
+			m[s] = next
+		}
+		return next, nil
+	case map[string]any:
+		l, ok := cur.([]any)
+		if !ok {
+			return nil, fmt.Errorf("not a list")
+		}
+		for _, item := range l {
+			im, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			match := true
+			for k, v := range s {
+				if !reflect.DeepEqual(im[k], v) {
+					match = false
+				}
+			}
+			if match {
+				return im, nil
+			}
+		}
+		return nil, fmt.Errorf("no item %v", s)
+	}
+	return nil, fmt.Errorf("bad path step %v", step)
+}
+
+func pathString(p []any) string {
+	var b strings.Builder
+	for _, s := range p {
+		switch x := s.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteString(".")
+			}
+			b.WriteString(x)
+		default:
+			fmt.Fprintf(&b, "%v", x)
+		}
+	}
+	return b.String()
+}
+
+// upsert replaces the first item that matches item by any of the fields
+// (two absent fields match, as Kubeflow's pointer comparison does), or
+// appends it.
+func upsert(l []any, item any, by []string) []any {
+	im, _ := item.(map[string]any)
+	for i, old := range l {
+		om, _ := old.(map[string]any)
+		for _, k := range by {
+			a, aok := om[k]
+			b, bok := im[k]
+			if aok == bok && (!aok || reflect.DeepEqual(fmt.Sprint(a), fmt.Sprint(b))) {
+				l[i] = item
+				return l
+			}
+		}
+	}
+	return append(l, item)
+}
+
+// quantitySum is one #QuantitySum of the CUE.
+type quantitySum struct {
+	Object string
+	Path   []string
+	Terms  []struct {
+		Resource string
+		Quantity string
+		Times    int64
+	}
+}
+
+func (s quantitySum) apply(obj map[string]any) error {
+	totals := map[string]resource.Quantity{}
+	var order []string
+	for _, t := range s.Terms {
+		q, err := resource.ParseQuantity(t.Quantity)
+		if err != nil {
+			return fmt.Errorf("%s: %v", t.Resource, err)
+		}
+		q.Mul(t.Times)
+		cur, seen := totals[t.Resource]
+		if !seen {
+			order = append(order, t.Resource)
+		}
+		cur.Add(q)
+		totals[t.Resource] = cur
+	}
+	out := map[string]any{}
+	for _, r := range order {
+		q := totals[r]
+		out[r] = q.String()
+	}
+	var cur any = obj
+	for _, p := range s.Path[:len(s.Path)-1] {
+		next, err := descend(cur, p, true)
+		if err != nil {
+			return err
+		}
+		cur = next
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: not an object", strings.Join(s.Path, "."))
+	}
+	m[s.Path[len(s.Path)-1]] = out
+	return nil
+}
+
+// canonicalQuantities writes every quantity of a resource list (a map
+// under `limits` or `requests`) in its canonical form, as the typed objects
+// of a controller marshal them.
+func canonicalQuantities(v any, resources bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if resources {
+				var text string
+				switch q := c.(type) {
+				case string:
+					text = q
+				case json.Number:
+					text = q.String()
+				default:
+					continue
+				}
+				if q, err := resource.ParseQuantity(text); err == nil {
+					x[k] = q.String()
+				}
+				continue
+			}
+			canonicalQuantities(c, k == "limits" || k == "requests")
+		}
+	case []any:
+		for _, c := range x {
+			canonicalQuantities(c, false)
+		}
+	}
+}
