@@ -59,7 +59,7 @@ webhooks do, with every default and rule written in CUE.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVetCmd(), newRuntimesCmd(), newVersionCmd())
+	root.AddCommand(newVetCmd(), newRenderCmd(), newRuntimesCmd(), newVersionCmd())
 	return root
 }
 

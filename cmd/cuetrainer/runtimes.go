@@ -252,6 +252,16 @@ file NAME.yaml each.`,
 	return cmd
 }
 
+// writeList writes objects as one v1 List in JSON.
+func writeList(w io.Writer, objs []map[string]any) error {
+	if objs == nil {
+		objs = []map[string]any{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": objs})
+}
+
 // writeObjects writes objects as multi-document YAML, or as JSON: one
 // object alone, or a v1 List.
 func writeObjects(w io.Writer, objs []map[string]any, output string) error {
