@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// renderInput admits a corpus case's input and returns the session and the
+// TrainJob result, ready to render.
+func renderInput(tb testing.TB, caseName string) (*Session, Result) {
+	tb.Helper()
+	data, err := os.ReadFile("../test/conformance/testdata/kubeflow/cases/" + caseName + "/input.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := testEngine(tb).NewSession(SessionOptions{})
+	var tj Result
+	for _, d := range ReadYAML("input.yaml", data) {
+		r := s.Admit(d)
+		if r.Rejected() {
+			tb.Fatalf("%s: %v", r.Identity(), r.Errors)
+		}
+		if d.Kind() == "TrainJob" {
+			tj = r
+		}
+	}
+	return s, tj
+}
+
+// varied returns the TrainJob with its name and a label changed, so that
+// no two iterations render the same input.
+func varied(r Result, i int) Result {
+	obj := roundTrip(r.Object).(map[string]any)
+	md := obj["metadata"].(map[string]any)
+	md["name"] = fmt.Sprintf("job-%d", i)
+	md["labels"] = map[string]any{fmt.Sprintf("run-%d", i%1000): "x"}
+	r.Object = obj
+	return r
+}
+
+func benchmarkRender(b *testing.B, caseName string) {
+	s, tj := renderInput(b, caseName)
+	inputs := make([]Result, 256)
+	for i := range inputs {
+		inputs[i] = varied(tj, i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out := s.Render(inputs[i%len(inputs)], RenderOptions{})
+		if len(out.Errors) > 0 {
+			b.Fatal(out.Errors)
+		}
+	}
+}
+
+func BenchmarkRenderTorch(b *testing.B)     { benchmarkRender(b, "03-torch-numnodes-override") }
+func BenchmarkRenderDeepSpeed(b *testing.B) { benchmarkRender(b, "28-deepspeed-shipped-minimal") }
