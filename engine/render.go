@@ -292,7 +292,8 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 	return cur, nil
 }
 
-// roundTrip gives a deep copy of a JSON-like value, numbers as json.Number.
+// roundTrip gives a deep copy of a JSON-like value, with integers as int64
+// and other numbers as float64 (what the CUE encoder takes as numbers).
 func roundTrip(v any) any {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -304,7 +305,28 @@ func roundTrip(v any) any {
 	if err := dec.Decode(&out); err != nil {
 		return nil
 	}
-	return out
+	return numbers(out)
+}
+
+// numbers turns json.Numbers into int64 or float64.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			x[k] = numbers(c)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = numbers(c)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
 }
 
 // edit is one #Edit of the CUE.
