@@ -17,9 +17,14 @@ type generate struct {
 	Kind       string
 	PrivateKey string
 	PublicKey  string
+	Key        string
+	From       string
 }
 
-func (g generate) run(obj map[string]any) error {
+// yamlSource gives the YAML text of a context entry.
+type yamlSource func(name string) (string, error)
+
+func (g generate) run(obj map[string]any, yamlOf yamlSource) error {
 	var cur any = obj
 	for _, p := range g.Path {
 		next, err := descend(cur, p, true)
@@ -40,6 +45,13 @@ func (g generate) run(obj map[string]any) error {
 		}
 		m[g.PrivateKey] = base64.StdEncoding.EncodeToString(private)
 		m[g.PublicKey] = base64.StdEncoding.EncodeToString(public)
+		return nil
+	case "yaml":
+		text, err := yamlOf(g.From)
+		if err != nil {
+			return err
+		}
+		m[g.Key] = text
 		return nil
 	}
 	return fmt.Errorf("unknown kind %q", g.Kind)

@@ -153,6 +153,12 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		}
 	}
 
+	yamlOf := func(name string) (string, error) {
+		if name != "runtime" || runtime == nil {
+			return "", fmt.Errorf("no context entry %q to write as YAML", name)
+		}
+		return runtime.yaml()
+	}
 	var gens map[string][]generate
 	if err := decodeJSON(rv.LookupPath(cue.ParsePath("generate")), &gens); err != nil {
 		return fail("generate", err)
@@ -160,7 +166,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	for _, id := range sortedKeys(gens) {
 		for _, g := range gens[id] {
 			if obj, ok := objects[id]; ok {
-				if err := g.run(obj); err != nil {
+				if err := g.run(obj, yamlOf); err != nil {
 					out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating %s: %v", id, err)})
 				}
 			}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
+	"sigs.k8s.io/yaml"
 )
 
 // SessionOptions set what a session assumes about the cluster.
@@ -33,7 +35,11 @@ type Session struct {
 }
 
 type stored struct {
-	doc     Document // its Object is the defaulted object
+	doc Document // its Object is the defaulted object
+	// yamlText is the object as YAML, made once (the runtime snapshot).
+	yamlOnce sync.Once
+	yamlText string
+	yamlErr  error
 	summary map[string]any
 	builtin bool
 	// policyErrors are the policy rules the object broke: it exists, but
@@ -107,6 +113,16 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 	}
 	e.builtinByRelease[release] = sts
 	return sts
+}
+
+// yaml returns the object as YAML, as sigs.k8s.io/yaml writes a typed
+// object (sorted keys), made once per stored object.
+func (st *stored) yaml() (string, error) {
+	st.yamlOnce.Do(func() {
+		b, err := yaml.Marshal(st.doc.Object)
+		st.yamlText, st.yamlErr = string(b), err
+	})
+	return st.yamlText, st.yamlErr
 }
 
 func (st *stored) key() string {
