@@ -148,7 +148,7 @@ func toMaps(tb testing.TB, objs []any) []map[string]any {
 // baselineCase renders a case with the engine and with the baseline.
 func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Result, *baselineRuntime) {
 	s, tj := renderInput(tb, caseName)
-	runtime := s.lookupRuntime(Document{Object: tj.Object})
+	runtime := s.lookupRuntime(s.e.cur.Load(), Document{Object: tj.Object})
 	return s, tj, newBaselineRuntime(tb, runtime.doc.Object)
 }
 

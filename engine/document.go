@@ -274,7 +274,7 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 // ReadCUE reads CUE source that evaluates to objects: one object (a struct
 // with a kind), a list of objects, or a struct whose fields are objects.
 func (e *Engine) ReadCUE(file string, data []byte) []Document {
-	v := e.ctx.CompileBytes(data, cue.Filename(file))
+	v := e.compiled().ctx.CompileBytes(data, cue.Filename(file))
 	if err := v.Validate(cue.Concrete(true)); err != nil {
 		return []Document{{File: file, Line: cueErrLine(err), Err: fmt.Errorf("CUE: %s", e.Details(err))}}
 	}

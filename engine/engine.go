@@ -13,8 +13,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -31,21 +33,27 @@ type Options struct {
 	// PolicyDirs are directories of an admin's CUE files (package schemas),
 	// added to the schemas package: new frameworks, rules and runtimes.
 	PolicyDirs []string
+	// RecycleAfter is how many evaluations one CUE runtime serves; 0 means
+	// DefaultRecycleAfter.
+	RecycleAfter int
 }
 
 // Engine is the compiled CUE. It is safe for concurrent use.
+//
+// CUE's runtime keeps every label it has seen, so a long-lived engine
+// that evaluates objects with ever new label keys would grow without end:
+// after RecycleAfter evaluations the engine compiles its CUE afresh into a
+// new runtime, and swaps it in; evaluations under way finish on the old.
 type Engine struct {
-	ctx     *cue.Context
-	schemas cue.Value
+	cur          atomic.Pointer[compiled]
+	instances    []*build.Instance
+	recycleAfter int64
+	rebuilding   atomic.Bool
+	// Recycled counts the swaps, for metrics and tests.
+	recycled atomic.Int64
 
-	// reviews holds the review of each admitted kind, by apiVersion and
-	// kind; lookups what a review needs the engine to find first.
-	reviews map[string]map[string]cue.Value
-	lookups map[string]map[string]cue.Value
-	// renders holds how each kind that renders is rendered, and merges the
-	// strategic merges a render needs first.
-	renders map[string]map[string]cue.Value
-	merges  map[string]map[string]map[string]merge
+	// merges are the strategic merges a render needs first.
+	merges map[string]map[string]map[string]merge
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// contextKinds maps apiVersion and kind to the #Context field that holds
@@ -62,10 +70,31 @@ type Engine struct {
 	files map[string]string
 }
 
+// compiled is the CUE compiled into one runtime.
+type compiled struct {
+	ctx     *cue.Context
+	schemas cue.Value
+	// reviews holds the review of each admitted kind, by apiVersion and
+	// kind; lookups what a review needs the engine to find first; renders
+	// how each kind that renders is rendered.
+	reviews map[string]map[string]cue.Value
+	lookups map[string]map[string]cue.Value
+	renders map[string]map[string]cue.Value
+	runtimes cue.Value
+	evaluations atomic.Int64
+}
+
+// DefaultRecycleAfter is how many evaluations an engine's CUE runtime serves
+// before the engine compiles a fresh one.
+const DefaultRecycleAfter = 20000
+
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{ctx: cuecontext.New(), files: map[string]string{}}
+	e := &Engine{files: map[string]string{}, recycleAfter: int64(opts.RecycleAfter)}
+	if e.recycleAfter <= 0 {
+		e.recycleAfter = DefaultRecycleAfter
+	}
 	overlay := map[string]load.Source{}
 	err := fs.WalkDir(cuetrainer.CUE, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -90,26 +119,74 @@ func New(opts Options) (*Engine, error) {
 	}
 
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
-	insts := load.Instances([]string{"./schemas", "./runtimes"}, cfg)
-	values := make([]cue.Value, len(insts))
-	for i, inst := range insts {
+	e.instances = load.Instances([]string{"./schemas", "./runtimes"}, cfg)
+	for _, inst := range e.instances {
 		if inst.Err != nil {
 			return nil, e.cueError("loading CUE", inst.Err)
 		}
-		values[i] = e.ctx.BuildInstance(inst)
-		if err := values[i].Validate(); err != nil {
-			return nil, e.cueError("compiling CUE", err)
-		}
 	}
-	e.schemas = values[0]
-	if err := e.index(); err != nil {
+	c, err := e.compile()
+	if err != nil {
 		return nil, err
 	}
-	if err := e.loadBuiltin(values[1]); err != nil {
+	e.cur.Store(c)
+	if err := c.schemas.LookupPath(cue.ParsePath("merges")).Decode(&e.merges); err != nil {
+		return nil, e.cueError("reading merges", err)
+	}
+	if err := c.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
+		return nil, e.cueError("reading groups", err)
+	}
+	if err := c.schemas.LookupPath(cue.ParsePath("contextKinds")).Decode(&e.contextKinds); err != nil {
+		return nil, e.cueError("reading contextKinds", err)
+	}
+	if err := e.loadBuiltin(c); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
+
+// compile builds the loaded instances into a fresh CUE runtime.
+func (e *Engine) compile() (*compiled, error) {
+	c := &compiled{ctx: cuecontext.New()}
+	values := make([]cue.Value, len(e.instances))
+	for i, inst := range e.instances {
+		values[i] = c.ctx.BuildInstance(inst)
+		if err := values[i].Validate(); err != nil {
+			return nil, e.cueError("compiling CUE", err)
+		}
+	}
+	c.schemas, c.runtimes = values[0], values[1]
+	var err error
+	if c.reviews, err = e.byKind(c, "admission"); err != nil {
+		return nil, err
+	}
+	if c.lookups, err = e.byKind(c, "lookups"); err != nil {
+		return nil, err
+	}
+	if c.renders, err = e.byKind(c, "render"); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// compiled returns the CUE runtime to evaluate one object with, and
+// starts a fresh one when this one has served its share.
+func (e *Engine) compiled() *compiled {
+	c := e.cur.Load()
+	if c.evaluations.Add(1) == e.recycleAfter && e.rebuilding.CompareAndSwap(false, true) {
+		go func() {
+			defer e.rebuilding.Store(false)
+			if fresh, err := e.compile(); err == nil {
+				e.cur.Store(fresh)
+				e.recycled.Add(1)
+			}
+		}()
+	}
+	return c
+}
+
+// Recycled reports how many times the engine swapped in a fresh CUE runtime.
+func (e *Engine) Recycled() int64 { return e.recycled.Load() }
 
 // addPolicyDir adds every .cue file below dir, in lexical order, to the
 // schemas package.
@@ -154,34 +231,10 @@ func mustGetwd() string {
 	return wd
 }
 
-// index reads what the CUE declares about kinds.
-func (e *Engine) index() error {
-	var err error
-	if e.reviews, err = e.byKind("admission"); err != nil {
-		return err
-	}
-	if e.lookups, err = e.byKind("lookups"); err != nil {
-		return err
-	}
-	if e.renders, err = e.byKind("render"); err != nil {
-		return err
-	}
-	if err := e.schemas.LookupPath(cue.ParsePath("merges")).Decode(&e.merges); err != nil {
-		return e.cueError("reading merges", err)
-	}
-	if err := e.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
-		return e.cueError("reading groups", err)
-	}
-	if err := e.schemas.LookupPath(cue.ParsePath("contextKinds")).Decode(&e.contextKinds); err != nil {
-		return e.cueError("reading contextKinds", err)
-	}
-	return nil
-}
-
 // byKind reads a struct of values by apiVersion and kind.
-func (e *Engine) byKind(field string) (map[string]map[string]cue.Value, error) {
+func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Value, error) {
 	out := map[string]map[string]cue.Value{}
-	it, err := e.schemas.LookupPath(cue.ParsePath(field)).Fields()
+	it, err := c.schemas.LookupPath(cue.ParsePath(field)).Fields()
 	if err != nil {
 		return nil, e.cueError("reading "+field, err)
 	}
@@ -200,8 +253,8 @@ func (e *Engine) byKind(field string) (map[string]map[string]cue.Value, error) {
 }
 
 // loadBuiltin reads the shipped runtimes out of the runtimes package.
-func (e *Engine) loadBuiltin(v cue.Value) error {
-	it, err := v.LookupPath(cue.ParsePath("clusterTrainingRuntimes")).Fields()
+func (e *Engine) loadBuiltin(c *compiled) error {
+	it, err := c.runtimes.LookupPath(cue.ParsePath("clusterTrainingRuntimes")).Fields()
 	if err != nil {
 		return e.cueError("reading runtimes", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -372,5 +373,27 @@ spec:
 		if got := get(path); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s = %v (%T), want %v", path, got, got, want)
 		}
+	}
+}
+
+// TestRecycle: after RecycleAfter evaluations the engine swaps in a fresh
+// CUE runtime, and evaluates the same way on it.
+func TestRecycle(t *testing.T) {
+	e, err := New(Options{RecycleAfter: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []string
+	for i := 0; i < 40 && e.Recycled() == 0; i++ {
+		rs := admitAll(t, e.NewSession(SessionOptions{}), "j.yaml", fmt.Sprintf(torchJob, fmt.Sprintf("j%d", i)))
+		before = findingStrings(rs[0].Errors)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e.Recycled() == 0 {
+		t.Fatal("the engine never recycled its CUE runtime")
+	}
+	rs := admitAll(t, e.NewSession(SessionOptions{}), "j.yaml", fmt.Sprintf(torchJob, "after"))
+	if got := findingStrings(rs[0].Errors); !reflect.DeepEqual(got, before) {
+		t.Errorf("after recycling: %q, before: %q", got, before)
 	}
 }

@@ -49,7 +49,8 @@ type merge struct {
 func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	var out Rendered
 	apiVersion, kind := r.Doc.APIVersion(), r.Doc.Kind()
-	renderer, ok := s.e.renders[apiVersion][kind]
+	c := s.e.compiled()
+	renderer, ok := c.renders[apiVersion][kind]
 	if !ok || r.Object == nil {
 		return out
 	}
@@ -59,7 +60,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	ctx := map[string]any{}
 	facts := []any{r.Object}
-	runtime := s.lookupRuntime(Document{Object: r.Object})
+	runtime := s.lookupRuntime(c, Document{Object: r.Object})
 	if runtime != nil {
 		ctx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)
@@ -87,7 +88,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	ctx["existing"] = existing
 
-	rv := renderer.Unify(s.e.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))
+	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))
 	var err error
 	if out.Errors, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("errors")), PhaseRender); err != nil {
 		return fail("errors", err)

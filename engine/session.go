@@ -159,7 +159,7 @@ func (s *Session) Admit(doc Document) Result {
 		return r
 	}
 
-	if _, ok := s.e.reviews[apiVersion][kind]; ok {
+	if s.e.admits(apiVersion, kind) {
 		r, st := s.evaluate(doc)
 		key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
 		if r.Object != nil {
@@ -180,7 +180,7 @@ func (s *Session) Admit(doc Document) Result {
 	}
 	if s.e.groups[groupOf(apiVersion)] {
 		r.Errors = []Finding{{Phase: PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
-			Supported: sortedKeys(s.e.reviews[apiVersion]), Detail: fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)}}
+			Supported: sortedKeys(s.e.cur.Load().reviews[apiVersion]), Detail: fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)}}
 		return r
 	}
 	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
@@ -235,7 +235,8 @@ var (
 // nil when the object did not get as far as the rules.
 func (s *Session) evaluate(doc Document) (Result, *stored) {
 	r := Result{Doc: doc}
-	review := s.e.reviews[doc.APIVersion()][doc.Kind()]
+	c := s.e.compiled()
+	review := c.reviews[doc.APIVersion()][doc.Kind()]
 
 	ctx := map[string]any{}
 	if s.opts.Release != "" {
@@ -245,13 +246,13 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 		ctx[f] = objs
 	}
 	facts := []any{doc.Object}
-	if runtime := s.lookupRuntime(doc); runtime != nil {
+	if runtime := s.lookupRuntime(c, doc); runtime != nil {
 		ctx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)
 	}
 	ctx["quantities"] = quantities(facts...)
 
-	rv := review.Unify(s.e.ctx.Encode(map[string]any{"input": doc.Object, "context": ctx}))
+	rv := review.Unify(c.ctx.Encode(map[string]any{"input": doc.Object, "context": ctx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
 		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"})
@@ -290,8 +291,8 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 
 // lookupRuntime finds the runtime a document's kind says it needs, if any.
 // The lookup is computed from the input alone, before the review.
-func (s *Session) lookupRuntime(doc Document) *stored {
-	lk, ok := s.e.lookups[doc.APIVersion()][doc.Kind()]
+func (s *Session) lookupRuntime(c *compiled, doc Document) *stored {
+	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return nil
 	}
@@ -334,4 +335,10 @@ func (s *Session) Listed() []Listed {
 		out = append(out, Listed{Object: st.doc.Object, Summary: st.summary, File: st.doc.File, Line: st.doc.Line, Builtin: st.builtin})
 	}
 	return out
+}
+
+// admits reports whether the CUE has a review for the kind.
+func (e *Engine) admits(apiVersion, kind string) bool {
+	_, ok := e.cur.Load().reviews[apiVersion][kind]
+	return ok
 }

@@ -23,7 +23,8 @@ func newRenderCmd() *cobra.Command {
 		Short: "Print the objects the controller would apply for each TrainJob",
 		Long: `render admits the documents of every PATH in order, exactly as vet does, then renders every
 admitted TrainJob into the objects Kubeflow Trainer's controller applies: the JobSet, the
-PodGroup, the MPI hostfile ConfigMap and SSH Secret, and the runtime snapshot ConfigMap.
+runtime snapshot ConfigMap, and what the runtime's policies add (a PodGroup, ConfigMaps,
+Secrets).
 
 Standard output carries only those objects: multi-document YAML sorted by apiVersion, kind
 and name, or with -o json one v1 List. Warnings and errors go to standard error; when any
