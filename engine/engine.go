@@ -77,10 +77,10 @@ type compiled struct {
 	// reviews holds the review of each admitted kind, by apiVersion and
 	// kind; lookups what a review needs the engine to find first; renders
 	// how each kind that renders is rendered.
-	reviews map[string]map[string]cue.Value
-	lookups map[string]map[string]cue.Value
-	renders map[string]map[string]cue.Value
-	runtimes cue.Value
+	reviews     map[string]map[string]cue.Value
+	lookups     map[string]map[string]cue.Value
+	renders     map[string]map[string]cue.Value
+	runtimes    cue.Value
 	evaluations atomic.Int64
 }
 

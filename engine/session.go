@@ -40,8 +40,8 @@ type stored struct {
 	yamlOnce sync.Once
 	yamlText string
 	yamlErr  error
-	summary map[string]any
-	builtin bool
+	summary  map[string]any
+	builtin  bool
 	// policyErrors are the policy rules the object broke: it exists, but
 	// vet reports it.
 	policyErrors []string
