@@ -59,6 +59,12 @@ func (d Document) LineOf(path string) int {
 		if l, ok := d.lines[p]; ok {
 			return l
 		}
+		// Kubeflow spells one path spec.RuntimeRef.
+		for q, l := range d.lines {
+			if strings.EqualFold(q, p) {
+				return l
+			}
+		}
 	}
 	return d.Line
 }
