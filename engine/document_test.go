@@ -129,8 +129,8 @@ spec: runtimeRef: name: "torch-distributed"
 	}
 }
 
-// FuzzAdmit reads arbitrary input as YAML and admits every document: no
-// input may panic the reader or the engine.
+// FuzzAdmit reads arbitrary input as YAML, admits every document and
+// renders every admitted one: no input may panic the reader or the engine.
 func FuzzAdmit(f *testing.F) {
 	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
 	for _, file := range files {
@@ -148,6 +148,11 @@ func FuzzAdmit(f *testing.F) {
 			r := s.Admit(d)
 			for _, e := range r.Errors {
 				_ = e.String()
+			}
+			if !r.Rejected() {
+				for _, e := range s.Render(r, RenderOptions{}).Errors {
+					_ = e.String()
+				}
 			}
 		}
 	})

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// renderDocs admits the documents and renders the last one.
+func renderDocs(t *testing.T, docs ...string) Rendered {
+	t.Helper()
+	s := testEngine(t).NewSession(SessionOptions{NoBuiltinRuntimes: true})
+	var last Result
+	for _, r := range admitAll(t, s, "in.yaml", strings.Join(docs, "---\n")) {
+		if r.Rejected() {
+			t.Fatalf("%s rejected: %v", r.Identity(), findingStrings(r.Errors))
+		}
+		last = r
+	}
+	return s.Render(last, RenderOptions{})
+}
+
+// envOf returns the env of the node container of the JobSet's job.
+func envOf(t *testing.T, out Rendered, job string) map[string]string {
+	t.Helper()
+	for _, o := range out.Objects {
+		if o["kind"] != "JobSet" {
+			continue
+		}
+		for _, j := range o["spec"].(map[string]any)["replicatedJobs"].([]any) {
+			jm := j.(map[string]any)
+			if jm["name"] != job {
+				continue
+			}
+			pod := jm["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			for _, c := range pod["containers"].([]any) {
+				cm := c.(map[string]any)
+				if cm["name"] == "node" {
+					env := map[string]string{}
+					for _, e := range cm["env"].([]any) {
+						em := e.(map[string]any)
+						env[fmt.Sprint(em["name"])] = fmt.Sprint(em["value"])
+					}
+					return env
+				}
+			}
+		}
+	}
+	t.Fatalf("no node container in job %s: %v", job, out.Errors)
+	return nil
+}
+
+// TestRenderNumProcPerNodeOlderVocabulary: the older API's auto, cpu and gpu
+// render as Kubeflow 2.1 did.
+func TestRenderNumProcPerNodeOlderVocabulary(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy, job, resources, want string
+	}{
+		{"int from the TrainJob", "{}", "numProcPerNode: 3", "", "3"},
+		{"unset, no GPU: the CPU count rounded up", "{}", "", "requests: {cpu: 3500m}", "4"},
+		{"unset, GPUs: auto", "{}", "", "limits: {nvidia.com/gpu: 2}", "auto"},
+		{"policy cpu, with GPUs: the CPU count", "{numProcPerNode: cpu}", "", "limits: {cpu: 2, nvidia.com/gpu: 2}", "2"},
+		{"policy gpu: left to torchrun", "{numProcPerNode: gpu}", "", "limits: {nvidia.com/gpu: 2}", "gpu"},
+		{"TrainJob auto beats the policy's int", "{numProcPerNode: 5}", "numProcPerNode: auto", "limits: {nvidia.com/gpu: 1}", "auto"},
+		{"policy auto without anything: 1", "{numProcPerNode: auto}", "", "", "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := renderDocs(t, runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{torch: "+tc.policy+"}", ""),
+				jobYAML("rt", fmt.Sprintf("{resourcesPerNode: {%s}%s}", tc.resources, map[bool]string{true: ", " + tc.job}[tc.job != ""])))
+			if len(out.Errors) > 0 {
+				t.Fatal(findingStrings(out.Errors))
+			}
+			if got := envOf(t, out, "node")["PET_NPROC_PER_NODE"]; got != tc.want {
+				t.Errorf("PET_NPROC_PER_NODE = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRenderRuleErrors: a runtime let in without its webhook that breaks a
+// render rule gets Kubeflow's error, not a panic or half the objects.
+func TestRenderRuleErrors(t *testing.T) {
+	noNode := strings.Replace(runtimeYAML("rt", "trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/webhook-validation: disabled", "", "{torch: {}}", ""), "containers: [{name: node, image: img}]", "containers: [{name: main, image: img}]", 1)
+	out := renderDocs(t, noNode, jobYAML("rt", "{}"))
+	if len(out.Objects) > 0 || !strings.Contains(strings.Join(findingStrings(out.Errors), "\n"), `spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers: Invalid value: ["main"]: must contain the required container for the ancestor: trainer`) {
+		t.Errorf("no node container: objects %d, errors %v", len(out.Objects), findingStrings(out.Errors))
+	}
+}
+
+// TestRenderResourcesPerNode: resourcesPerNode merges key by key into the
+// trainer's node container, and counts in a PodGroup's minResources.
+func TestRenderResourcesPerNode(t *testing.T) {
+	rt := strings.Replace(runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{numNodes: 2, torch: {}}", ""),
+		"containers: [{name: node, image: img}]", "containers: [{name: node, image: img, resources: {requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 2}}}]", 1)
+	rt = strings.Replace(rt, "  mlPolicy:", "  podGroupPolicy: {coscheduling: {}}\n  mlPolicy:", 1)
+	out := renderDocs(t, rt, jobYAML("rt", "{resourcesPerNode: {requests: {memory: 3Gi, nvidia.com/gpu: 1}}}"))
+	if len(out.Errors) > 0 {
+		t.Fatal(findingStrings(out.Errors))
+	}
+	var resources, minResources any
+	for _, o := range out.Objects {
+		switch o["kind"] {
+		case "JobSet":
+			j := o["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)
+			resources = j["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["resources"]
+		case "PodGroup":
+			minResources = o["spec"].(map[string]any)["minResources"]
+		}
+	}
+	if got, want := fmt.Sprint(resources), "map[limits:map[cpu:2] requests:map[cpu:1 memory:3Gi nvidia.com/gpu:1]]"; got != want {
+		t.Errorf("resources %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(minResources), "map[cpu:2 memory:6Gi nvidia.com/gpu:2]"; got != want {
+		t.Errorf("minResources %s, want %s", got, want)
+	}
+}
