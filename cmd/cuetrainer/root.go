@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -38,11 +40,26 @@ func (g *globals) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&g.noBuiltinRuntimes, "no-builtin-runtimes", false, "leave out the runtimes cuetrainer ships")
 }
 
+// engines holds the engines loaded in this process, by policy
+// directories: an engine is safe for concurrent use and keeps no state
+// between sessions, so commands run in one process (tests) share it.
+var engines = struct {
+	sync.Mutex
+	byDirs map[string]*engine.Engine
+}{byDirs: map[string]*engine.Engine{}}
+
 func (g *globals) engine() (*engine.Engine, error) {
+	key := strings.Join(g.policyDirs, "\x00")
+	engines.Lock()
+	defer engines.Unlock()
+	if e, ok := engines.byDirs[key]; ok && len(g.policyDirs) == 0 {
+		return e, nil
+	}
 	e, err := engine.New(engine.Options{PolicyDirs: g.policyDirs})
 	if err != nil {
 		return nil, usageError{err}
 	}
+	engines.byDirs[key] = e
 	return e, nil
 }
 
