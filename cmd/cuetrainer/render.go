@@ -79,7 +79,7 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 			}
 			code = max(code, c)
 			id := ""
-			if r.Doc.Object != nil {
+			if r.Doc.Object != nil && r.Identity() != "" {
 				id = r.Identity() + ": "
 			}
 			fmt.Fprintf(stderr, "%s: %s%s\n", where(r, &f), id, f.String())

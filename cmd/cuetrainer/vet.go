@@ -129,7 +129,7 @@ func where(r engine.Result, f *engine.Finding) string {
 func writeText(w io.Writer, results []vetted, verbose bool) {
 	for _, r := range results {
 		id := ""
-		if r.Doc.Object != nil {
+		if r.Doc.Object != nil && r.Identity() != "" {
 			id = r.Identity() + ": "
 		}
 		for _, f := range r.warnings {
