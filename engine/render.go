@@ -113,6 +113,24 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		objects[it.Selector().Unquoted()] = obj
 	}
 
+	var bases map[string]struct{ Path, From []string }
+	if err := decodeJSON(rv.LookupPath(cue.ParsePath("bases")), &bases); err != nil {
+		return fail("bases", err)
+	}
+	for id, b := range bases {
+		obj, ok := objects[id]
+		if !ok || len(b.Path) == 0 {
+			continue
+		}
+		var target any = obj
+		for _, p := range b.Path[:len(b.Path)-1] {
+			if target, err = descend(target, p, true); err != nil {
+				return fail("bases", err)
+			}
+		}
+		target.(map[string]any)[b.Path[len(b.Path)-1]] = roundTrip(at(ctx, b.From))
+	}
+
 	var groups []struct {
 		Name  string
 		Order int
