@@ -25,17 +25,9 @@ type generate struct {
 type yamlSource func(name string) (string, error)
 
 func (g generate) run(obj map[string]any, yamlOf yamlSource) error {
-	var cur any = obj
-	for _, p := range g.Path {
-		next, err := descend(cur, p, true)
-		if err != nil {
-			return err
-		}
-		cur = next
-	}
-	m, ok := cur.(map[string]any)
-	if !ok {
-		return fmt.Errorf("not an object")
+	m, err := mapAt(obj, g.Path)
+	if err != nil {
+		return err
 	}
 	switch g.Kind {
 	case "ssh-keypair":

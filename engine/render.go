@@ -122,13 +122,11 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		if !ok || len(b.Path) == 0 {
 			continue
 		}
-		var target any = obj
-		for _, p := range b.Path[:len(b.Path)-1] {
-			if target, err = descend(target, p, true); err != nil {
-				return fail("bases", err)
-			}
+		m, err := mapAt(obj, b.Path[:len(b.Path)-1])
+		if err != nil {
+			return fail("bases", err)
 		}
-		target.(map[string]any)[b.Path[len(b.Path)-1]] = roundTrip(at(ctx, b.From))
+		m[b.Path[len(b.Path)-1]] = roundTrip(at(ctx, b.From))
 	}
 
 	var groups []struct {
@@ -409,6 +407,23 @@ func (e edit) apply(obj map[string]any) error {
 	return nil
 }
 
+// mapAt returns the object at a path of fields, creating the ones missing.
+func mapAt(obj map[string]any, path []string) (map[string]any, error) {
+	var cur any = obj
+	for _, p := range path {
+		next, err := descend(cur, p, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", strings.Join(path, "."), err)
+		}
+		cur = next
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an object", strings.Join(path, "."))
+	}
+	return m, nil
+}
+
 // descend takes one step of a path: a field (created when absent) or the
 // list item whose fields equal the step's.
 func descend(cur any, step any, create bool) (any, error) {
@@ -519,17 +534,12 @@ func (s quantitySum) apply(obj map[string]any) error {
 		q := totals[r]
 		out[r] = q.String()
 	}
-	var cur any = obj
-	for _, p := range s.Path[:len(s.Path)-1] {
-		next, err := descend(cur, p, true)
-		if err != nil {
-			return err
-		}
-		cur = next
+	if len(s.Path) == 0 {
+		return fmt.Errorf("empty path")
 	}
-	m, ok := cur.(map[string]any)
-	if !ok {
-		return fmt.Errorf("%s: not an object", strings.Join(s.Path, "."))
+	m, err := mapAt(obj, s.Path[:len(s.Path)-1])
+	if err != nil {
+		return err
 	}
 	m[s.Path[len(s.Path)-1]] = out
 	return nil

@@ -199,14 +199,10 @@ func TestConformanceRuntimeDefaults(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(c.Dir, "expected.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var snapshot map[string]any
-			for _, doc := range engine.ReadYAML("expected.yaml", data) {
-				if doc.Kind() == "ConfigMap" && strings.HasSuffix(doc.Name(), "-runtime-snapshot") {
-					if err := yaml.Unmarshal([]byte(doc.Object["data"].(map[string]any)["runtime"].(string)), &snapshot); err != nil {
+			for _, obj := range expectedObjects(t, c) {
+				if obj["kind"] == "ConfigMap" && strings.HasSuffix(obj["metadata"].(map[string]any)["name"].(string), "-runtime-snapshot") {
+					if err := yaml.Unmarshal([]byte(obj["data"].(map[string]any)["runtime"].(string)), &snapshot); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -270,16 +266,8 @@ func TestConformanceRender(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(c.Dir, "expected.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []map[string]any
-			for _, d := range engine.ReadYAML("expected.yaml", data) {
-				want = append(want, d.Object)
-			}
 			got, _ := render(t, e, c)
-			diffs := objdiff.Diff(want, got)
+			diffs := objdiff.Diff(expectedObjects(t, c), got)
 			for _, d := range diffs {
 				t.Error(d)
 			}
@@ -292,4 +280,21 @@ func TestConformanceRender(t *testing.T) {
 	if passed < 31 {
 		t.Errorf("%d of 31 rendered cases pass", passed)
 	}
+}
+
+// expectedObjects reads the objects Kubeflow created for a case.
+func expectedObjects(t *testing.T, c Case) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.Dir, "expected.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	for _, d := range engine.ReadYAML("expected.yaml", data) {
+		if d.Err != nil {
+			t.Fatal(d.Err)
+		}
+		objs = append(objs, d.Object)
+	}
+	return objs
 }
