@@ -186,3 +186,23 @@ func TestTrainJobRules(t *testing.T) {
 		})
 	}
 }
+
+func TestRuntimePatchCRDRules(t *testing.T) {
+	torch := runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "")
+	patch := func(pod string) string {
+		return strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", "  runtimePatches: [{manager: acme.io/x, trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: "+pod+"}}}}]}}}}]", 1)
+	}
+	p := "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec"
+	for _, tc := range []struct{ pod, want string }{
+		{"{containers: [{name: a}, {name: a}]}", p + `.containers[1]: Duplicate value: {"name":"a"}`},
+		{"{containers: [{name: a, env: [{name: X}, {name: X}]}]}", p + `.containers[0].env[1]: Duplicate value: {"name":"X"}`},
+		{"{terminationGracePeriodSeconds: -1}", p + ".terminationGracePeriodSeconds: Invalid value: -1: " + p + ".terminationGracePeriodSeconds in body should be greater than or equal to 0"},
+		{"{serviceAccountName: " + strings.Repeat("s", 254) + "}", p + ".serviceAccountName: Too long: may not be more than 253 bytes"},
+		{"{containers: [{name: \"\"}]}", p + `.containers[0].name: Invalid value: "": ` + p + ".containers[0].name in body should be at least 1 chars long"},
+	} {
+		o := run(t, SessionOptions{NoBuiltinRuntimes: true}, torch, patch(tc.pod))
+		if !contains(o[1].errors, tc.want) {
+			t.Errorf("%s: errors %q, want %q", tc.pod, o[1].errors, tc.want)
+		}
+	}
+}
