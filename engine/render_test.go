@@ -114,3 +114,55 @@ func TestRenderResourcesPerNode(t *testing.T) {
 		t.Errorf("minResources %s, want %s", got, want)
 	}
 }
+
+// TestRenderRuntimePatches: patches merge strategically onto the runtime's
+// JobSet spec in order (containers by name, the last patch winning), the
+// jobs keep the runtime's order, and patch metadata reaches the JobSet.
+func TestRenderRuntimePatches(t *testing.T) {
+	rt := strings.Replace(runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""),
+		"      replicatedJobs:\n", "      replicatedJobs:\n      - name: side\n        template: {spec: {template: {spec: {containers: [{name: s, image: s}]}}}}\n", 1)
+	job := strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", `  runtimePatches:
+  - manager: acme.io/a
+    trainingRuntimeSpec:
+      template:
+        metadata: {labels: {team: a}, annotations: {note: first}}
+        spec:
+          replicatedJobs:
+          - name: node
+            template: {spec: {template: {spec: {nodeSelector: {pool: a}, containers: [{name: node, securityContext: {runAsUser: 1}}]}}}}
+  - manager: acme.io/b
+    trainingRuntimeSpec:
+      template:
+        metadata: {annotations: {note: second}}
+        spec:
+          replicatedJobs:
+          - name: node
+            template: {spec: {template: {spec: {nodeSelector: {pool: b}}}}}`, 1)
+	out := renderDocs(t, rt, job)
+	if len(out.Errors) > 0 {
+		t.Fatal(findingStrings(out.Errors))
+	}
+	for _, o := range out.Objects {
+		if o["kind"] != "JobSet" {
+			continue
+		}
+		md := o["metadata"].(map[string]any)
+		if fmt.Sprint(md["labels"]) != "map[team:a]" || fmt.Sprint(md["annotations"]) != "map[note:second]" {
+			t.Errorf("JobSet metadata: %v", md)
+		}
+		jobs := o["spec"].(map[string]any)["replicatedJobs"].([]any)
+		if len(jobs) != 2 || jobs[0].(map[string]any)["name"] != "side" {
+			t.Fatalf("jobs out of the runtime's order: %v", jobs)
+		}
+		pod := jobs[1].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		if fmt.Sprint(pod["nodeSelector"]) != "map[pool:b]" {
+			t.Errorf("nodeSelector %v, want the last patch's", pod["nodeSelector"])
+		}
+		c := pod["containers"].([]any)[0].(map[string]any)
+		if c["image"] != "img" || fmt.Sprint(c["securityContext"]) != "map[runAsUser:1]" {
+			t.Errorf("node container: %v", c)
+		}
+		return
+	}
+	t.Fatal("no JobSet")
+}
