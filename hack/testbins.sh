@@ -47,7 +47,7 @@ if need kube-apiserver || need kube-controller-manager || need kube-scheduler; t
   echo 'package main' > tools.go
   for b in kube-apiserver kube-controller-manager kube-scheduler; do
     if need "$b"; then
-      go build -trimpath -o "$dir/$b" "k8s.io/kubernetes/cmd/$b"
+      go build -trimpath -o "$dir/$b" -ldflags "-X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${STAGING#v0.}" "k8s.io/kubernetes/cmd/$b"
     fi
   done
 fi
