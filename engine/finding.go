@@ -142,6 +142,11 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 	}
 	var out []Finding
 	for it.Next() {
+		// Most rules find nothing: skip their empty lists without
+		// exporting them.
+		if items, err := it.Value().List(); err == nil && !items.Next() {
+			continue
+		}
 		data, err := it.Value().MarshalJSON()
 		if err != nil {
 			return nil, err
