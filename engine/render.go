@@ -60,7 +60,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	ctx := map[string]any{}
 	facts := []any{r.Object}
-	runtime := s.lookupRuntime(c, Document{Object: r.Object})
+	runtime := r.runtime
 	if runtime != nil {
 		ctx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)

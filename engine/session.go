@@ -61,6 +61,9 @@ type Result struct {
 	// Skipped for one nothing reads.
 	Context bool
 	Skipped bool
+
+	// runtime is what the kind's lookup found, for the render.
+	runtime *stored
 }
 
 // Rejected reports whether any error was found.
@@ -246,7 +249,9 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 		ctx[f] = objs
 	}
 	facts := []any{doc.Object}
-	if runtime := s.lookupRuntime(c, doc); runtime != nil {
+	runtime := s.lookupRuntime(c, doc)
+	r.runtime = runtime
+	if runtime != nil {
 		ctx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)
 	}
