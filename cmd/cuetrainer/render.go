@@ -69,21 +69,8 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 	var admitted []engine.Result
 	for _, doc := range docs {
 		r := s.Admit(doc)
-		for _, f := range r.Warnings {
-			fmt.Fprintf(stderr, "Warning: %s: %s: %s\n", where(r, &f), r.Identity(), f.Message())
-		}
-		for _, f := range r.Errors {
-			c := exitRejected
-			if f.Phase == engine.PhaseRead {
-				c = exitUsage
-			}
-			code = max(code, c)
-			id := ""
-			if r.Doc.Object != nil && r.Identity() != "" {
-				id = r.Identity() + ": "
-			}
-			fmt.Fprintf(stderr, "%s: %s%s\n", where(r, &f), id, f.String())
-		}
+		printFindings(stderr, r, r.Warnings, r.Errors)
+		code = max(code, exitCode(r.Errors))
 		if !r.Rejected() {
 			admitted = append(admitted, r)
 		}
@@ -94,13 +81,8 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 	var objects []map[string]any
 	for _, r := range admitted {
 		out := s.Render(r, engine.RenderOptions{})
-		for _, f := range out.Warnings {
-			fmt.Fprintf(stderr, "Warning: %s: %s: %s\n", where(r, &f), r.Identity(), f.Message())
-		}
-		for _, f := range out.Errors {
-			fmt.Fprintf(stderr, "%s: %s: %s\n", where(r, &f), r.Identity(), f.String())
-			code = exitRejected
-		}
+		printFindings(stderr, r, out.Warnings, out.Errors)
+		code = max(code, exitCode(out.Errors))
 		objects = append(objects, out.Objects...)
 	}
 	if code != exitOK {

@@ -51,10 +51,8 @@ func (o *runtimeSource) load(cmd *cobra.Command) ([]engine.Listed, error) {
 	}
 	for _, doc := range docs {
 		r := s.Admit(doc)
-		for _, f := range r.Errors {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s: %s\n", where(r, &f), r.Identity(), f.String())
-			code = max(code, exitRejected)
-		}
+		printFindings(cmd.ErrOrStderr(), r, nil, r.Errors)
+		code = max(code, exitCode(r.Errors))
 	}
 	if code != exitOK {
 		return s.Listed(), exitError{code}

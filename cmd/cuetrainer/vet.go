@@ -90,13 +90,7 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 			v.errors = append(v.errors, v.warnings...)
 			v.warnings = nil
 		}
-		for _, f := range v.errors {
-			c := exitRejected
-			if f.Phase == engine.PhaseRead {
-				c = exitUsage
-			}
-			code = max(code, c)
-		}
+		code = max(code, exitCode(v.errors))
 		results = append(results, v)
 	}
 
@@ -117,27 +111,9 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	return nil
 }
 
-// where prints FILE:LINE for a finding.
-func where(r engine.Result, f *engine.Finding) string {
-	line := r.Doc.Line
-	if f != nil && f.HasPath {
-		line = r.Doc.LineOf(f.Path)
-	}
-	return fmt.Sprintf("%s:%d", r.Doc.File, line)
-}
-
 func writeText(w io.Writer, results []vetted, verbose bool) {
 	for _, r := range results {
-		id := ""
-		if r.Doc.Object != nil && r.Identity() != "" {
-			id = r.Identity() + ": "
-		}
-		for _, f := range r.warnings {
-			fmt.Fprintf(w, "Warning: %s: %s%s\n", where(r.Result, &f), id, f.Message())
-		}
-		for _, f := range r.errors {
-			fmt.Fprintf(w, "%s: %s%s\n", where(r.Result, &f), id, f.String())
-		}
+		printFindings(w, r.Result, r.warnings, r.errors)
 		if verbose && r.Skipped {
 			fmt.Fprintf(w, "%s: %s: skipped: %s is not read by any rule\n", where(r.Result, nil), r.Identity(), r.Doc.APIVersion())
 		}
