@@ -5,15 +5,19 @@ CUE       := $(GO) run cuelang.org/go/cmd/cue@$(CUE_VERSION)
 BIN       := bin/cuetrainer
 SHARED    ?= ../shared
 
-.PHONY: all build test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest
+.PHONY: all build check test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest
 
 all: build test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cuetrainer
 
-# test is what CI runs (.ci/run): formatting, vet, the CUE, and every Go test
-# with the race detector.
+# check is what CI runs (.ci/run): the control plane the integration tests
+# need (built once, then cached), then test.
+check: testbins-envtest test
+
+# test: formatting, vet, the CUE, and every Go test with the race detector.
+# The integration tests skip without the control plane, unless CI=true.
 test: fmt-check vet cue-vet
 	$(GO) test -race -count=1 ./...
 

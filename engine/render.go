@@ -392,15 +392,19 @@ func (e edit) apply(obj map[string]any) error {
 			target[k] = v
 		}
 		m[last] = target
-	case "upsert":
+	case "upsert", "append":
+		if len(e.Items) == 0 {
+			return nil // nothing to add: an absent list stays absent, not null
+		}
 		l, _ := m[last].([]any)
+		if e.Op == "append" {
+			m[last] = append(l, e.Items...)
+			break
+		}
 		for _, item := range e.Items {
 			l = upsert(l, item, e.By)
 		}
 		m[last] = l
-	case "append":
-		l, _ := m[last].([]any)
-		m[last] = append(l, e.Items...)
 	default:
 		return fmt.Errorf("unknown op %q", e.Op)
 	}

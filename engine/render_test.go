@@ -166,3 +166,17 @@ func TestRenderRuntimePatches(t *testing.T) {
 	}
 	t.Fatal("no JobSet")
 }
+
+// TestEditsLeaveAbsentListsAbsent: an upsert of no items must not write a
+// null list (the API server rejects `env: null`).
+func TestEditsLeaveAbsentListsAbsent(t *testing.T) {
+	obj := map[string]any{"c": map[string]any{}}
+	for _, op := range []string{"upsert", "append"} {
+		if err := (edit{Object: "o", Path: []any{"c", "env"}, Op: op, By: []string{"name"}}).apply(obj); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := obj["c"].(map[string]any)["env"]; ok {
+			t.Errorf("%s of no items wrote env: %v", op, obj)
+		}
+	}
+}

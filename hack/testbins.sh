@@ -7,11 +7,16 @@
 #   cluster tier:   kube-controller-manager, kube-scheduler, kwok, jobset-controller
 #
 # Usage: hack/testbins.sh [envtest|all]   (prints the directory)
+#        hack/testbins.sh --print           (prints it, builds nothing)
 set -euo pipefail
 
 K8S=v1.37.2 STAGING=v0.37.2 ETCD=v3.6.16 KWOK=v0.8.0 JOBSET=v0.12.0
 tier=${1:-all}
 dir=${CUETRAINER_TESTBINS:-$HOME/.cache/cuetrainer/testbins/k8s-$K8S-etcd-$ETCD-kwok-$KWOK-jobset-$JOBSET}
+if [ "$tier" = --print ]; then
+  echo "$dir"
+  exit 0
+fi
 mkdir -p "$dir"
 
 want=(etcd kube-apiserver)

@@ -1,0 +1,73 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+// TestRenderedObjectsAccepted: every object cuetrainer renders for the
+// conformance cases is accepted by a real API server with the JobSet CRD
+// (server-side apply, dry run): the schemas, defaults and validation of the
+// real thing, not our idea of them.
+func TestRenderedObjectsAccepted(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, _ := filepath.Glob("../conformance/testdata/kubeflow/cases/*")
+	applied := 0
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "expected.yaml")); err != nil {
+			continue // a rejection case
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			s := e.NewSession(engine.SessionOptions{})
+			for _, doc := range engine.ReadYAML("input.yaml", data) {
+				r := s.Admit(doc)
+				if r.Rejected() {
+					t.Fatalf("%s: %v", r.Identity(), r.Errors)
+				}
+				for _, obj := range s.Render(r, engine.RenderOptions{}).Objects {
+					u := &unstructured.Unstructured{Object: obj}
+					ensureNamespace(t, ctx, u.GetNamespace())
+					if err := k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("cuetrainer"), client.ForceOwnership, client.DryRunAll); err != nil {
+						t.Errorf("%s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+						continue
+					}
+					applied++
+				}
+			}
+		})
+	}
+	t.Logf("%d rendered objects accepted by the API server", applied)
+	if applied < 60 {
+		t.Errorf("applied %d objects, want the corpus's (at least 60)", applied)
+	}
+}
+
+func ensureNamespace(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if name == "" {
+		return
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8sClient.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
