@@ -37,6 +37,8 @@ trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export GOCACHE="$work/gocache" GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 
 need() { [[ " ${missing[*]} " == *" $1 "* ]]; }
+major=${K8S#v}; major=${major%%.*}
+minor=${K8S#v*.}; minor=${minor%%.*}
 
 if need kube-apiserver || need kube-controller-manager || need kube-scheduler; then
   mkdir -p "$work/k8s" && cd "$work/k8s"
@@ -52,7 +54,7 @@ if need kube-apiserver || need kube-controller-manager || need kube-scheduler; t
   echo 'package main' > tools.go
   for b in kube-apiserver kube-controller-manager kube-scheduler; do
     if need "$b"; then
-      go build -trimpath -o "$dir/$b" -ldflags "-X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${STAGING#v0.}" "k8s.io/kubernetes/cmd/$b"
+      go build -trimpath -o "$dir/$b" -ldflags "-X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor" "k8s.io/kubernetes/cmd/$b"
     fi
   done
 fi
