@@ -42,9 +42,6 @@ type stored struct {
 	yamlErr  error
 	summary  map[string]any
 	builtin  bool
-	// policyErrors are the policy rules the object broke: it exists, but
-	// vet reports it.
-	policyErrors []string
 }
 
 // Result is what admitting one document gives.
@@ -132,14 +129,10 @@ func (st *stored) key() string {
 	return identityKey(st.doc.APIVersion(), st.doc.Kind(), str(meta(st.doc.Object)["namespace"]), st.doc.Name())
 }
 
+// identityKey identifies an object by group (the core group is ""), kind,
+// namespace and name, the way the runtime lookups name runtimes.
 func identityKey(apiVersion, kind, namespace, name string) string {
-	group := apiVersion
-	if i := strings.Index(apiVersion, "/"); i >= 0 {
-		group = apiVersion[:i]
-	} else {
-		group = ""
-	}
-	return group + "/" + kind + "/" + namespace + "/" + name
+	return groupOf(apiVersion) + "/" + kind + "/" + namespace + "/" + name
 }
 
 // Admit checks one document and, when it is admitted, keeps it.
