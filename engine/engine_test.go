@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -97,7 +98,7 @@ func TestAdmitSchemaErrors(t *testing.T) {
 kind: TrainJob
 metadata: {name: a, namespace: n}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {numNodes: two}}
-`, []string{`spec.trainer.numNodes: Invalid value: conflicting values "two" and int32`}},
+`, []string{`spec.trainer.numNodes: Invalid value: "two": must be of type integer`}},
 		{"unknown field", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: a, namespace: n}
@@ -395,5 +396,25 @@ func TestRecycle(t *testing.T) {
 	rs := admitAll(t, e.NewSession(SessionOptions{}), "j.yaml", fmt.Sprintf(torchJob, "after"))
 	if got := findingStrings(rs[0].Errors); !reflect.DeepEqual(got, before) {
 		t.Errorf("after recycling: %q, before: %q", got, before)
+	}
+}
+
+// TestAdmitTypeErrors: a value of the wrong JSON type gets one error in the
+// API server's terms, however the schema spells the type.
+func TestAdmitTypeErrors(t *testing.T) {
+	rs := admitAll(t, testEngine(t).NewSession(SessionOptions{}), "x.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: a, namespace: n}
+spec: {runtimeRef: {name: torch-distributed}, trainer: "x", suspend: 3, initializer: {dataset: {env: {a: b}}}}
+`)
+	want := []string{
+		`spec.initializer.dataset.env: Invalid value: {"a":"b"}: must be of type array`,
+		`spec.suspend: Invalid value: 3: must be of type boolean`,
+		`spec.trainer: Invalid value: "x": must be of type object`,
+	}
+	got := findingStrings(rs[0].Errors)
+	sort.Strings(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

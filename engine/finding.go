@@ -175,7 +175,7 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 // schemaFindings turns the CUE errors of unifying an object with its schema
 // into field errors on the object's paths. prefix is the CUE path of the
 // object within the review.
-func schemaFindings(err error, prefix []string) []Finding {
+func schemaFindings(err error, prefix []string, input map[string]any) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	for _, ce := range errors.Errors(err) {
@@ -186,7 +186,17 @@ func schemaFindings(err error, prefix []string) []Finding {
 		f := Finding{Phase: PhaseSchema, Path: k8sPath(p), HasPath: len(p) > 0}
 		format, args := ce.Msg()
 		msg := fmt.Sprintf(format, args...)
+		value, given := valueAt(input, p)
 		switch {
+		case strings.Contains(msg, "mismatched types") && given && len(args) == 4:
+			// The API server's words: value of the wrong JSON type.
+			want := fmt.Sprint(args[3])
+			if want == kindOf(value) {
+				want = fmt.Sprint(args[2])
+			}
+			f.Type = field.ErrorTypeTypeInvalid.String()
+			f.Value = jsonValue(value)
+			f.Detail = "must be of type " + openAPIType(want)
 		case strings.Contains(msg, "field not allowed"):
 			f.Type = field.ErrorTypeForbidden.String()
 			f.Detail = "unknown field: the schema has no such field"
@@ -204,7 +214,20 @@ func schemaFindings(err error, prefix []string) []Finding {
 		seen[key] = true
 		out = append(out, f)
 	}
-	return out
+	// A disjunction reports a summary beside the reason of each branch:
+	// keep the reasons.
+	paths := map[string]int{}
+	for _, f := range out {
+		paths[f.Path]++
+	}
+	kept := out[:0]
+	for _, f := range out {
+		if strings.Contains(f.Detail, "errors in empty disjunction") && paths[f.Path] > 1 {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept
 }
 
 // k8sPath prints CUE path selectors as a Kubernetes field path.
@@ -242,4 +265,70 @@ func hasPrefix(p, prefix []string) bool {
 		}
 	}
 	return true
+}
+
+// valueAt returns the input's value at a CUE path, if the input has one.
+func valueAt(v any, path []string) (any, bool) {
+	for _, sel := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[strings.Trim(sel, `"`)]; !ok {
+				return nil, false
+			}
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(sel, &i); err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// kindOf names a decoded JSON value's kind as CUE does.
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case map[string]any:
+		return "struct"
+	case []any:
+		return "list"
+	case nil:
+		return "null"
+	case float64, float32:
+		return "float"
+	}
+	return "int"
+}
+
+// openAPIType names a CUE kind as OpenAPI does.
+func openAPIType(kind string) string {
+	switch kind {
+	case "int":
+		return "integer"
+	case "float", "number":
+		return "number"
+	case "bool":
+		return "boolean"
+	case "struct":
+		return "object"
+	case "list":
+		return "array"
+	}
+	return kind
+}
+
+func jsonValue(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -253,7 +253,7 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 	rv := review.Unify(c.ctx.Encode(map[string]any{"input": doc.Object, "context": ctx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"})
+		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, doc.Object)
 		return r, nil
 	}
 	if err := object.Decode(&r.Object); err != nil {
