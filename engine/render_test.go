@@ -180,3 +180,37 @@ func TestEditsLeaveAbsentListsAbsent(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderTorchElastic: the older API's elastic policy renders torchrun's
+// elastic flags and the JobSet's restart bound, on maxNodes pods.
+func TestRenderTorchElastic(t *testing.T) {
+	rt := runtimeYAML("el", "trainer.kubeflow.org/framework: torch", "", "{torch: {elasticPolicy: {minNodes: 2, maxNodes: 4, maxRestarts: 3, metrics: [{type: Resource}]}}}", "")
+	out := renderDocs(t, rt, jobYAML("el", "{}"))
+	if len(out.Errors) > 0 {
+		t.Fatal(findingStrings(out.Errors))
+	}
+	env := envOf(t, out, "node")
+	for name, want := range map[string]string{
+		"PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ENDPOINT": "job-node-0-0.job:29500",
+		"PET_MAX_RESTARTS": "3", "PET_MASTER_ADDR": "job-node-0-0.job",
+	} {
+		if env[name] != want {
+			t.Errorf("%s = %q, want %q", name, env[name], want)
+		}
+	}
+	for _, o := range out.Objects {
+		if o["kind"] == "JobSet" {
+			spec := o["spec"].(map[string]any)
+			if got := fmt.Sprint(spec["failurePolicy"]); got != "map[maxRestarts:3]" {
+				t.Errorf("failurePolicy %s", got)
+			}
+			job := spec["replicatedJobs"].([]any)[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			if fmt.Sprint(job["parallelism"]) != "4" {
+				t.Errorf("parallelism %v, want maxNodes", job["parallelism"])
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(findingStrings(out.Warnings), "\n"), "elasticPolicy.metrics are not rendered") {
+		t.Errorf("no warning about metrics: %v", findingStrings(out.Warnings))
+	}
+}

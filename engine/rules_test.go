@@ -206,3 +206,30 @@ func TestRuntimePatchCRDRules(t *testing.T) {
 		}
 	}
 }
+
+func TestTorchElasticRules(t *testing.T) {
+	el := func(policy string) string {
+		return runtimeYAML("el", "trainer.kubeflow.org/framework: torch", "", policy, "")
+	}
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want string
+	}{
+		{"min above max", []string{el("{torch: {elasticPolicy: {minNodes: 5, maxNodes: 4}}}")}, "spec.mlPolicy.torch.elasticPolicy: Invalid value: "},
+		{"no max", []string{el("{torch: {elasticPolicy: {minNodes: 1}}}")}, "spec.mlPolicy.torch.elasticPolicy.maxNodes: Required value"},
+		{"numNodes in the policy", []string{el("{numNodes: 2, torch: {elasticPolicy: {maxNodes: 4}}}")}, "spec.mlPolicy.numNodes: Forbidden: must be omitted when mlPolicy.torch.elasticPolicy is set"},
+		{"numNodes in the TrainJob", []string{el("{torch: {elasticPolicy: {maxNodes: 4}}}"), jobYAML("el", "{numNodes: 2}")}, `spec.trainer.numNodes: Invalid value: 2: must be omitted: runtime "el" trains elastically`},
+		{"fine", []string{el("{torch: {elasticPolicy: {minNodes: 1, maxNodes: 4, maxRestarts: 0}}}"), jobYAML("el", "{}")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var errs []string
+			for _, o := range run(t, SessionOptions{NoBuiltinRuntimes: true}, tc.docs...) {
+				errs = append(errs, o.errors...)
+			}
+			if tc.want == "" && len(errs) > 0 || tc.want != "" && !contains(errs, tc.want) {
+				t.Errorf("errors %q, want %q", errs, tc.want)
+			}
+		})
+	}
+}
