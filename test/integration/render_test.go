@@ -71,3 +71,51 @@ func ensureNamespace(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestElasticRenderAccepted: the elastic torch render (failurePolicy,
+// rendezvous env) is accepted by the API server too.
+func TestElasticRenderAccepted(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: elastic, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {torch: {elasticPolicy: {minNodes: 1, maxNodes: 3, maxRestarts: 2}}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: "torch:1", resources: {requests: {cpu: "2"}}}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: el, namespace: team-e, uid: 8a6f1b9e-0000-4000-8000-000000000001}
+spec: {runtimeRef: {name: elastic}, trainer: {resourcesPerNode: {limits: {cpu: "4"}}}}
+`
+	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true})
+	n := 0
+	for _, doc := range engine.ReadYAML("elastic.yaml", []byte(input)) {
+		r := s.Admit(doc)
+		if r.Rejected() {
+			t.Fatalf("%s: %v", r.Identity(), r.Errors)
+		}
+		for _, obj := range s.Render(r, engine.RenderOptions{}).Objects {
+			u := &unstructured.Unstructured{Object: obj}
+			ensureNamespace(t, ctx, u.GetNamespace())
+			if err := k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("cuetrainer"), client.ForceOwnership, client.DryRunAll); err != nil {
+				t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("rendered %d objects, want a JobSet and the snapshot", n)
+	}
+}
