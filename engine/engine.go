@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,19 +252,30 @@ func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Va
 }
 
 // loadBuiltin reads the shipped runtimes out of the runtimes package.
+// A policy directory may add runtimes too, under the same field of package
+// schemas; one of the name of a shipped runtime replaces it.
 func (e *Engine) loadBuiltin(c *compiled) error {
-	it, err := c.runtimes.LookupPath(cue.ParsePath("clusterTrainingRuntimes")).Fields()
-	if err != nil {
-		return e.cueError("reading runtimes", err)
-	}
-	for it.Next() {
-		doc, err := e.documentFromValue(it.Value(), "")
-		if err != nil {
-			return err
+	byName := map[string]Document{}
+	for _, pkg := range []cue.Value{c.runtimes, c.schemas} {
+		v := pkg.LookupPath(cue.ParsePath("clusterTrainingRuntimes"))
+		if !v.Exists() {
+			continue
 		}
-		e.builtin = append(e.builtin, doc)
+		it, err := v.Fields()
+		if err != nil {
+			return e.cueError("reading runtimes", err)
+		}
+		for it.Next() {
+			doc, err := e.documentFromValue(it.Value(), "")
+			if err != nil {
+				return err
+			}
+			byName[doc.Name()] = doc
+		}
 	}
-	sort.Slice(e.builtin, func(i, j int) bool { return e.builtin[i].Name() < e.builtin[j].Name() })
+	for _, name := range sortedKeys(byName) {
+		e.builtin = append(e.builtin, byName[name])
+	}
 	return nil
 }
 

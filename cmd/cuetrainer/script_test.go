@@ -28,6 +28,7 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("CORPUS", wd+"/../../test/conformance/testdata/kubeflow")
+			env.Setenv("REPO", wd+"/../..")
 			return nil
 		},
 	})
