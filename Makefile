@@ -54,6 +54,8 @@ conformance-data:
 	rm -rf test/conformance/testdata/kubeflow
 	mkdir -p test/conformance/testdata
 	cp -r $(SHARED)/conformance/kubeflow test/conformance/testdata/kubeflow
+	rm -rf test/conformance/testdata/ome
+	cp -r $(SHARED)/conformance/ome test/conformance/testdata/ome
 	cp $(SHARED)/conformance/README.md test/conformance/testdata/README.md
 
 # bench compares our evaluation with baselines measured in the same run; it
