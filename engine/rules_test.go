@@ -126,7 +126,8 @@ func TestRuntimeWarnings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := run(t, SessionOptions{}, tc.doc)[0]
-			if tc.want == "" && len(o.warnings) > 0 || tc.want != "" && !contains(o.warnings, tc.want) {
+			// "" wants no framework-label or trainer-step warning.
+			if tc.want == "" && (contains(o.warnings, "framework") || contains(o.warnings, "trainjob-ancestor-step")) || tc.want != "" && !contains(o.warnings, tc.want) {
 				t.Errorf("warnings %q, want %q", o.warnings, tc.want)
 			}
 		})
@@ -231,5 +232,15 @@ func TestTorchElasticRules(t *testing.T) {
 				t.Errorf("errors %q, want %q", errs, tc.want)
 			}
 		})
+	}
+}
+
+func TestMPIJobNamesWarning(t *testing.T) {
+	o := run(t, SessionOptions{}, runtimeYAML("m", "trainer.kubeflow.org/framework: mpi", "", "{mpi: {}}", ""))[0]
+	if !contains(o.warnings, "spec.template.spec.replicatedJobs: mlPolicy.mpi runs MPI on the jobs named node (the hosts of the hostfile) and launcher (where mpirun starts); this runtime has no job named launcher") {
+		t.Errorf("warnings %q", o.warnings)
+	}
+	if contains(o.warnings, "no job named node") {
+		t.Errorf("warned of a node job the runtime has: %q", o.warnings)
 	}
 }
