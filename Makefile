@@ -5,7 +5,7 @@ CUE       := $(GO) run cuelang.org/go/cmd/cue@$(CUE_VERSION)
 BIN       := bin/cuetrainer
 SHARED    ?= ../shared
 
-.PHONY: all build check test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest
+.PHONY: all build check manifests test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest
 
 all: build test
 
@@ -48,6 +48,11 @@ cue-gen:
 	find cue.mod/gen -name '*.cue' | xargs sed -E -i \
 		-e 's/^(\s+)([A-Z][A-Za-z0-9]*):\s+(([a-z0-9]+\.)?#\2)( |$$)/\1\3\5/' \
 		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/'
+
+# manifests regenerates the CRDs in deploy/crds from the CUE schemas (a
+# test fails when they differ).
+manifests:
+	$(GO) run ./cmd/cuetrainer export crds --dir deploy/crds
 
 # conformance-data refreshes the test copy of the conformance corpus.
 conformance-data:

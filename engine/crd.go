@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"cuelang.org/go/cue"
+)
+
+// maxSchemaDepth bounds the schema walk (core types are deep, not cyclic).
+const maxSchemaDepth = 64
+
+// CRDs generates the CustomResourceDefinitions the CUE's `crds` declare,
+// each with a structural schema made from its definition.
+func (e *Engine) CRDs() ([]map[string]any, error) {
+	c := e.cur.Load()
+	crds := c.schemas.LookupPath(cue.ParsePath("crds"))
+	var out []map[string]any
+	it, err := crds.Fields()
+	if err != nil {
+		return nil, e.cueError("reading crds", err)
+	}
+	for it.Next() {
+		kind := it.Selector().Unquoted()
+		v := it.Value()
+		str := func(f string) string {
+			s, _ := v.LookupPath(cue.ParsePath(f)).String()
+			return s
+		}
+		schema, err := openAPI(v.LookupPath(cue.ParsePath("schema")), 0, true)
+		if err != nil {
+			return nil, fmt.Errorf("crd %s: %w", kind, err)
+		}
+		props := schema["properties"].(map[string]any)
+		props["metadata"] = map[string]any{"type": "object"}
+		props["apiVersion"] = map[string]any{"type": "string"}
+		props["kind"] = map[string]any{"type": "string"}
+		delete(schema, "required")
+		if req := requiredOf(props, "spec"); req != nil {
+			schema["required"] = req
+		}
+		version := map[string]any{
+			"name": str("version"), "served": true, "storage": true,
+			"schema": map[string]any{"openAPIV3Schema": schema},
+		}
+		if status, _ := v.LookupPath(cue.ParsePath("status")).Bool(); status {
+			version["subresources"] = map[string]any{"status": map[string]any{}}
+		}
+		names := map[string]any{"kind": kind, "listKind": kind + "List", "plural": str("plural"), "singular": str("singular")}
+		out = append(out, map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1",
+			"kind":       "CustomResourceDefinition",
+			"metadata":   map[string]any{"name": str("plural") + "." + str("group")},
+			"spec": map[string]any{
+				"group":    str("group"),
+				"names":    names,
+				"scope":    str("scope"),
+				"versions": []any{version},
+			},
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return fmt.Sprint(meta(out[i])["name"]) < fmt.Sprint(meta(out[j])["name"])
+	})
+	return out, nil
+}
+
+func requiredOf(props map[string]any, names ...string) []any {
+	var out []any
+	for _, n := range names {
+		if _, ok := props[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// openAPI turns a CUE schema into a structural OpenAPI v3 schema: the type
+// of every node, properties and required fields of structs, the items of
+// lists, the values of maps, defaults and string enums. Values of any type
+// (CUE's _) keep what they are given.
+func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
+	if depth > maxSchemaDepth {
+		return nil, fmt.Errorf("schema deeper than %d levels", maxSchemaDepth)
+	}
+	s := map[string]any{}
+	if d, ok := v.Default(); ok && d.IsConcrete() && !root {
+		var dv any
+		if err := d.Decode(&dv); err == nil {
+			switch x := dv.(type) {
+			case map[string]any:
+			case []any:
+				if len(x) > 0 {
+					s["default"] = dv
+				}
+			default:
+				s["default"] = dv
+			}
+		}
+	}
+	k := v.IncompleteKind()
+	switch {
+	case k == cue.TopKind || k == cue.BottomKind:
+		s["x-kubernetes-preserve-unknown-fields"] = true
+		return s, nil
+	case k&cue.StructKind != 0 && k&^(cue.StructKind|cue.NullKind) == 0:
+		s["type"] = "object"
+		props := map[string]any{}
+		var required []any
+		it, err := v.Fields(cue.Optional(true))
+		if err != nil {
+			return nil, err
+		}
+		for it.Next() {
+			name := it.Selector().Unquoted()
+			if it.Selector().IsDefinition() || it.Selector().PkgPath() != "" {
+				continue
+			}
+			p, err := openAPI(it.Value(), depth+1, false)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%w", name, err)
+			}
+			props[name] = p
+			if !it.IsOptional() {
+				if _, hasDefault := p["default"]; !hasDefault {
+					required = append(required, name)
+				}
+			}
+		}
+		if len(props) > 0 {
+			s["properties"] = props
+		}
+		if len(required) > 0 {
+			sort.Slice(required, func(i, j int) bool { return fmt.Sprint(required[i]) < fmt.Sprint(required[j]) })
+			s["required"] = required
+		}
+		elem := v.LookupPath(cue.MakePath(cue.AnyString))
+		switch {
+		case elem.Exists() && len(props) == 0:
+			p, err := openAPI(elem, depth+1, false)
+			if err != nil {
+				return nil, err
+			}
+			s["additionalProperties"] = p
+		case elem.Exists() || len(props) == 0:
+			// Open, or fields beside a pattern, which a structural schema
+			// cannot say: keep what is given.
+			s["x-kubernetes-preserve-unknown-fields"] = true
+		}
+	case k == cue.ListKind:
+		s["type"] = "array"
+		p, err := openAPI(listElem(v), depth+1, false)
+		if err != nil {
+			return nil, err
+		}
+		s["items"] = p
+	case k == cue.StringKind:
+		s["type"] = "string"
+		if enum := stringEnum(v); len(enum) > 0 {
+			s["enum"] = enum
+		}
+	case k == cue.IntKind:
+		s["type"] = "integer"
+	case k&cue.NumberKind != 0 && k&^cue.NumberKind == 0:
+		s["type"] = "number"
+	case k == cue.BoolKind:
+		s["type"] = "boolean"
+	case k&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind && k&^(cue.IntKind|cue.StringKind|cue.NullKind) == 0:
+		s["x-kubernetes-int-or-string"] = true
+		s["anyOf"] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
+	default:
+		s["x-kubernetes-preserve-unknown-fields"] = true
+	}
+	return s, nil
+}
+
+// stringEnum lists the values of a disjunction of string literals.
+func stringEnum(v cue.Value) []any {
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		return nil
+	}
+	var out []any
+	for _, a := range args {
+		s, err := a.String()
+		if err != nil || !a.IsConcrete() {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// listElem returns the type of a list's elements. A list type made of
+// several (a generated type and ours) may not evaluate as one element: then
+// the element of the conjunct that says the most.
+func listElem(v cue.Value) cue.Value {
+	usable := func(e cue.Value) bool {
+		k := e.IncompleteKind()
+		return e.Exists() && k != cue.TopKind && k != cue.BottomKind
+	}
+	elem := v.LookupPath(cue.MakePath(cue.AnyIndex))
+	if usable(elem) {
+		return elem
+	}
+	best, bestFields := elem, -1
+	if _, args := v.Expr(); len(args) > 1 {
+		for _, a := range args {
+			e := a.LookupPath(cue.MakePath(cue.AnyIndex))
+			if !usable(e) {
+				continue
+			}
+			n := 0
+			if it, err := e.Fields(cue.Optional(true)); err == nil {
+				for it.Next() {
+					n++
+				}
+			}
+			if n > bestFields {
+				best, bestFields = e, n
+			}
+		}
+	}
+	return best
+}
