@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"cuelang.org/go/cue"
 )
@@ -120,6 +121,9 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s.%w", name, err)
 			}
+			if p["type"] == "array" {
+				listMarkers(it.Value(), p)
+			}
 			props[name] = p
 			if !it.IsOptional() {
 				if _, hasDefault := p["default"]; !hasDefault {
@@ -222,4 +226,43 @@ func listElem(v cue.Value) cue.Value {
 		}
 	}
 	return best
+}
+
+// listMarkers carries the kubebuilder list markers a field's doc comment
+// holds (`+listType=map`, `+listMapKey=name`), as the generated Kubernetes
+// types keep them and our own schemas write them, into the schema: server-
+// side apply merges such lists by key.
+func listMarkers(v cue.Value, s map[string]any) {
+	var listType string
+	var keys []any
+	for _, doc := range v.Doc() {
+		for _, line := range strings.Split(doc.Text(), "\n") {
+			line = strings.TrimSpace(line)
+			if t, ok := strings.CutPrefix(line, "+listType="); ok {
+				listType = t
+			}
+			if k, ok := strings.CutPrefix(line, "+listMapKey="); ok && !containsAny(keys, k) {
+				keys = append(keys, k) // a field's doc can come from several conjuncts
+			}
+		}
+	}
+	switch listType {
+	case "map":
+		if len(keys) == 0 {
+			return
+		}
+		s["x-kubernetes-list-type"] = "map"
+		s["x-kubernetes-list-map-keys"] = keys
+	case "set", "atomic":
+		s["x-kubernetes-list-type"] = listType
+	}
+}
+
+func containsAny(l []any, v any) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
