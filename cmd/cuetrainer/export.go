@@ -1,12 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 )
 
 func newExportCmd() *cobra.Command {
@@ -43,20 +38,7 @@ named <plural>.<group>.yaml.`,
 			if dir == "" {
 				return writeObjects(cmd.OutOrStdout(), crds, "yaml")
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			for _, c := range crds {
-				b, err := yaml.Marshal(c)
-				if err != nil {
-					return err
-				}
-				name := fmt.Sprint(c["metadata"].(map[string]any)["name"])
-				if err := os.WriteFile(filepath.Join(dir, name+".yaml"), b, 0o644); err != nil {
-					return err
-				}
-			}
-			return nil
+			return writeFiles(dir, crds)
 		},
 	}
 	g.addFlags(cmd)

@@ -231,23 +231,29 @@ file NAME.yaml each.`,
 			if dir == "" {
 				return writeObjects(cmd.OutOrStdout(), objs, "yaml")
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			for i, d := range e.Builtin() {
-				b, err := yaml.Marshal(objs[i])
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(filepath.Join(dir, d.Name()+".yaml"), b, 0o644); err != nil {
-					return err
-				}
-			}
-			return nil
+			return writeFiles(dir, objs)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "write one file per runtime into this directory")
 	return cmd
+}
+
+// writeFiles writes each object as YAML into dir, in NAME.yaml.
+func writeFiles(dir string, objs []map[string]any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprint(o["metadata"].(map[string]any)["name"])
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeList writes objects as one v1 List in JSON.

@@ -9,7 +9,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -56,10 +55,8 @@ func TestGeneratedCRDs(t *testing.T) {
 		for _, doc := range engine.ReadYAML("input.yaml", data) {
 			ours := s.Admit(doc).Object
 			u := &unstructured.Unstructured{Object: doc.Object}
-			ensureNamespace(t, ctx, u.GetNamespace())
-			u.SetResourceVersion("")
 			u.SetUID("") // the corpus fixes uids for owner references; the API server sets them
-			if err := k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("cuetrainer"), client.ForceOwnership, client.DryRunAll); err != nil {
+			if err := dryRunApply(t, ctx, u); err != nil {
 				t.Errorf("%s: %s %s: %v", filepath.Base(dir), u.GetKind(), u.GetName(), err)
 				continue
 			}

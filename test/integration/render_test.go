@@ -37,22 +37,7 @@ func TestRenderedObjectsAccepted(t *testing.T) {
 			continue // a rejection case
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			s := e.NewSession(engine.SessionOptions{})
-			for _, doc := range engine.ReadYAML("input.yaml", data) {
-				r := s.Admit(doc)
-				if r.Rejected() {
-					t.Fatalf("%s: %v", r.Identity(), r.Errors)
-				}
-				for _, obj := range s.Render(r, engine.RenderOptions{}).Objects {
-					u := &unstructured.Unstructured{Object: obj}
-					ensureNamespace(t, ctx, u.GetNamespace())
-					if err := k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("cuetrainer"), client.ForceOwnership, client.DryRunAll); err != nil {
-						t.Errorf("%s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
-						continue
-					}
-					applied++
-				}
-			}
+			applied += renderAndApply(t, ctx, e.NewSession(engine.SessionOptions{}), "input.yaml", data)
 		})
 	}
 	t.Logf("%d rendered objects accepted by the API server", applied)
@@ -99,23 +84,39 @@ kind: TrainJob
 metadata: {name: el, namespace: team-e, uid: 8a6f1b9e-0000-4000-8000-000000000001}
 spec: {runtimeRef: {name: elastic}, trainer: {resourcesPerNode: {limits: {cpu: "4"}}}}
 `
-	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true})
-	n := 0
-	for _, doc := range engine.ReadYAML("elastic.yaml", []byte(input)) {
+	n := renderAndApply(t, ctx, e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true}), "elastic.yaml", []byte(input))
+	if n != 2 {
+		t.Errorf("rendered %d objects, want a JobSet and the snapshot", n)
+	}
+}
+
+// renderAndApply admits the documents, renders each, and applies every
+// rendered object to the API server (server-side apply, dry run). It
+// returns how many the API server took.
+func renderAndApply(t *testing.T, ctx context.Context, s *engine.Session, file string, data []byte) int {
+	t.Helper()
+	applied := 0
+	for _, doc := range engine.ReadYAML(file, data) {
 		r := s.Admit(doc)
 		if r.Rejected() {
 			t.Fatalf("%s: %v", r.Identity(), r.Errors)
 		}
 		for _, obj := range s.Render(r, engine.RenderOptions{}).Objects {
 			u := &unstructured.Unstructured{Object: obj}
-			ensureNamespace(t, ctx, u.GetNamespace())
-			if err := k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("cuetrainer"), client.ForceOwnership, client.DryRunAll); err != nil {
-				t.Errorf("%s %s: %v", u.GetKind(), u.GetName(), err)
+			if err := dryRunApply(t, ctx, u); err != nil {
+				t.Errorf("%s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+				continue
 			}
-			n++
+			applied++
 		}
 	}
-	if n != 2 {
-		t.Errorf("rendered %d objects, want a JobSet and the snapshot", n)
-	}
+	return applied
+}
+
+// dryRunApply server-side-applies an object without storing it, in its
+// namespace (created when missing); u becomes what the API server made of it.
+func dryRunApply(t *testing.T, ctx context.Context, u *unstructured.Unstructured) error {
+	t.Helper()
+	ensureNamespace(t, ctx, u.GetNamespace())
+	return k8sClient.Patch(ctx, u, client.Apply, client.FieldOwner("cuetrainer"), client.ForceOwnership, client.DryRunAll)
 }
