@@ -22,10 +22,7 @@ import (
 func TestGeneratedCRDs(t *testing.T) {
 	needControlPlane(t)
 	ctx := context.Background()
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := loadEngine(t)
 	crds, err := e.CRDs()
 	if err != nil {
 		t.Fatal(err)

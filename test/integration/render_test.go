@@ -22,10 +22,7 @@ import (
 func TestRenderedObjectsAccepted(t *testing.T) {
 	needControlPlane(t)
 	ctx := context.Background()
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := loadEngine(t)
 	dirs, _ := filepath.Glob("../conformance/testdata/kubeflow/cases/*")
 	applied := 0
 	for _, dir := range dirs {
@@ -62,10 +59,7 @@ func ensureNamespace(t *testing.T, ctx context.Context, name string) {
 func TestElasticRenderAccepted(t *testing.T) {
 	needControlPlane(t)
 	ctx := context.Background()
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := loadEngine(t)
 	input := `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
 metadata: {name: elastic, labels: {trainer.kubeflow.org/framework: torch}}

@@ -10,11 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cuetrainer/cuetrainer/engine"
 )
 
 var (
@@ -23,6 +26,23 @@ var (
 	// skipReason is why the control plane is not there, when it is not.
 	skipReason string
 )
+
+var (
+	engineOnce sync.Once
+	eng        *engine.Engine
+	engErr     error
+)
+
+// loadEngine compiles the embedded CUE once for all the tests; each test
+// admits and renders in its own session.
+func loadEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	engineOnce.Do(func() { eng, engErr = engine.New(engine.Options{}) })
+	if engErr != nil {
+		t.Fatalf("loading the engine: %v", engErr)
+	}
+	return eng
+}
 
 // binaries finds the envtest tier: $CUETRAINER_TESTBINS, else the cache
 // directory hack/testbins.sh fills.
