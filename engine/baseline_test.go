@@ -6,6 +6,7 @@ package engine
 // runtimes it serves; the CUE knows every framework.
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -148,7 +149,10 @@ func toMaps(tb testing.TB, objs []any) []map[string]any {
 // baselineCase renders a case with the engine and with the baseline.
 func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Result, *baselineRuntime) {
 	s, tj := renderInput(tb, caseName)
-	runtime := s.lookupRuntime(s.e.cur.Load(), Document{Object: tj.Object})
+	runtime, _, err := s.lookup(context.Background(), s.e.cur.Load(), Document{Object: tj.Object})
+	if err != nil || runtime == nil {
+		tb.Fatalf("no runtime for the case: %v", err)
+	}
 	return s, tj, newBaselineRuntime(tb, runtime.doc.Object)
 }
 

@@ -51,6 +51,11 @@ type Engine struct {
 	// Recycled counts the swaps, for metrics and tests.
 	recycled atomic.Int64
 
+	// existingCache holds objects read from a cluster with their defaults,
+	// by identity, uid and resourceVersion (see existing).
+	existingMu    sync.Mutex
+	existingCache map[string]*stored
+
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
 	// groups are the API groups whose every kind must have a review.
@@ -291,6 +296,10 @@ func (e *Engine) cueError(what string, err error) error {
 // names a user knows.
 func (e *Engine) Details(err error) string {
 	var b strings.Builder
+	var ce errors.Error
+	if !errors.As(err, &ce) {
+		return err.Error() // not the CUE's: a cluster's, say
+	}
 	for i, ce := range errors.Errors(err) {
 		if i > 0 {
 			b.WriteString("\n")

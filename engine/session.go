@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"cuelang.org/go/cue"
 	"sigs.k8s.io/yaml"
@@ -16,6 +18,12 @@ type SessionOptions struct {
 	Release string
 	// NoBuiltinRuntimes leaves the shipped runtimes out.
 	NoBuiltinRuntimes bool
+	// Cluster, when set, is where the lookups find what the session has
+	// not admitted, and where the context kinds are listed from.
+	Cluster Cluster
+	// Pinned makes lookups read an object's pinned copy first (see
+	// #RuntimeLookup.pinned): the controller renders from it.
+	Pinned bool
 }
 
 // Session admits objects in order, like an API server with its webhooks:
@@ -58,6 +66,9 @@ type Result struct {
 	// Skipped for one nothing reads.
 	Context bool
 	Skipped bool
+	// Mutated is the input with the mutating rules' changes, nil when they
+	// change nothing.
+	Mutated map[string]any
 
 	// runtime is what the kind's lookup found, for the render.
 	runtime *stored
@@ -102,7 +113,7 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 	s := &Session{e: e, opts: SessionOptions{Release: release}, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
 	var sts []*stored
 	for _, doc := range e.builtin {
-		r, st := s.evaluate(doc)
+		r, st := s.evaluate(context.Background(), doc, Request{})
 		if st != nil && !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
 			st.builtin = true
 			sts = append(sts, st)
@@ -137,6 +148,12 @@ func identityKey(apiVersion, kind, namespace, name string) string {
 
 // Admit checks one document and, when it is admitted, keeps it.
 func (s *Session) Admit(doc Document) Result {
+	return s.AdmitRequest(context.Background(), doc, Request{})
+}
+
+// AdmitRequest admits one document as an admission request does: an UPDATE
+// sees the old object, and the mutating rules get the request's time.
+func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) Result {
 	if doc.Err != nil {
 		return Result{Doc: doc, Errors: []Finding{{Phase: PhaseRead, Detail: doc.Err.Error()}}}
 	}
@@ -156,7 +173,7 @@ func (s *Session) Admit(doc Document) Result {
 	}
 
 	if s.e.admits(apiVersion, kind) {
-		r, st := s.evaluate(doc)
+		r, st := s.evaluate(ctx, doc, req)
 		key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
 		if r.Object != nil {
 			key = identityKey(apiVersion, kind, str(meta(r.Object)["namespace"]), doc.Name())
@@ -221,36 +238,60 @@ func jsonString(s string) json.RawMessage {
 }
 
 var (
-	pathObject  = cue.MakePath(cue.Str("object"))
-	pathRuntime = cue.MakePath(cue.Str("runtime"))
-	pathInput   = cue.MakePath(cue.Str("input"))
+	pathObject = cue.MakePath(cue.Str("object"))
+	pathInput  = cue.MakePath(cue.Str("input"))
 )
 
 // evaluate runs a document through its review: one unification of the
 // review with the object and its context. It returns the object to keep, or
 // nil when the object did not get as far as the rules.
-func (s *Session) evaluate(doc Document) (Result, *stored) {
+func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
 	r := Result{Doc: doc}
 	c := s.e.compiled()
 	review := c.reviews[doc.APIVersion()][doc.Kind()]
 
-	ctx := map[string]any{}
+	cx := map[string]any{}
 	if s.opts.Release != "" {
-		ctx["release"] = s.opts.Release
+		cx["release"] = s.opts.Release
+	}
+	if req.Operation != "" {
+		cx["operation"] = req.Operation
+	}
+	if req.OldObject != nil {
+		cx["oldObject"] = req.OldObject
+	}
+	if !req.Now.IsZero() {
+		cx["now"] = req.Now.UTC().Format(time.RFC3339)
 	}
 	for f, objs := range s.context {
-		ctx[f] = objs
+		cx[f] = objs
+	}
+	if s.opts.Cluster != nil {
+		listed, err := s.clusterContext(ctx)
+		if err != nil {
+			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: err.Error()})
+			return r, nil
+		}
+		for f, objs := range listed {
+			cx[f] = objs
+		}
 	}
 	facts := []any{doc.Object}
-	runtime := s.lookupRuntime(c, doc)
+	runtime, found, err := s.lookup(ctx, c, doc)
+	if err != nil {
+		return s.internal(r, "the lookups", err), nil
+	}
 	r.runtime = runtime
 	if runtime != nil {
-		ctx["runtime"] = runtime.doc.Object
+		cx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)
 	}
-	ctx["quantities"] = quantities(facts...)
+	for f, obj := range found {
+		cx[f] = obj
+	}
+	cx["quantities"] = quantities(facts...)
 
-	rv := review.Unify(c.ctx.Encode(map[string]any{"input": doc.Object, "context": ctx}))
+	rv := review.Unify(c.ctx.Encode(map[string]any{"input": doc.Object, "context": cx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
 		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, doc.Object)
@@ -258,6 +299,9 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 	}
 	if err := object.Decode(&r.Object); err != nil {
 		return s.internal(r, "object", err), nil
+	}
+	if r.Mutated, err = mutate(rv, doc.Object); err != nil {
+		return s.internal(r, "mutations", err), nil
 	}
 	crd, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("crd")), PhaseCRD)
 	if err != nil {
@@ -287,22 +331,83 @@ func (s *Session) evaluate(doc Document) (Result, *stored) {
 	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
 }
 
-// lookupRuntime finds the runtime a document's kind says it needs, if any.
-// The lookup is computed from the input alone, before the review.
-func (s *Session) lookupRuntime(c *compiled, doc Document) *stored {
+var pathMutations = cue.MakePath(cue.Str("mutations"))
+
+// mutate applies the review's mutations to a copy of the input; nil when
+// there are none.
+func mutate(rv cue.Value, input map[string]any) (map[string]any, error) {
+	v := rv.LookupPath(pathMutations)
+	if !v.Exists() {
+		return nil, nil
+	}
+	var rules map[string][]edit
+	if err := decodeJSON(v, &rules); err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	for _, name := range sortedKeys(rules) {
+		for _, e := range rules[name] {
+			if e.Object != "input" {
+				return nil, fmt.Errorf("mutation %s edits %q: a mutation edits the object \"input\"", name, e.Object)
+			}
+			if out == nil {
+				out = deepCopy(input).(map[string]any)
+			}
+			if err := e.apply(out); err != nil {
+				return nil, fmt.Errorf("mutation %s: %v", name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+var (
+	pathLookupRuntime = cue.MakePath(cue.Str("runtime"))
+	pathLookupObjects = cue.MakePath(cue.Str("objects"))
+)
+
+// lookup finds what the document's kind says its review needs: the runtime,
+// and more objects by context field. The lookup is computed from the input
+// alone, before the review. What does not exist is left out (the rules say
+// what that means); what cannot be read is an error.
+func (s *Session) lookup(ctx context.Context, c *compiled, doc Document) (*stored, map[string]any, error) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
-		return nil
+		return nil, nil, nil
 	}
-	ref := lk.FillPath(pathInput, doc.Object).LookupPath(pathRuntime)
-	if !ref.Exists() {
-		return nil
+	v := lk.FillPath(pathInput, doc.Object)
+	var runtime *stored
+	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
+		var l lookupRef
+		if err := decodeJSON(ref, &l); err != nil {
+			return nil, nil, nil // the review reports what is wrong with the input
+		}
+		st, err := s.find(ctx, doc.Object, l)
+		if err != nil {
+			return nil, nil, err
+		}
+		runtime = st
 	}
-	var l struct{ Group, Kind, Namespace, Name string }
-	if err := ref.Decode(&l); err != nil {
-		return nil // the review reports what is wrong with the input
+	var found map[string]any
+	if objs := v.LookupPath(pathLookupObjects); objs.Exists() {
+		var refs map[string]lookupRef
+		if err := decodeJSON(objs, &refs); err != nil {
+			return runtime, nil, nil
+		}
+		for _, f := range sortedKeys(refs) {
+			st, err := s.find(ctx, doc.Object, refs[f])
+			if err != nil {
+				return nil, nil, err
+			}
+			if st != nil {
+				if found == nil {
+					found = map[string]any{}
+				}
+				found[f] = st.doc.Object
+			}
+		}
 	}
-	return s.objects[l.Group+"/"+l.Kind+"/"+l.Namespace+"/"+l.Name]
+	return runtime, found, nil
 }
 
 // internal reports a failure of the CUE itself (a rule that does not

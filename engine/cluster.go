@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Cluster reads a real cluster's objects, for the lookups a review declares
+// and the context kinds its rules read. Offline sessions have none: they
+// find only what they admitted.
+type Cluster interface {
+	// Get returns the object of the group, kind, namespace ("" for a
+	// cluster-scoped kind) and name, or nil when it does not exist.
+	Get(ctx context.Context, group, kind, namespace, name string) (map[string]any, error)
+	// List returns every object of the kind.
+	List(ctx context.Context, apiVersion, kind string) ([]map[string]any, error)
+}
+
+// Request is what an admission request says besides the object.
+type Request struct {
+	// Operation is CREATE (the default) or UPDATE.
+	Operation string
+	// OldObject is the object before an UPDATE, as the cluster holds it.
+	OldObject map[string]any
+	// Now is when the request came; the zero time means the rules get no
+	// time, and so make no mutation that needs one.
+	Now time.Time
+}
+
+// lookupRef is one object a review's lookup names (#RuntimeLookup).
+type lookupRef struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Pinned    *struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Key       string `json:"key"`
+	} `json:"pinned"`
+}
+
+func (l lookupRef) key() string { return l.Group + "/" + l.Kind + "/" + l.Namespace + "/" + l.Name }
+
+// find returns the object a lookup names: one the session admitted, or,
+// with a cluster, the cluster's (its pinned copy first, when the session
+// renders from pinned copies). Objects of the kinds the engine admits come
+// back with their defaults, evaluated once per uid and resourceVersion.
+func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (*stored, error) {
+	if st, ok := s.objects[l.key()]; ok {
+		return st, nil
+	}
+	cl := s.opts.Cluster
+	if cl == nil {
+		return nil, nil
+	}
+	var obj map[string]any
+	if s.opts.Pinned && l.Pinned != nil {
+		pinned, err := s.pinnedCopy(ctx, input, l)
+		if err != nil {
+			return nil, err
+		}
+		obj = pinned
+	}
+	if obj == nil {
+		got, err := cl.Get(ctx, l.Group, l.Kind, l.Namespace, l.Name)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", l.Kind, l.Name, err)
+		}
+		obj = got
+	}
+	if obj == nil {
+		return nil, nil
+	}
+	return s.e.existing(obj), nil
+}
+
+// pinnedCopy reads the copy of l's object kept in a ConfigMap, nil when there
+// is none. A copy that another object controls, that does not parse, or that
+// holds another object is an error, not a reason to read the live object.
+func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l lookupRef) (map[string]any, error) {
+	p := l.Pinned
+	cm, err := s.opts.Cluster.Get(ctx, "", "ConfigMap", p.Namespace, p.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	if cm == nil {
+		return nil, nil
+	}
+	where := fmt.Sprintf("ConfigMap %s/%s", p.Namespace, p.Name)
+	uid := str(meta(input)["uid"])
+	if owner := controllerOf(cm); owner == nil || uid == "" || str(owner["uid"]) != uid {
+		return nil, fmt.Errorf("invalid pinned copy %s: it exists but is controlled by another object", where)
+	}
+	data, _ := cm["data"].(map[string]any)
+	text, ok := data[p.Key].(string)
+	if !ok {
+		return nil, fmt.Errorf("invalid pinned copy %s: no data key %q", where, p.Key)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
+		return nil, fmt.Errorf("invalid pinned copy %s: %v", where, err)
+	}
+	d := Document{Object: obj}
+	if groupOf(d.APIVersion()) != l.Group || d.Kind() != l.Kind || d.Name() != l.Name {
+		return nil, fmt.Errorf("invalid pinned copy %s: it holds %s %q of group %q, not %s %q of group %q",
+			where, d.Kind(), d.Name(), groupOf(d.APIVersion()), l.Kind, l.Name, l.Group)
+	}
+	return obj, nil
+}
+
+func controllerOf(obj map[string]any) map[string]any {
+	refs, _ := meta(obj)["ownerReferences"].([]any)
+	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok && m["controller"] == true {
+			return m
+		}
+	}
+	return nil
+}
+
+// existingCache bounds the objects read from a cluster and kept with their
+// defaults.
+const existingCacheSize = 1024
+
+// existing returns a cluster's object with the defaults its review gives it,
+// evaluated once per uid and resourceVersion. The object exists whatever the
+// rules say of it now; one that does not even fit the schema is kept as read.
+func (e *Engine) existing(obj map[string]any) *stored {
+	// A copy with integers as int64, whatever decoded it (YAML gives
+	// float64), which the caller may go on using.
+	obj, _ = roundTrip(obj).(map[string]any)
+	d := Document{File: "cluster", Object: obj}
+	if !e.admits(d.APIVersion(), d.Kind()) {
+		return &stored{doc: d}
+	}
+	m := meta(obj)
+	key := identityKey(d.APIVersion(), d.Kind(), d.Namespace(), d.Name()) + "/" + str(m["uid"]) + "/" + str(m["resourceVersion"])
+	cacheable := str(m["uid"]) != "" && str(m["resourceVersion"]) != ""
+	if cacheable {
+		e.existingMu.Lock()
+		st, ok := e.existingCache[key]
+		e.existingMu.Unlock()
+		if ok {
+			return st
+		}
+	}
+	s := &Session{e: e, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
+	_, st := s.evaluate(context.Background(), d, Request{})
+	if st == nil {
+		st = &stored{doc: d}
+	}
+	if cacheable {
+		e.existingMu.Lock()
+		if e.existingCache == nil || len(e.existingCache) >= existingCacheSize {
+			e.existingCache = map[string]*stored{}
+		}
+		e.existingCache[key] = st
+		e.existingMu.Unlock()
+	}
+	return st
+}
+
+// clusterContext lists the context kinds' objects from the cluster, by the
+// #Context field that holds them and name.
+func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any, error) {
+	out := map[string]map[string]any{}
+	apiVersions := sortedKeys(s.e.contextKinds)
+	for _, apiVersion := range apiVersions {
+		kinds := s.e.contextKinds[apiVersion]
+		names := make([]string, 0, len(kinds))
+		for k := range kinds {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, kind := range names {
+			objs, err := s.opts.Cluster.List(ctx, apiVersion, kind)
+			if err != nil {
+				return nil, fmt.Errorf("listing %s %s: %w", apiVersion, kind, err)
+			}
+			f := kinds[kind]
+			if out[f] == nil {
+				out[f] = map[string]any{}
+			}
+			for _, o := range objs {
+				out[f][str(meta(o)["name"])] = o
+			}
+		}
+	}
+	return out, nil
+}
+
+// deepCopy copies a decoded JSON value.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}

@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// mapCluster is a cluster held in memory, for the engine's side of the
+// Cluster contract; the webhook and controller tests use a real API server.
+type mapCluster struct {
+	objects map[string]map[string]any // group/kind/namespace/name
+	gets    int
+	err     error
+}
+
+func (m *mapCluster) add(t *testing.T, text string) {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
+		t.Fatal(err)
+	}
+	d := Document{Object: obj}
+	if m.objects == nil {
+		m.objects = map[string]map[string]any{}
+	}
+	m.objects[groupOf(d.APIVersion())+"/"+d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = obj
+}
+
+func (m *mapCluster) Get(_ context.Context, group, kind, namespace, name string) (map[string]any, error) {
+	m.gets++
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.objects[group+"/"+kind+"/"+namespace+"/"+name], nil
+}
+
+func (m *mapCluster) List(_ context.Context, apiVersion, kind string) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, o := range m.objects {
+		d := Document{Object: o}
+		if d.APIVersion() == apiVersion && d.Kind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+const clusterRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt, namespace: team, uid: rt-uid, resourceVersion: "7"}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: live:1}]
+`
+
+const clusterTrainJob = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: team, uid: job-uid}
+spec:
+  runtimeRef: {name: rt, kind: TrainingRuntime}
+  trainer: {args: [train.py]}
+`
+
+func readOne(t *testing.T, text string) Document {
+	t.Helper()
+	docs := ReadYAML("in.yaml", []byte(text))
+	if len(docs) != 1 || docs[0].Err != nil {
+		t.Fatalf("reading: %v", docs)
+	}
+	return docs[0]
+}
+
+// TestClusterLookup: with a cluster, a TrainJob's runtime comes from it
+// (with its defaults, evaluated once per uid and resourceVersion), and so
+// does the "not found" of a missing one.
+func TestClusterLookup(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
+	r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+	if r.Rejected() {
+		t.Fatalf("rejected: %v", findingStrings(r.Errors))
+	}
+	out := s.Render(r, RenderOptions{})
+	if len(out.Errors) > 0 {
+		t.Fatalf("render: %v", findingStrings(out.Errors))
+	}
+	if env := envOf(t, out, "node"); env["PET_NNODES"] != "2" {
+		t.Errorf("PET_NNODES = %q, want the cluster runtime's numNodes 2", env["PET_NNODES"])
+	}
+
+	first := e.existing(cl.objects["trainer.kubeflow.org/TrainingRuntime/team/rt"])
+	if again := e.existing(cl.objects["trainer.kubeflow.org/TrainingRuntime/team/rt"]); again != first {
+		t.Errorf("same uid and resourceVersion evaluated twice")
+	}
+	if first.doc.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)["replicas"] == nil {
+		b, _ := yaml.Marshal(first.doc.Object)
+		t.Errorf("the cluster's runtime was not given its defaults:\n%s", b)
+	}
+
+	missing := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: &mapCluster{}})
+	r = missing.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+	if got := strings.Join(findingStrings(r.Errors), "\n"); !strings.Contains(got, `trainingruntimes.trainer.kubeflow.org "rt" not found: specified trainingRuntime must be created before the TrainJob is created`) {
+		t.Errorf("missing runtime: got %q", got)
+	}
+
+	broken := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: &mapCluster{err: errors.New("connection refused")}})
+	r = broken.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+	if got := strings.Join(findingStrings(r.Errors), "\n"); !strings.Contains(got, "reading TrainingRuntime rt: connection refused") {
+		t.Errorf("unreadable cluster: got %q", got)
+	}
+}
+
+// TestClusterPinnedCopy: the controller's session renders from the pinned
+// copy (the runtime snapshot) when it exists; admission reads the live
+// runtime; a copy another object controls is an error.
+func TestClusterPinnedCopy(t *testing.T) {
+	e := testEngine(t)
+	// The copy was taken at an earlier resourceVersion.
+	snapshot := strings.NewReplacer("live:1", "pinned:1", `resourceVersion: "7"`, `resourceVersion: "6"`).Replace(clusterRuntime)
+	cm := map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "job-runtime-snapshot", "namespace": "team",
+			"ownerReferences": []any{map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": "job", "uid": "job-uid", "controller": true}}},
+		"data": map[string]any{"runtime": snapshot},
+	}
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	cl.objects["/ConfigMap/team/job-runtime-snapshot"] = cm
+
+	image := func(pinned bool) string {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Pinned: pinned})
+		r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+		if r.Rejected() {
+			t.Fatalf("rejected: %v", findingStrings(r.Errors))
+		}
+		return imageOf(t, s.Render(r, RenderOptions{}))
+	}
+	if got := image(true); got != "pinned:1" {
+		t.Errorf("pinned session renders %q, want the snapshot's pinned:1", got)
+	}
+	if got := image(false); got != "live:1" {
+		t.Errorf("admission session renders %q, want the live live:1", got)
+	}
+
+	cm["metadata"].(map[string]any)["ownerReferences"].([]any)[0].(map[string]any)["uid"] = "other"
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Pinned: true})
+	r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+	if got := strings.Join(findingStrings(r.Errors), "\n"); !strings.Contains(got, "invalid pinned copy ConfigMap team/job-runtime-snapshot: it exists but is controlled by another object") {
+		t.Errorf("foreign snapshot: got %q", got)
+	}
+}
+
+func imageOf(t *testing.T, out Rendered) string {
+	t.Helper()
+	for _, o := range out.Objects {
+		if o["kind"] == "JobSet" {
+			job := o["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)
+			c := job["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0]
+			return c.(map[string]any)["image"].(string)
+		}
+	}
+	t.Fatalf("no JobSet: %v", findingStrings(out.Errors))
+	return ""
+}
+
+const patchedTrainJob = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: team, uid: job-uid}
+spec:
+  runtimeRef: {name: rt, kind: TrainingRuntime}
+  suspend: SUSPEND
+  runtimePatches:
+  - manager: acme.io/a
+    TIME_A
+    trainingRuntimeSpec: {template: {metadata: {labels: {a: "A"}}}}
+  - manager: acme.io/b
+    trainingRuntimeSpec: {template: {metadata: {labels: {b: "B"}}}}
+`
+
+func patched(t *testing.T, suspend bool, timeA, labelA string) Document {
+	t.Helper()
+	text := strings.Replace(patchedTrainJob, "SUSPEND", map[bool]string{true: "true", false: "false"}[suspend], 1)
+	if timeA != "" {
+		text = strings.Replace(text, "TIME_A", "time: "+timeA, 1)
+	} else {
+		text = strings.Replace(text, "    TIME_A\n", "", 1)
+	}
+	return readOne(t, strings.Replace(text, `a: "A"`, "a: "+labelA, 1))
+}
+
+func patchTimes(r Result) map[string]any {
+	out := map[string]any{}
+	if r.Mutated == nil {
+		return nil
+	}
+	for _, p := range r.Mutated["spec"].(map[string]any)["runtimePatches"].([]any) {
+		pm := p.(map[string]any)
+		out[pm["manager"].(string)] = pm["time"]
+	}
+	return out
+}
+
+// TestMutationRuntimePatchTime: the TrainJob's mutating rules stamp new and
+// changed runtime patches with the request's time, as Kubeflow's defaulter.
+func TestMutationRuntimePatchTime(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	admit := func(doc Document, req Request) Result {
+		req.Now = now
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
+		r := s.AdmitRequest(context.Background(), doc, req)
+		if r.Rejected() {
+			t.Fatalf("rejected: %v", findingStrings(r.Errors))
+		}
+		return r
+	}
+	stamp := "2026-11-23T10:00:00Z"
+	earlier := "2026-01-02T03:04:05Z"
+
+	got := patchTimes(admit(patched(t, false, "", "A"), Request{}))
+	if got["acme.io/a"] != stamp || got["acme.io/b"] != stamp {
+		t.Errorf("create without times: %v, want both %s", got, stamp)
+	}
+	got = patchTimes(admit(patched(t, false, earlier, "A"), Request{}))
+	if got["acme.io/a"] != earlier || got["acme.io/b"] != stamp {
+		t.Errorf("create with a time: %v, want a kept and b stamped", got)
+	}
+
+	old := patched(t, true, earlier, "A").Object
+	old["spec"].(map[string]any)["runtimePatches"].([]any)[1].(map[string]any)["time"] = earlier
+	// Unchanged patches keep their times even when the request drops them.
+	r := admit(patched(t, true, "", "A"), Request{Operation: "UPDATE", OldObject: old})
+	got = patchTimes(r)
+	if got["acme.io/a"] != earlier || got["acme.io/b"] != earlier {
+		t.Errorf("update, nothing changed: %v, want both kept at %s", got, earlier)
+	}
+	// A changed patch gets the new time, even when it carries the old one.
+	got = patchTimes(admit(patched(t, true, earlier, "changed"), Request{Operation: "UPDATE", OldObject: old}))
+	if got["acme.io/a"] != stamp || got["acme.io/b"] != earlier {
+		t.Errorf("update, a changed: %v, want a stamped and b kept", got)
+	}
+	// Without a time the rules make no mutation.
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
+	if r := s.AdmitRequest(context.Background(), patched(t, false, "", "A"), Request{}); r.Mutated != nil {
+		t.Errorf("no time given, yet mutated: %v", patchTimes(r))
+	}
+}
+
+// TestUpdateRules: runtimePatches change only while suspended and with no
+// active job; a TrainingRuntime's update skips the runtime webhook, a
+// ClusterTrainingRuntime's does not.
+func TestUpdateRules(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	admit := func(doc Document, old Document) []string {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
+		return findingStrings(s.AdmitRequest(context.Background(), doc, Request{Operation: "UPDATE", OldObject: old.Object}).Errors)
+	}
+	const notSuspended = "spec.runtimePatches: Forbidden: RuntimePatches can only be modified when the TrainJob is suspended before or after the update"
+	if got := admit(patched(t, false, "", "changed"), patched(t, false, "", "A")); len(got) != 1 || got[0] != notSuspended {
+		t.Errorf("running, patch changed: %v", got)
+	}
+	if got := admit(patched(t, false, "", "A"), patched(t, false, "", "A")); len(got) != 0 {
+		t.Errorf("running, nothing changed: %v", got)
+	}
+	if got := admit(patched(t, true, "", "changed"), patched(t, false, "", "A")); len(got) != 0 {
+		t.Errorf("suspended by the update, no JobSet: %v", got)
+	}
+	cl.add(t, `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: job, namespace: team}
+status:
+  replicatedJobsStatus:
+  - {name: node, active: 2, ready: 0, succeeded: 0, failed: 0, suspended: 0}
+  - {name: launcher, active: 0, ready: 0, succeeded: 0, failed: 0, suspended: 0}
+`)
+	want := "spec.runtimePatches: Forbidden: RuntimePatches cannot be modified when the JobSet's ReplicatedJob node is still active"
+	if got := admit(patched(t, true, "", "changed"), patched(t, false, "", "A")); len(got) != 1 || got[0] != want {
+		t.Errorf("suspended, JobSet active: %v", got)
+	}
+
+	bad := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: KIND
+metadata: {name: rt, namespace: team}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        replicas: 2
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node}]}}}
+`
+	for kind, wantErrs := range map[string]int{"TrainingRuntime": 0, "ClusterTrainingRuntime": 1} {
+		text := strings.Replace(bad, "KIND", kind, 1)
+		if kind == "ClusterTrainingRuntime" {
+			text = strings.Replace(text, ", namespace: team", "", 1)
+		}
+		doc := readOne(t, text)
+		if got := admit(doc, doc); len(got) != wantErrs {
+			t.Errorf("%s update: %d errors %v, want %d", kind, len(got), got, wantErrs)
+		}
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
+		if got := s.AdmitRequest(context.Background(), doc, Request{Operation: "CREATE"}).Errors; len(got) != 1 {
+			t.Errorf("%s create: %v, want the replicas error", kind, findingStrings(got))
+		}
+	}
+}
