@@ -59,7 +59,7 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 		return nil, nil
 	}
 	var obj map[string]any
-	if s.opts.Pinned && l.Pinned != nil {
+	if s.opts.Controller && l.Pinned != nil {
 		pinned, err := s.pinnedCopy(ctx, input, l)
 		if err != nil {
 			return nil, err

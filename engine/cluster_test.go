@@ -144,7 +144,7 @@ func TestClusterPinnedCopy(t *testing.T) {
 	cl.objects["/ConfigMap/team/job-runtime-snapshot"] = cm
 
 	image := func(pinned bool) string {
-		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Pinned: pinned})
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: pinned})
 		r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
 		if r.Rejected() {
 			t.Fatalf("rejected: %v", findingStrings(r.Errors))
@@ -159,7 +159,7 @@ func TestClusterPinnedCopy(t *testing.T) {
 	}
 
 	cm["metadata"].(map[string]any)["ownerReferences"].([]any)[0].(map[string]any)["uid"] = "other"
-	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Pinned: true})
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
 	r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
 	if got := strings.Join(findingStrings(r.Errors), "\n"); !strings.Contains(got, "invalid pinned copy ConfigMap team/job-runtime-snapshot: it exists but is controlled by another object") {
 		t.Errorf("foreign snapshot: got %q", got)
@@ -324,5 +324,37 @@ spec:
 		if got := s.AdmitRequest(context.Background(), doc, Request{Operation: "CREATE"}).Errors; len(got) != 1 {
 			t.Errorf("%s create: %v, want the replicas error", kind, findingStrings(got))
 		}
+	}
+}
+
+// TestClusterExistingJobSet: the controller's render leaves a running JobSet
+// alone, and applies it again while it or the TrainJob is suspended.
+func TestClusterExistingJobSet(t *testing.T) {
+	e := testEngine(t)
+	kinds := func(cl *mapCluster, trainJob string) []string {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+		r := s.AdmitRequest(context.Background(), readOne(t, trainJob), Request{})
+		if r.Rejected() {
+			t.Fatalf("rejected: %v", findingStrings(r.Errors))
+		}
+		out := s.Render(r, RenderOptions{})
+		var ks []string
+		for _, o := range out.Objects {
+			ks = append(ks, o["kind"].(string))
+		}
+		return ks
+	}
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	if got := strings.Join(kinds(cl, clusterTrainJob), ","); got != "JobSet,ConfigMap" {
+		t.Errorf("no JobSet yet: %s", got)
+	}
+	cl.add(t, "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: job, namespace: team}\nspec: {suspend: false}\n")
+	if got := strings.Join(kinds(cl, clusterTrainJob), ","); got != "ConfigMap" {
+		t.Errorf("running JobSet: %s, want it left alone", got)
+	}
+	suspended := strings.Replace(clusterTrainJob, "  trainer:", "  suspend: true\n  trainer:", 1)
+	if got := strings.Join(kinds(cl, suspended), ","); got != "JobSet,ConfigMap" {
+		t.Errorf("suspended TrainJob: %s, want the JobSet applied", got)
 	}
 }

@@ -74,11 +74,20 @@ var errorTypes = func() map[string]field.ErrorType {
 
 // String prints the finding the way the API server prints a field.Error.
 func (f Finding) String() string {
+	if e := f.FieldError(); e != nil {
+		return e.Error()
+	}
+	if f.HasPath {
+		return f.Path + ": " + f.Detail
+	}
+	return f.Detail
+}
+
+// FieldError is the finding as a field.Error; nil for a plain message (no
+// error type).
+func (f Finding) FieldError() *field.Error {
 	if f.Type == "" {
-		if f.HasPath {
-			return f.Path + ": " + f.Detail
-		}
-		return f.Detail
+		return nil
 	}
 	t, ok := errorTypes[f.Type]
 	if !ok {
@@ -98,7 +107,7 @@ func (f Finding) String() string {
 			e.Detail = f.Detail
 		}
 	}
-	return e.Error()
+	return &e
 }
 
 // badValue turns a JSON value into what field.Error prints: scalars as Go

@@ -86,6 +86,9 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	for _, id := range opts.Existing {
 		existing[id] = map[string]any{}
 	}
+	for id, obj := range r.existing {
+		existing[id] = obj
+	}
 	ctx["existing"] = existing
 
 	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))

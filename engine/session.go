@@ -21,9 +21,10 @@ type SessionOptions struct {
 	// Cluster, when set, is where the lookups find what the session has
 	// not admitted, and where the context kinds are listed from.
 	Cluster Cluster
-	// Pinned makes lookups read an object's pinned copy first (see
-	// #RuntimeLookup.pinned): the controller renders from it.
-	Pinned bool
+	// Controller makes the session serve the controller, which renders
+	// what it applies: lookups read an object's pinned copy first (see
+	// #RuntimeLookup.pinned), and the objects a render may find existing.
+	Controller bool
 }
 
 // Session admits objects in order, like an API server with its webhooks:
@@ -70,8 +71,10 @@ type Result struct {
 	// change nothing.
 	Mutated map[string]any
 
-	// runtime is what the kind's lookup found, for the render.
-	runtime *stored
+	// runtime is what the kind's lookup found, for the render, and
+	// existing the render's objects found in the cluster, by id.
+	runtime  *stored
+	existing map[string]any
 }
 
 // Rejected reports whether any error was found.
@@ -277,11 +280,11 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		}
 	}
 	facts := []any{doc.Object}
-	runtime, found, err := s.lookup(ctx, c, doc)
+	runtime, found, existing, err := s.lookup(ctx, c, doc)
 	if err != nil {
 		return s.internal(r, "the lookups", err), nil
 	}
-	r.runtime = runtime
+	r.runtime, r.existing = runtime, existing
 	if runtime != nil {
 		cx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)
@@ -362,52 +365,64 @@ func mutate(rv cue.Value, input map[string]any) (map[string]any, error) {
 }
 
 var (
-	pathLookupRuntime = cue.MakePath(cue.Str("runtime"))
-	pathLookupObjects = cue.MakePath(cue.Str("objects"))
+	pathLookupRuntime  = cue.MakePath(cue.Str("runtime"))
+	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
+	pathLookupExisting = cue.MakePath(cue.Str("existing"))
 )
 
 // lookup finds what the document's kind says its review needs: the runtime,
-// and more objects by context field. The lookup is computed from the input
-// alone, before the review. What does not exist is left out (the rules say
-// what that means); what cannot be read is an error.
-func (s *Session) lookup(ctx context.Context, c *compiled, doc Document) (*stored, map[string]any, error) {
+// and more objects by context field; for the controller, also the objects
+// of the render that exist. The lookup is computed from the input alone,
+// before the review. What does not exist is left out (the rules say what
+// that means); what cannot be read is an error.
+func (s *Session) lookup(ctx context.Context, c *compiled, doc Document) (runtime *stored, found, existing map[string]any, err error) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	v := lk.FillPath(pathInput, doc.Object)
-	var runtime *stored
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
-		if err := decodeJSON(ref, &l); err != nil {
-			return nil, nil, nil // the review reports what is wrong with the input
+		if decodeJSON(ref, &l) == nil { // else the review reports what is wrong with the input
+			if runtime, err = s.find(ctx, doc.Object, l); err != nil {
+				return nil, nil, nil, err
+			}
 		}
-		st, err := s.find(ctx, doc.Object, l)
-		if err != nil {
-			return nil, nil, err
+	}
+	if found, err = s.findAll(ctx, doc.Object, v.LookupPath(pathLookupObjects)); err != nil {
+		return nil, nil, nil, err
+	}
+	if s.opts.Controller {
+		if existing, err = s.findAll(ctx, doc.Object, v.LookupPath(pathLookupExisting)); err != nil {
+			return nil, nil, nil, err
 		}
-		runtime = st
+	}
+	return runtime, found, existing, nil
+}
+
+// findAll finds the objects a struct of lookups names, by field.
+func (s *Session) findAll(ctx context.Context, input map[string]any, v cue.Value) (map[string]any, error) {
+	if !v.Exists() {
+		return nil, nil
+	}
+	var refs map[string]lookupRef
+	if decodeJSON(v, &refs) != nil {
+		return nil, nil // the review reports what is wrong with the input
 	}
 	var found map[string]any
-	if objs := v.LookupPath(pathLookupObjects); objs.Exists() {
-		var refs map[string]lookupRef
-		if err := decodeJSON(objs, &refs); err != nil {
-			return runtime, nil, nil
+	for _, f := range sortedKeys(refs) {
+		st, err := s.find(ctx, input, refs[f])
+		if err != nil {
+			return nil, err
 		}
-		for _, f := range sortedKeys(refs) {
-			st, err := s.find(ctx, doc.Object, refs[f])
-			if err != nil {
-				return nil, nil, err
+		if st != nil {
+			if found == nil {
+				found = map[string]any{}
 			}
-			if st != nil {
-				if found == nil {
-					found = map[string]any{}
-				}
-				found[f] = st.doc.Object
-			}
+			found[f] = st.doc.Object
 		}
 	}
-	return runtime, found, nil
+	return found, nil
 }
 
 // internal reports a failure of the CUE itself (a rule that does not

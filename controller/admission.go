@@ -1,0 +1,147 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+// Admission answers admission requests for the kinds the engine admits, with
+// the engine `cuetrainer vet` runs: a validating handler denies what vet
+// rejects, with the same messages, and returns vet's warnings; a mutating
+// handler applies the CUE's mutations as a JSON patch.
+type Admission struct {
+	// Engine returns the engine to use now (policies may be reloaded).
+	Engine func() *engine.Engine
+	// Cluster is where the lookups read the objects a review needs.
+	Cluster engine.Cluster
+	// Release is the Kubeflow Trainer release the cluster runs (vet
+	// --release), for the deprecation rules; empty for none.
+	Release string
+	// Mutating makes this the mutating handler.
+	Mutating bool
+	// Now is the request time; time.Now when nil.
+	Now func() time.Time
+}
+
+var _ admission.Handler = (*Admission)(nil)
+
+// Handle admits one request.
+func (a *Admission) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	resp := a.handle(ctx, req)
+	admissionDuration.WithLabelValues(req.Kind.Kind, string(req.Operation), handlerName(a.Mutating), outcome(resp)).Observe(time.Since(start).Seconds())
+	return resp
+}
+
+func (a *Admission) handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	obj, err := decodeObject(req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the object: %w", err))
+	}
+	var old map[string]any
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		if old, err = decodeObject(req.OldObject.Raw); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the old object: %w", err))
+		}
+	}
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	s := a.Engine().NewSession(engine.SessionOptions{Release: a.Release, NoBuiltinRuntimes: true, Cluster: a.Cluster})
+	evalStart := time.Now()
+	r := s.AdmitRequest(ctx, engine.Document{File: "request", Object: obj}, engine.Request{Operation: string(req.Operation), OldObject: old, Now: now()})
+	evaluationDuration.WithLabelValues("admit").Observe(time.Since(evalStart).Seconds())
+
+	if a.Mutating {
+		// Validation is the validating handler's: a mutation that cannot be
+		// worked out leaves the object as it is.
+		if r.Mutated == nil {
+			return admission.Allowed("")
+		}
+		raw, err := json.Marshal(r.Mutated)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	}
+
+	var warnings []string
+	for _, w := range r.Warnings {
+		warnings = append(warnings, w.Message())
+	}
+	if !r.Rejected() {
+		return admission.Allowed("").WithWarnings(warnings...)
+	}
+	return deny(req, r.Errors).WithWarnings(warnings...)
+}
+
+// deny words a rejection as the cluster would: errors of the CRD's own rules
+// as the API server's 422 Invalid (with a cause per field), the webhook's and
+// the policies' as Kubeflow's webhooks do (the field errors aggregated, 403).
+func deny(req admission.Request, fs []engine.Finding) admission.Response {
+	var crd field.ErrorList
+	var msgs []error
+	for _, f := range fs {
+		if f.Phase == engine.PhaseCRD || f.Phase == engine.PhaseSchema {
+			if e := f.FieldError(); e != nil {
+				crd = append(crd, e)
+				continue
+			}
+		}
+		msgs = append(msgs, errors.New(f.String()))
+	}
+	if len(crd) > 0 {
+		st := apierrors.NewInvalid(schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}, req.Name, crd).Status()
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &st}}
+	}
+	return admission.Denied(utilerrors.NewAggregate(msgs).Error())
+}
+
+// decodeObject reads a request's object with the engine's reader, which
+// bounds depth and size as it does for vet's files.
+func decodeObject(raw []byte) (map[string]any, error) {
+	docs := engine.ReadYAML("request", raw)
+	if len(docs) != 1 {
+		return nil, fmt.Errorf("%d documents, want one object", len(docs))
+	}
+	if docs[0].Err != nil {
+		return nil, docs[0].Err
+	}
+	return docs[0].Object, nil
+}
+
+func handlerName(mutating bool) string {
+	if mutating {
+		return "mutating"
+	}
+	return "validating"
+}
+
+func outcome(r admission.Response) string {
+	switch {
+	case r.Result != nil && r.Result.Code >= 500:
+		return "error"
+	case !r.Allowed:
+		return "denied"
+	case len(r.Patches) > 0:
+		return "patched"
+	}
+	return "allowed"
+}

@@ -1,0 +1,71 @@
+// Package controller runs the engine in a cluster: admission webhooks that
+// admit objects as `cuetrainer vet` does, and a controller that applies what
+// `cuetrainer render` prints. It knows no framework: the CUE decides.
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+// cluster reads objects for the engine's lookups through a controller-runtime
+// reader (the manager's cache), as unstructured objects.
+type cluster struct {
+	reader client.Reader
+	mapper meta.RESTMapper
+}
+
+var _ engine.Cluster = cluster{}
+
+// Get returns the object, or nil when it does not exist, including when its
+// kind is not installed (no JobSet CRD: no JobSet).
+func (c cluster) Get(ctx context.Context, group, kind, namespace, name string) (map[string]any, error) {
+	mapping, err := c.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(mapping.GroupVersionKind)
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		namespace = ""
+	}
+	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return u.Object, nil
+}
+
+// List returns every object of the kind; none when the kind is not installed.
+func (c cluster) List(ctx context.Context, apiVersion, kind string) ([]map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gv.WithKind(kind + "List"))
+	if err := c.reader.List(ctx, l); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]map[string]any, len(l.Items))
+	for i := range l.Items {
+		out[i] = l.Items[i].Object
+	}
+	return out, nil
+}

@@ -1,0 +1,32 @@
+package controller
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// The controller's metrics, served with controller-runtime's (reconcile
+// totals, errors and durations per controller) on the metrics endpoint.
+var (
+	admissionDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "cuetrainer_admission_duration_seconds",
+		Help:    "Time to answer an admission request, by kind, operation, handler and outcome.",
+		Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1},
+	}, []string{"kind", "operation", "handler", "outcome"})
+	evaluationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "cuetrainer_engine_evaluation_duration_seconds",
+		Help:    "Time the engine takes to admit or render one object.",
+		Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1},
+	}, []string{"what"})
+	engineRecycles = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cuetrainer_engine_recycles_total",
+		Help: "CUE runtimes replaced by a fresh one (the engine bounds its memory so).",
+	}, func() float64 { return float64(recycled()) })
+)
+
+// recycled reports the current engine's recycles; set by Setup.
+var recycled = func() int64 { return 0 }
+
+func init() {
+	metrics.Registry.MustRegister(admissionDuration, evaluationDuration, engineRecycles)
+}
