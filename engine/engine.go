@@ -63,6 +63,8 @@ type Engine struct {
 	// contextKinds maps apiVersion and kind to the #Context field that holds
 	// such objects, by name.
 	contextKinds map[string]map[string]string
+	// owned are the kinds renders create, by apiVersion.
+	owned map[string]map[string]bool
 	// builtin are the shipped runtimes, as authored, in name order;
 	// builtinByRelease the same admitted, per release vetted for.
 	builtin          []Document
@@ -142,6 +144,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if err := c.schemas.LookupPath(cue.ParsePath("contextKinds")).Decode(&e.contextKinds); err != nil {
 		return nil, e.cueError("reading contextKinds", err)
+	}
+	if err := c.schemas.LookupPath(cue.ParsePath("owned")).Decode(&e.owned); err != nil {
+		return nil, e.cueError("reading owned", err)
 	}
 	if err := e.loadBuiltin(c); err != nil {
 		return nil, err
@@ -321,4 +326,47 @@ func (e *Engine) position(file string, line, col int) string {
 		file = f
 	}
 	return fmt.Sprintf("%s:%d:%d", file, line, col)
+}
+
+// Kind names a kind by apiVersion and kind.
+type Kind struct{ APIVersion, Kind string }
+
+// Admitted returns the kinds the engine admits (has a review for), sorted.
+func (e *Engine) Admitted() []Kind {
+	var out []Kind
+	reviews := e.cur.Load().reviews
+	for _, av := range sortedKeys(reviews) {
+		for _, k := range sortedKeys(reviews[av]) {
+			out = append(out, Kind{av, k})
+		}
+	}
+	return out
+}
+
+// Renders reports whether the engine renders objects of the kind.
+func (e *Engine) Renders(k Kind) bool {
+	_, ok := e.cur.Load().renders[k.APIVersion][k.Kind]
+	return ok
+}
+
+// Owned returns the kinds renders create, sorted.
+func (e *Engine) Owned() []Kind {
+	var out []Kind
+	for _, av := range sortedKeys(e.owned) {
+		for _, k := range sortedKeys(e.owned[av]) {
+			out = append(out, Kind{av, k})
+		}
+	}
+	return out
+}
+
+// Mutates reports whether the kind's review makes mutations (has a mutating
+// webhook).
+func (e *Engine) Mutates(k Kind) bool {
+	v, ok := e.cur.Load().reviews[k.APIVersion][k.Kind]
+	if !ok {
+		return false
+	}
+	b, err := v.LookupPath(cue.ParsePath("mutates")).Bool()
+	return err == nil && b
 }

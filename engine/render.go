@@ -26,6 +26,31 @@ type Rendered struct {
 	Objects  []map[string]any
 	Errors   []Finding
 	Warnings []Finding
+	// Controller is what the controller does besides applying Objects.
+	Controller ControllerDirectives
+}
+
+// ControllerDirectives are the CUE's `controller` of a render.
+type ControllerDirectives struct {
+	// Skip says why the controller applies nothing; a controller's session
+	// then renders no objects.
+	Skip   string `json:"skip,omitempty"`
+	Status struct {
+		// Conditions to set, by type.
+		Conditions []Condition `json:"conditions"`
+		// Fields of the status to set.
+		Fields map[string]any `json:"fields"`
+	} `json:"status"`
+}
+
+// Condition is a status condition to set (#ConditionUpdate); an empty
+// LastTransitionTime means now when the status changes.
+type Condition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
 }
 
 // RenderOptions tell a render what exists already.
@@ -43,6 +68,8 @@ type merge struct {
 	Schema    string
 	KeepOrder []string
 }
+
+var pathController = cue.MakePath(cue.Str("controller"))
 
 // Render turns an admitted object into the objects a controller applies.
 // A kind without a render gives nothing.
@@ -93,6 +120,14 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 
 	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))
 	var err error
+	if s.opts.Controller {
+		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
+			return fail("controller", err)
+		}
+		if out.Controller.Skip != "" {
+			return out
+		}
+	}
 	if out.Errors, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("errors")), PhaseRender); err != nil {
 		return fail("errors", err)
 	}

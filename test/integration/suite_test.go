@@ -7,9 +7,6 @@ package integration
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -18,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
 var (
@@ -44,45 +42,17 @@ func loadEngine(t testing.TB) *engine.Engine {
 	return eng
 }
 
-// binaries finds the envtest tier: $CUETRAINER_TESTBINS, else the cache
-// directory hack/testbins.sh fills.
-func binaries() (string, error) {
-	dir := os.Getenv("CUETRAINER_TESTBINS")
-	if dir == "" {
-		out, err := exec.Command("bash", "../../hack/testbins.sh", "--print").Output()
-		if err != nil {
-			return "", fmt.Errorf("hack/testbins.sh --print: %v", err)
-		}
-		dir = strings.TrimSpace(string(out))
-	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			return "", fmt.Errorf("%s: %v (run make testbins-envtest)", b, err)
-		}
-	}
-	return dir, nil
-}
-
-// jobSetCRD is the JobSet CRD that ships in the JobSet module.
-func jobSetCRD() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/jobset").Output()
-	if err != nil {
-		return "", fmt.Errorf("finding the JobSet module: %v", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "config", "components", "crd", "bases", "jobset.x-k8s.io_jobsets.yaml"), nil
-}
-
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
-	dir, err := binaries()
+	dir, err := testenv.Binaries()
 	if err != nil {
 		skipReason = err.Error()
 		return m.Run()
 	}
-	crd, err := jobSetCRD()
+	crd, err := testenv.JobSetCRD()
 	if err != nil {
 		skipReason = err.Error()
 		return m.Run()
@@ -111,11 +81,5 @@ func run(m *testing.M) int {
 // under CI=true.
 func needControlPlane(t *testing.T) {
 	t.Helper()
-	if k8sClient != nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("the control plane is required under CI=true: %s", skipReason)
-	}
-	t.Skipf("no control plane: %s", skipReason)
+	testenv.Need(t, k8sClient != nil, skipReason)
 }

@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+// Options configure what Setup adds to a manager.
+type Options struct {
+	// Engine returns the engine to use now.
+	Engine func() *engine.Engine
+	// Release is the Kubeflow Trainer release the cluster runs, for the
+	// deprecation rules; empty for none.
+	Release string
+	// Webhooks registers the admission handlers on the manager's webhook
+	// server; Reconcile adds the TrainJob controller.
+	Webhooks, Reconcile bool
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// WebhookPath is where a kind's admission handler is served, as
+// controller-runtime and Kubeflow Trainer name it:
+// /validate-trainer-kubeflow-org-v1alpha1-trainjob.
+func WebhookPath(mutating bool, k engine.Kind) string {
+	gv, _ := schema.ParseGroupVersion(k.APIVersion)
+	prefix := "/validate-"
+	if mutating {
+		prefix = "/mutate-"
+	}
+	return prefix + strings.ReplaceAll(gv.Group, ".", "-") + "-" + gv.Version + "-" + strings.ToLower(k.Kind)
+}
+
+// Setup adds the admission handlers for every kind the engine admits and the
+// controller of every kind it renders to the manager.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.Engine == nil {
+		return fmt.Errorf("no engine")
+	}
+	recycled = func() int64 { return o.Engine().Recycled() }
+	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper()}
+	e := o.Engine()
+	if o.Webhooks {
+		srv := mgr.GetWebhookServer()
+		for _, k := range e.Admitted() {
+			for _, mutating := range []bool{false, true} {
+				srv.Register(WebhookPath(mutating, k), &webhook.Admission{Handler: &Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Mutating: mutating, Now: o.Now}})
+			}
+		}
+	}
+	if !o.Reconcile {
+		return nil
+	}
+	for _, k := range e.Admitted() {
+		if !e.Renders(k) {
+			continue
+		}
+		gvk := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
+		if gvk != TrainJobGVK {
+			return fmt.Errorf("the controller reconciles %s only; the CUE renders %s too", TrainJobGVK.Kind, k.Kind)
+		}
+	}
+	r := &TrainJobReconciler{Client: mgr.GetClient(), Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
+	tj := &unstructured.Unstructured{}
+	tj.SetGroupVersionKind(TrainJobGVK)
+	b := ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob")
+	for _, k := range e.Owned() {
+		gvk := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			if meta.IsNoMatchError(err) {
+				mgr.GetLogger().Info("not watching a kind the cluster does not have", "kind", gvk.String())
+				continue
+			}
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		b = b.Owns(u)
+	}
+	return b.Complete(r)
+}

@@ -1,0 +1,175 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+// FieldOwner is the field manager of what the controller applies: Kubeflow
+// Trainer's, so that cuetrainer takes over a cluster's objects in place.
+const FieldOwner = "trainer"
+
+// TrainJobGVK is the kind the controller reconciles.
+var TrainJobGVK = schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainJob"}
+
+// TrainJobReconciler applies what the engine renders for a TrainJob, with
+// server-side apply, and keeps the TrainJob's status as the CUE says.
+type TrainJobReconciler struct {
+	Client   client.Client
+	Engine   func() *engine.Engine
+	Cluster  engine.Cluster
+	Recorder events.EventRecorder
+	Release  string
+	Now      func() time.Time
+}
+
+// Reconcile renders one TrainJob and applies the result.
+func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	tj := &unstructured.Unstructured{}
+	tj.SetGroupVersionKind(TrainJobGVK)
+	if err := r.Client.Get(ctx, req.NamespacedName, tj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if tj.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, nil
+	}
+
+	start := time.Now()
+	s := r.Engine().NewSession(engine.SessionOptions{Release: r.Release, NoBuiltinRuntimes: true, Cluster: r.Cluster, Controller: true})
+	admitted := s.AdmitRequest(ctx, engine.Document{File: "cluster", Object: tj.Object}, engine.Request{Operation: "UPDATE", OldObject: tj.Object})
+	if admitted.Object == nil {
+		// It does not even fit the schema (the CRD let it in): say so once.
+		r.fail(tj, findings(admitted.Errors))
+		return ctrl.Result{}, nil
+	}
+	out := s.Render(admitted, engine.RenderOptions{})
+	evaluationDuration.WithLabelValues("render").Observe(time.Since(start).Seconds())
+
+	if out.Controller.Skip == "" && admitted.Rejected() {
+		// Its runtime is gone, say: Kubeflow retries with backoff too.
+		r.fail(tj, findings(admitted.Errors))
+		return ctrl.Result{}, fmt.Errorf("admitting: %s", findings(admitted.Errors))
+	}
+	if out.Controller.Skip == "" && len(out.Errors) > 0 {
+		r.fail(tj, findings(out.Errors))
+		return ctrl.Result{}, fmt.Errorf("rendering: %s", findings(out.Errors))
+	}
+	if out.Controller.Skip != "" {
+		logger.V(2).Info("applying nothing", "why", out.Controller.Skip)
+	}
+	for _, obj := range out.Objects {
+		u := &unstructured.Unstructured{Object: obj}
+		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			err = fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+			r.fail(tj, err.Error())
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, r.updateStatus(ctx, tj, out.Controller)
+}
+
+// fail records why the TrainJob's objects could not be made, as Kubeflow's
+// TrainJobResourcesCreationFailed event.
+func (r *TrainJobReconciler) fail(tj *unstructured.Unstructured, why string) {
+	if r.Recorder == nil {
+		return
+	}
+	const max = 950
+	if len(why) > max {
+		why = why[:max] + " ..."
+	}
+	r.Recorder.Eventf(tj, nil, corev1.EventTypeWarning, "TrainJobResourcesCreationFailed", "Reconcile", "TrainJob resources reconciliation failed: %s", why)
+}
+
+func findings(fs []engine.Finding) string {
+	msgs := make([]string, len(fs))
+	for i, f := range fs {
+		msgs[i] = f.String()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// updateStatus sets the conditions and fields the CUE asks for, and writes
+// the status with a merge patch when it changed.
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, tj *unstructured.Unstructured, d engine.ControllerDirectives) error {
+	old, _, _ := unstructured.NestedMap(tj.Object, "status")
+	status := map[string]any{}
+	for k, v := range old {
+		status[k] = v
+	}
+	for k, v := range d.Status.Fields {
+		status[k] = v
+	}
+	var conds []metav1.Condition
+	if raw, ok := status["conditions"]; ok {
+		if err := convert(raw, &conds); err != nil {
+			return fmt.Errorf("reading status.conditions: %w", err)
+		}
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	for _, c := range d.Status.Conditions {
+		mc := metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message, ObservedGeneration: tj.GetGeneration()}
+		if c.LastTransitionTime != "" {
+			t, err := time.Parse(time.RFC3339, c.LastTransitionTime)
+			if err != nil {
+				return fmt.Errorf("condition %s: lastTransitionTime: %w", c.Type, err)
+			}
+			mc.LastTransitionTime = metav1.NewTime(t)
+		} else {
+			mc.LastTransitionTime = metav1.NewTime(now())
+		}
+		meta.SetStatusCondition(&conds, mc)
+	}
+	if len(conds) > 0 {
+		var raw any
+		if err := convert(conds, &raw); err != nil {
+			return err
+		}
+		status["conditions"] = raw
+	}
+	var before, after any
+	if err := convert(old, &before); err != nil {
+		return err
+	}
+	if err := convert(status, &after); err != nil {
+		return err
+	}
+	if reflect.DeepEqual(before, after) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	return r.Client.Status().Patch(ctx, tj, client.RawPatch(types.MergePatchType, patch))
+}
+
+// convert copies a value through JSON.
+func convert(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
+}

@@ -1,0 +1,349 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// object reads a YAML object.
+func object(t *testing.T, text string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(text), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// namespace makes a namespace for one test.
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8sClient.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return name
+}
+
+const torchRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: torch
+  namespace: NS
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: "IMAGE"}]
+`
+
+func trainJob(ns, name, extra string) string {
+	return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: %s, namespace: %s}
+spec:
+  runtimeRef: {name: torch, kind: TrainingRuntime}
+%s`, name, ns, extra)
+}
+
+func create(t *testing.T, text string) error {
+	t.Helper()
+	return k8sClient.Create(context.Background(), object(t, text))
+}
+
+func mustCreate(t *testing.T, text string) {
+	t.Helper()
+	if err := create(t, text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls until check passes, or fails the test with its last error.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u, k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+// TestWebhookDenies: the API server calls the validating webhook, which
+// denies what vet rejects, with Kubeflow's messages.
+func TestWebhookDenies(t *testing.T) {
+	need(t)
+	ns := namespace(t, "denies")
+	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+
+	err := create(t, trainJob(ns, "reserved", "  trainer: {env: [{name: PET_NNODES, value: \"3\"}]}\n"))
+	want := `admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.trainer.env: Invalid value: [{"name":"PET_NNODES","value":"3"}]: must not have reserved envs, invalid envs configured: [PET_NNODES]`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("reserved env: got %v\nwant %s", err, want)
+	}
+	err = create(t, strings.Replace(trainJob(ns, "missing", ""), "name: torch", "name: nothere", 1))
+	want = `spec.runtimeRef: Invalid value: {"name":"nothere","apiGroup":"trainer.kubeflow.org","kind":"TrainingRuntime"}: trainingruntimes.trainer.kubeflow.org "nothere" not found: specified trainingRuntime must be created before the TrainJob is created`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("missing runtime: got %v\nwant %s", err, want)
+	}
+
+	badRuntime := strings.NewReplacer("NS", ns, "IMAGE", "x", "name: torch\n", "name: two-replicas\n", "      - name: node\n", "      - name: node\n        replicas: 2\n").Replace(torchRuntime)
+	err = create(t, badRuntime)
+	want = `spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("runtime replicas: got %v\nwant %s", err, want)
+	}
+	// The runtime opts out of the webhook's rules with its label.
+	optOut := strings.Replace(badRuntime, "labels: {trainer.kubeflow.org/framework: torch}", "labels: {trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/webhook-validation: disabled}", 1)
+	if err := create(t, optOut); err != nil {
+		t.Errorf("webhook-validation: disabled: %v", err)
+	}
+}
+
+// TestWebhookWarnings: a deprecated ClusterTrainingRuntime draws Kubeflow's
+// warning on create, and so does a TrainJob that references it.
+func TestWebhookWarnings(t *testing.T) {
+	need(t)
+	ns := namespace(t, "warnings")
+	n := warnings.len()
+	mustCreate(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: old-torch
+  labels: {trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/support: deprecated}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+`)
+	mustCreate(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: uses-old, namespace: %s}
+spec:
+  runtimeRef: {name: old-torch}
+`, ns))
+	got := strings.Join(warnings.since(n), "\n")
+	for _, want := range []string{
+		`ClusterTrainingRuntime "old-torch" is deprecated and will be removed in a future release of Kubeflow Trainer.`,
+		`Referenced ClusterTrainingRuntime "old-torch" is deprecated and will be removed in a future release of Kubeflow Trainer.`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+}
+
+// TestControllerAppliesAndFollowsJobSet: a TrainJob gets its JobSet and
+// runtime snapshot; the mutating webhook stamped its runtime patch; a later
+// runtime edit does not reach it (the snapshot); its status follows the
+// JobSet.
+func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
+	need(t)
+	ns := namespace(t, "applies")
+	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, trainJob(ns, "train", `  trainer: {args: [train.py]}
+  runtimePatches:
+  - manager: acme.io/labels
+    trainingRuntimeSpec: {template: {metadata: {labels: {team: ml}}}}
+`))
+
+	tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches, _, _ := unstructured.NestedSlice(tj.Object, "spec", "runtimePatches")
+	if len(patches) != 1 || patches[0].(map[string]any)["time"] == nil {
+		t.Errorf("the mutating webhook did not stamp the runtime patch: %v", patches)
+	}
+
+	var js *unstructured.Unstructured
+	eventually(t, "the JobSet", func() error {
+		js, err = get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train")
+		return err
+	})
+	if js.GetLabels()["team"] != "ml" {
+		t.Errorf("JobSet labels %v lack the patch's team=ml", js.GetLabels())
+	}
+	if owner := metav1.GetControllerOf(js); owner == nil || owner.UID != tj.GetUID() {
+		t.Errorf("JobSet controller owner %v, want the TrainJob %s", owner, tj.GetUID())
+	}
+	env := nodeEnv(t, js)
+	if env["PET_NNODES"] != "2" || env["PET_MASTER_ADDR"] != "train-node-0-0.train" {
+		t.Errorf("node env %v", env)
+	}
+	if _, err := get(t, "v1", "ConfigMap", ns, "train-runtime-snapshot"); err != nil {
+		t.Errorf("runtime snapshot: %v", err)
+	}
+	managers := map[string]bool{}
+	for _, f := range js.GetManagedFields() {
+		managers[f.Manager] = true
+	}
+	if !managers["trainer"] {
+		t.Errorf("JobSet field managers %v, want trainer", managers)
+	}
+
+	// A runtime edit leaves the TrainJob's objects alone: a JobSet made
+	// again comes from the snapshot.
+	rt, _ := get(t, "trainer.kubeflow.org/v1alpha1", "TrainingRuntime", ns, "torch")
+	jobs, _, _ := unstructured.NestedSlice(rt.Object, "spec", "template", "spec", "replicatedJobs")
+	c := jobs[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	c["image"] = "torch:2"
+	_ = unstructured.SetNestedSlice(rt.Object, jobs, "spec", "template", "spec", "replicatedJobs")
+	if err := k8sClient.Update(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Delete(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the JobSet made again from the snapshot", func() error {
+		again, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train")
+		if err != nil {
+			return err
+		}
+		if again.GetUID() == js.GetUID() {
+			return fmt.Errorf("still the old JobSet")
+		}
+		if img := nodeImage(again); img != "torch:1" {
+			return fmt.Errorf("image %q, want the snapshot's torch:1", img)
+		}
+		return nil
+	})
+
+	// The JobSet completes: the TrainJob's status follows.
+	js, _ = get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train")
+	js.Object["status"] = map[string]any{
+		"conditions":           []any{map[string]any{"type": "Completed", "status": "True", "reason": "AllJobsCompleted", "message": "jobset completed successfully", "lastTransitionTime": "2026-11-23T10:00:00Z"}},
+		"replicatedJobsStatus": []any{map[string]any{"name": "node", "ready": int64(0), "succeeded": int64(1), "failed": int64(0), "active": int64(0), "suspended": int64(0)}},
+	}
+	if err := k8sClient.Status().Update(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TrainJob Complete", func() error {
+		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "train")
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
+		for _, c := range conds {
+			cm := c.(map[string]any)
+			if cm["type"] == "Complete" && cm["status"] == "True" && cm["reason"] == "AllJobsCompleted" && cm["lastTransitionTime"] == "2026-11-23T10:00:00Z" {
+				jobs, _, _ := unstructured.NestedSlice(tj.Object, "status", "jobsStatus")
+				if len(jobs) != 1 || jobs[0].(map[string]any)["succeeded"] != int64(1) {
+					return fmt.Errorf("jobsStatus %v", jobs)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", conds)
+	})
+}
+
+// TestControllerLeavesOthersAlone: a TrainJob that multikueue manages gets
+// nothing applied; one whose runtime kind is unsupported (let in where the
+// webhooks do not look) fails with Kubeflow's reason.
+func TestControllerLeavesOthersAlone(t *testing.T) {
+	need(t)
+	ns := namespace(t, controllerNamespace)
+	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, trainJob(ns, "elsewhere", "  managedBy: kueue.x-k8s.io/multikueue\n"))
+	mustCreate(t, strings.Replace(trainJob(ns, "unsupported", ""), "kind: TrainingRuntime", "kind: NoSuchRuntime", 1))
+	mustCreate(t, trainJob(ns, "ours", ""))
+
+	eventually(t, "the Failed condition", func() error {
+		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "unsupported")
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
+		for _, c := range conds {
+			cm := c.(map[string]any)
+			if cm["type"] == "Failed" && cm["reason"] == "TrainingRuntimeNotSupported" && cm["message"] == "unsupported runtime: NoSuchRuntime.trainer.kubeflow.org" {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", conds)
+	})
+	// Once the controller has made the last TrainJob's JobSet, it has seen
+	// the multikueue one too.
+	eventually(t, "the JobSet of ours", func() error {
+		_, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "ours")
+		return err
+	})
+	for _, kind := range []string{"JobSet", "ConfigMap"} {
+		name := "elsewhere"
+		apiVersion := "jobset.x-k8s.io/v1alpha2"
+		if kind == "ConfigMap" {
+			name, apiVersion = "elsewhere-runtime-snapshot", "v1"
+		}
+		if _, err := get(t, apiVersion, kind, ns, name); !apierrors.IsNotFound(err) {
+			t.Errorf("%s %s for a multikueue TrainJob: %v, want none", kind, name, err)
+		}
+	}
+}
+
+func nodePodSpec(js *unstructured.Unstructured) map[string]any {
+	jobs, _, _ := unstructured.NestedSlice(js.Object, "spec", "replicatedJobs")
+	if len(jobs) == 0 {
+		return nil
+	}
+	spec, _, _ := unstructured.NestedMap(jobs[0].(map[string]any), "template", "spec", "template", "spec")
+	return spec
+}
+
+func nodeImage(js *unstructured.Unstructured) string {
+	cs, _ := nodePodSpec(js)["containers"].([]any)
+	if len(cs) == 0 {
+		return ""
+	}
+	img, _ := cs[0].(map[string]any)["image"].(string)
+	return img
+}
+
+func nodeEnv(t *testing.T, js *unstructured.Unstructured) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	cs, _ := nodePodSpec(js)["containers"].([]any)
+	for _, c := range cs {
+		for _, e := range c.(map[string]any)["env"].([]any) {
+			em := e.(map[string]any)
+			v, _ := em["value"].(string)
+			env[em["name"].(string)] = v
+		}
+	}
+	return env
+}

@@ -1,0 +1,168 @@
+// Package controller_test runs cuetrainer's admission webhooks and TrainJob
+// controller against a real kube-apiserver and etcd: the API server calls
+// the webhooks over TLS, and the controller applies to it.
+package controller_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
+)
+
+// controllerNamespace is where the controller runs: the webhooks skip it.
+const controllerNamespace = "cuetrainer-system"
+
+var (
+	cfg        *rest.Config
+	k8sClient  client.Client
+	skipReason string
+	warnings   = &warningLog{}
+)
+
+// warningLog keeps the API server's warnings (the webhooks' among them).
+type warningLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warningLog) HandleWarningHeader(code int, agent string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warningLog) since(n int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.seen[n:]...)
+}
+
+func (w *warningLog) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.seen)
+}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	dir, err := testenv.Binaries()
+	if err != nil {
+		skipReason = err.Error()
+		return m.Run()
+	}
+	jobset, err := testenv.JobSetCRD()
+	if err != nil {
+		skipReason = err.Error()
+		return m.Run()
+	}
+	eng, err := engine.New(engine.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	validating, mutating := controller.WebhookConfigurations(eng, controllerNamespace, "cuetrainer-webhook")
+	root := testenv.Root()
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: dir,
+		CRDInstallOptions: envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
+			jobset, filepath.Join(root, "deploy", "crds"), filepath.Join(root, "test", "integration", "testdata", "crds"),
+		}},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validating},
+			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
+		},
+	}
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+		}
+	}()
+	userCfg := rest.CopyConfig(cfg)
+	userCfg.WarningHandler = warnings
+	if k8sClient, err = client.New(userCfg, client.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	wo := &env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Metrics:        metricsserver.Options{BindAddress: "0"},
+		WebhookServer:  webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
+		LeaderElection: false,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := controller.Setup(mgr, controller.Options{Engine: func() *engine.Engine { return eng }, Webhooks: true, Reconcile: true}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if err := waitForWebhook(ctx, wo); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+	}
+	return code
+}
+
+// waitForWebhook waits until the webhook server answers TLS.
+func waitForWebhook(ctx context.Context, wo *envtest.WebhookInstallOptions) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := dialTLS(wo)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the webhook server did not come up: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func need(t *testing.T) {
+	t.Helper()
+	testenv.Need(t, k8sClient != nil, skipReason)
+}
+
+func dialTLS(wo *envtest.WebhookInstallOptions) error {
+	d := &net.Dialer{Timeout: time.Second}
+	conn, err := tls.DialWithDialer(d, "tcp", net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a readiness probe of our own test server
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
