@@ -49,10 +49,13 @@ cue-gen:
 		-e 's/^(\s+)([A-Z][A-Za-z0-9]*):\s+(([a-z0-9]+\.)?#\2)( |$$)/\1\3\5/' \
 		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/'
 
-# manifests regenerates the CRDs in deploy/crds from the CUE schemas (a
-# test fails when they differ).
+# manifests regenerates deploy/'s generated parts from the CUE: the CRDs,
+# the webhook configurations and the shipped runtimes (a test fails when
+# they differ).
 manifests:
 	$(GO) run ./cmd/cuetrainer export crds --dir deploy/crds
+	$(GO) run ./cmd/cuetrainer export webhooks > deploy/webhooks.yaml
+	$(GO) run ./cmd/cuetrainer runtimes export --dir deploy/runtimes
 
 # conformance-data refreshes the test copy of the conformance corpus.
 conformance-data:

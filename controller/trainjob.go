@@ -83,7 +83,53 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, r.updateStatus(ctx, tj, out.Controller)
+	result, err := r.deadline(ctx, tj, &out.Controller)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return result, r.updateStatus(ctx, tj, out.Controller)
+}
+
+// deadline carries out the CUE's controller.deadline: past it, the
+// conditions join the status and the objects are deleted; before it, the
+// TrainJob is looked at again then.
+func (r *TrainJobReconciler) deadline(ctx context.Context, tj *unstructured.Unstructured, d *engine.ControllerDirectives) (ctrl.Result, error) {
+	dl := d.Deadline
+	if dl == nil {
+		return ctrl.Result{}, nil
+	}
+	now := r.now()
+	since := now
+	if dl.Since != "now" {
+		t, err := time.Parse(time.RFC3339, dl.Since)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("deadline: since %q: %w", dl.Since, err)
+		}
+		since = t
+	}
+	at := since.Add(time.Duration(dl.Seconds) * time.Second)
+	if !now.After(at) {
+		return ctrl.Result{RequeueAfter: max(at.Sub(now), time.Second)}, nil
+	}
+	d.Status.Conditions = append(d.Status.Conditions, dl.Conditions...)
+	for _, ref := range dl.Delete {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(ref.APIVersion)
+		u.SetKind(ref.Kind)
+		u.SetNamespace(tj.GetNamespace())
+		u.SetName(ref.Name)
+		if err := r.Client.Delete(ctx, u); client.IgnoreNotFound(err) != nil && !meta.IsNoMatchError(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting %s %s past the deadline: %w", ref.Kind, ref.Name, err)
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *TrainJobReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 // fail records why the TrainJob's objects could not be made, as Kubeflow's
@@ -124,10 +170,6 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, tj *unstructured.
 			return fmt.Errorf("reading status.conditions: %w", err)
 		}
 	}
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
 	for _, c := range d.Status.Conditions {
 		mc := metav1.Condition{Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message, ObservedGeneration: tj.GetGeneration()}
 		if c.LastTransitionTime != "" {
@@ -137,7 +179,7 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, tj *unstructured.
 			}
 			mc.LastTransitionTime = metav1.NewTime(t)
 		} else {
-			mc.LastTransitionTime = metav1.NewTime(now())
+			mc.LastTransitionTime = metav1.NewTime(r.now())
 		}
 		meta.SetStatusCondition(&conds, mc)
 	}

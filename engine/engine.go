@@ -370,3 +370,15 @@ func (e *Engine) Mutates(k Kind) bool {
 	b, err := v.LookupPath(cue.ParsePath("mutates")).Bool()
 	return err == nil && b
 }
+
+// Summarized returns the kinds whose review summarises them for listings (the
+// runtimes), sorted.
+func (e *Engine) Summarized() []Kind {
+	var out []Kind
+	for _, k := range e.Admitted() {
+		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(cue.ParsePath("summary")).Exists() {
+			out = append(out, k)
+		}
+	}
+	return out
+}

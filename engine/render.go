@@ -41,6 +41,21 @@ type ControllerDirectives struct {
 		// Fields of the status to set.
 		Fields map[string]any `json:"fields"`
 	} `json:"status"`
+	// Deadline, when set, fails the object at a time.
+	Deadline *Deadline `json:"deadline,omitempty"`
+}
+
+// Deadline is the CUE's controller.deadline: Seconds after Since (a time,
+// or "now"), set Conditions and delete Delete.
+type Deadline struct {
+	Since      string      `json:"since"`
+	Seconds    int64       `json:"seconds"`
+	Conditions []Condition `json:"conditions"`
+	Delete     []struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+	} `json:"delete"`
 }
 
 // Condition is a status condition to set (#ConditionUpdate); an empty

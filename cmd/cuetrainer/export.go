@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+
 	"github.com/spf13/cobra"
+
+	"github.com/cuetrainer/cuetrainer/controller"
 )
 
 func newExportCmd() *cobra.Command {
@@ -9,7 +13,7 @@ func newExportCmd() *cobra.Command {
 		Use:   "export",
 		Short: "Generate manifests from the CUE",
 	}
-	cmd.AddCommand(newExportCRDsCmd())
+	cmd.AddCommand(newExportCRDsCmd(), newExportWebhooksCmd())
 	return cmd
 }
 
@@ -43,5 +47,44 @@ named <plural>.<group>.yaml.`,
 	}
 	g.addFlags(cmd)
 	cmd.Flags().StringVar(&dir, "dir", "", "write one file per CRD into this directory")
+	return cmd
+}
+
+func newExportWebhooksCmd() *cobra.Command {
+	g := &globals{}
+	var namespace, service string
+	cmd := &cobra.Command{
+		Use:   "webhooks [--namespace NS] [--service NAME] [--policy-dir DIR]",
+		Short: "Generate the admission webhook configurations",
+		Long: `export webhooks writes the ValidatingWebhookConfiguration (one webhook per kind the CUE
+admits, a policy directory's kinds included) and the MutatingWebhookConfiguration (the kinds
+whose CUE mutates) that send requests to the controller's webhook Service. The controller puts
+its CA into them (--self-signed-certs).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := g.engine()
+			if err != nil {
+				return err
+			}
+			v, m := controller.WebhookConfigurations(e, namespace, service)
+			var objs []map[string]any
+			for _, o := range []any{v, m} {
+				b, err := json.Marshal(o)
+				if err != nil {
+					return err
+				}
+				var obj map[string]any
+				if err := json.Unmarshal(b, &obj); err != nil {
+					return err
+				}
+				delete(obj["metadata"].(map[string]any), "creationTimestamp")
+				objs = append(objs, obj)
+			}
+			return writeObjects(cmd.OutOrStdout(), objs, "yaml")
+		},
+	}
+	g.addFlags(cmd)
+	cmd.Flags().StringVar(&namespace, "namespace", "cuetrainer-system", "the controller's namespace")
+	cmd.Flags().StringVar(&service, "service", "cuetrainer-webhook", "the webhook Service")
 	return cmd
 }

@@ -76,7 +76,7 @@ webhooks do, with every default and rule written in CUE.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVetCmd(), newRenderCmd(), newRuntimesCmd(), newExportCmd(), newVersionCmd())
+	root.AddCommand(newVetCmd(), newRenderCmd(), newRuntimesCmd(), newExportCmd(), newControllerCmd(), newVersionCmd())
 	return root
 }
 

@@ -9,8 +9,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
 
@@ -29,11 +32,44 @@ cuetrainer ships, and those in the files given with -f (admitted as vet admits t
 type runtimeSource struct {
 	globals
 	files []string
+	// cluster reads the runtimes of a cluster instead.
+	cluster                            bool
+	kubeconfig, kubeContext, namespace string
 }
 
 func (o *runtimeSource) addFlags(cmd *cobra.Command) {
 	o.globals.addFlags(cmd)
 	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "a file or directory of runtimes (or -) to add to the shipped ones; repeatable")
+	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "read the runtimes of a cluster (ClusterTrainingRuntimes, and TrainingRuntimes of the namespace) instead of the shipped ones")
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "with --cluster: the kubeconfig file")
+	cmd.Flags().StringVar(&o.kubeContext, "context", "", "with --cluster: the kubeconfig context")
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "with --cluster: the namespace of TrainingRuntimes (default: the context's)")
+}
+
+// clusterDocs reads the runtimes of the cluster the kubeconfig names.
+func (o *runtimeSource) clusterDocs(cmd *cobra.Command, e *engine.Engine) ([]engine.Document, error) {
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = o.kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, usageError{fmt.Errorf("kubeconfig: %w", err)}
+	}
+	ns := o.namespace
+	if ns == "" {
+		if ns, _, err = cc.Namespace(); err != nil {
+			return nil, usageError{fmt.Errorf("kubeconfig: %w", err)}
+		}
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	docs, err := controller.ReadRuntimes(cmd.Context(), e, c, c.RESTMapper(), ns)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster's runtimes: %w", err)
+	}
+	return docs, nil
 }
 
 // load admits the files and returns the runtimes the session holds. Files
@@ -42,6 +78,22 @@ func (o *runtimeSource) load(cmd *cobra.Command) ([]engine.Listed, error) {
 	e, err := o.engine()
 	if err != nil {
 		return nil, err
+	}
+	if o.cluster {
+		if len(o.files) > 0 {
+			return nil, usageError{fmt.Errorf("--cluster and -f do not go together")}
+		}
+		docs, err := o.clusterDocs(cmd, e)
+		if err != nil {
+			return nil, err
+		}
+		// They exist: what the rules say of them now is for information.
+		s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true})
+		for _, doc := range docs {
+			r := s.AdmitRequest(cmd.Context(), doc, engine.Request{Operation: "UPDATE", OldObject: doc.Object})
+			printFindings(cmd.ErrOrStderr(), r, r.Errors, nil)
+		}
+		return s.Listed(), nil
 	}
 	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: o.noBuiltinRuntimes})
 	docs, unreadable := readInputs(e, o.files, cmd.InOrStdin(), cmd.ErrOrStderr())

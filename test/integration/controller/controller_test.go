@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -346,4 +347,56 @@ func nodeEnv(t *testing.T, js *unstructured.Unstructured) map[string]string {
 		}
 	}
 	return env
+}
+
+// TestDeployManifests: the API server takes every object of deploy/ (a
+// server-side dry run), the shipped runtimes through the webhooks.
+func TestDeployManifests(t *testing.T) {
+	need(t)
+	root := filepath.Join("..", "..", "..", "deploy")
+	files := []string{filepath.Join(root, "manager.yaml"), filepath.Join(root, "webhooks.yaml")}
+	rts, _ := filepath.Glob(filepath.Join(root, "runtimes", "*-*.yaml"))
+	if len(rts) == 0 {
+		t.Fatal("no runtimes in deploy/runtimes")
+	}
+	if err := apply(k8sClient, []client.ApplyOption{client.DryRunAll}, append(files, rts...)...); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestControllerDeadline: past activeDeadlineSeconds the TrainJob fails with
+// DeadlineExceeded and its JobSet is deleted.
+func TestControllerDeadline(t *testing.T) {
+	need(t)
+	ns := namespace(t, "deadline")
+	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, trainJob(ns, "short", "  activeDeadlineSeconds: 3\n"))
+	eventually(t, "the JobSet", func() error {
+		_, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "short")
+		return err
+	})
+	eventually(t, "DeadlineExceeded", func() error {
+		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "short")
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
+		for _, c := range conds {
+			cm := c.(map[string]any)
+			if cm["type"] == "Failed" && cm["status"] == "True" && cm["reason"] == "DeadlineExceeded" && cm["message"] == "TrainJob exceeded its active deadline" {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", conds)
+	})
+	eventually(t, "the JobSet deleted", func() error {
+		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "short")
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err == nil && js.GetDeletionTimestamp() != nil {
+			return nil // envtest runs no garbage collector to finish it
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
 }

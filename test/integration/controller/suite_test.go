@@ -11,17 +11,20 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -108,9 +111,23 @@ func run(m *testing.M) int {
 		return 1
 	}
 
+	// The controller runs as deploy/'s service account, with deploy/'s RBAC:
+	// what it lacks fails the tests.
+	if err := applyFiles(k8sClient, filepath.Join(root, "deploy", "namespace.yaml"), filepath.Join(root, "deploy", "rbac.yaml")); err != nil {
+		fmt.Fprintln(os.Stderr, "applying deploy/ RBAC:", err)
+		return 1
+	}
+	saCfg := rest.CopyConfig(cfg)
+	saCfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + controllerNamespace + ":cuetrainer-controller",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + controllerNamespace, "system:authenticated"},
+	}
+
 	wo := &env.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Metrics:        metricsserver.Options{BindAddress: "0"},
+	mgr, err := ctrl.NewManager(saCfg, ctrl.Options{
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Lookups read unstructured objects: from the informers, not the API server.
+		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		WebhookServer:  webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
 		LeaderElection: false,
 	})
@@ -165,4 +182,31 @@ func dialTLS(wo *envtest.WebhookInstallOptions) error {
 		return err
 	}
 	return conn.Close()
+}
+
+// applyFiles creates the objects of YAML files (server-side apply).
+func applyFiles(c client.Client, files ...string) error {
+	return apply(c, nil, files...)
+}
+
+func apply(c client.Client, opts []client.ApplyOption, files ...string) error {
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), append([]client.ApplyOption{client.FieldOwner("test"), client.ForceOwnership}, opts...)...); err != nil {
+				return fmt.Errorf("%s: %s %s: %w", f, u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/engine"
+)
+
+type controllerOptions struct {
+	globals
+	kubeconfig, kubeContext string
+	release                 string
+	namespace               string
+	service                 string
+	certDir, certSecret     string
+	selfSignedCerts         bool
+	webhookPort             int
+	metricsAddr, probeAddr  string
+	leaderElect             bool
+	webhooks, reconcile     bool
+}
+
+func newControllerCmd() *cobra.Command {
+	o := &controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the admission webhooks and the TrainJob controller in a cluster",
+		Long: `controller serves the admission webhooks of every kind cuetrainer admits (the checks
+of vet, with its warnings) and reconciles TrainJobs into the objects render prints,
+applied with server-side apply. Its serving certificate is generated and rotated
+(--self-signed-certs) or read from --cert-dir.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	o.globals.addFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig file (in a pod: the service account)")
+	f.StringVar(&o.kubeContext, "context", "", "the kubeconfig context to use")
+	f.StringVar(&o.release, "release", "", "the Kubeflow Trainer release the cluster is vetted for (vMAJOR.MINOR), for the deprecation windows")
+	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the controller's namespace (the webhooks skip it); default $POD_NAMESPACE")
+	f.StringVar(&o.service, "webhook-service", "cuetrainer-webhook", "the webhook Service, named in the serving certificate")
+	f.StringVar(&o.certDir, "cert-dir", "/tmp/cuetrainer/serving-certs", "the directory of the serving certificate (tls.crt, tls.key)")
+	f.StringVar(&o.certSecret, "cert-secret", "cuetrainer-webhook-certs", "the Secret that keeps the generated certificate")
+	f.BoolVar(&o.selfSignedCerts, "self-signed-certs", true, "generate and rotate the serving certificate, and put its CA into the webhook configurations; false: read --cert-dir as mounted")
+	f.IntVar(&o.webhookPort, "webhook-port", 9443, "the webhook server's port")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "where Prometheus metrics are served; 0 turns them off")
+	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
+	f.BoolVar(&o.leaderElect, "leader-elect", false, "elect one replica to reconcile (webhooks are served by all)")
+	f.BoolVar(&o.webhooks, "webhooks", true, "serve the admission webhooks")
+	f.BoolVar(&o.reconcile, "reconcile", true, "run the TrainJob controller")
+	return cmd
+}
+
+func (o *controllerOptions) run(cmd *cobra.Command) error {
+	ctrl.SetLogger(zap.New(zap.WriteTo(cmd.ErrOrStderr())))
+	ctx := ctrl.SetupSignalHandler()
+	if o.namespace == "" {
+		return usageError{errors.New("--namespace (or $POD_NAMESPACE) is required")}
+	}
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = o.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}).ClientConfig()
+	if err != nil {
+		return usageError{fmt.Errorf("kubeconfig: %w", err)}
+	}
+	start := time.Now()
+	eng, err := o.globals.engine()
+	if err != nil {
+		return err
+	}
+	ctrl.Log.Info("policies loaded", "policyDirs", o.policyDirs, "took", time.Since(start).String())
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Metrics: metricsserver.Options{BindAddress: o.metricsAddr},
+		// Lookups read unstructured objects: from the informers, not the API server.
+		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "cuetrainer-controller.trainer.kubeflow.org",
+		LeaderElectionNamespace: o.namespace,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port:    o.webhookPort,
+			CertDir: o.certDir,
+			// HTTP/2 off (CVE-2023-44487, CVE-2023-39325), as kubebuilder's
+			// projects do.
+			TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
+		}),
+	})
+	if err != nil {
+		return err
+	}
+	if err := controller.Setup(mgr, controller.Options{Engine: func() *engine.Engine { return eng }, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile}); err != nil {
+		return err
+	}
+
+	var certsReady func() bool = func() bool { return true }
+	if o.webhooks && o.selfSignedCerts {
+		live, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+		if err != nil {
+			return err
+		}
+		v, m := controller.WebhookConfigurations(eng, o.namespace, o.service)
+		rot := &controller.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name}
+		// The certificate first, so that the webhook server starts with it.
+		if err := rot.Ensure(ctx); err != nil {
+			return err
+		}
+		if err := mgr.Add(rot); err != nil {
+			return err
+		}
+		certsReady = rot.Ready
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	ready := func(req *http.Request) error {
+		if !certsReady() {
+			return errors.New("no serving certificate yet")
+		}
+		if o.webhooks {
+			return mgr.GetWebhookServer().StartedChecker()(req)
+		}
+		return nil
+	}
+	if err := mgr.AddReadyzCheck("webhooks", ready); err != nil {
+		return err
+	}
+	ctrl.Log.Info("starting", "webhooks", o.webhooks, "reconcile", o.reconcile, "setup", time.Since(start).String())
+	return mgr.Start(ctx)
+}
