@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"fmt"
+	"strings"
 )
 
 // generate is one #Generate of the CUE: data the CUE cannot make.
@@ -19,6 +21,9 @@ type generate struct {
 	PublicKey  string
 	Key        string
 	From       string
+	Seed       string
+	Encoding   string
+	Text       string
 }
 
 // yamlSource gives the YAML text of a context entry.
@@ -37,6 +42,31 @@ func (g generate) run(obj map[string]any, yamlOf yamlSource) error {
 		}
 		m[g.PrivateKey] = base64.StdEncoding.EncodeToString(private)
 		m[g.PublicKey] = base64.StdEncoding.EncodeToString(public)
+		return nil
+	case "x25519-keypair":
+		var seed []byte
+		if g.Seed != "" {
+			if seed, err = base64.StdEncoding.DecodeString(g.Seed); err != nil {
+				return fmt.Errorf("seed: %v", err)
+			}
+		}
+		private, public, err := x25519KeyPair(seed)
+		if err != nil {
+			return err
+		}
+		if g.Encoding != "z85" {
+			return fmt.Errorf("unknown encoding %q", g.Encoding)
+		}
+		privateText, err := z85(private)
+		if err != nil {
+			return err
+		}
+		publicText, err := z85(public)
+		if err != nil {
+			return err
+		}
+		text := strings.NewReplacer("{{privateKey}}", privateText, "{{publicKey}}", publicText).Replace(g.Text)
+		m[g.Key] = base64.StdEncoding.EncodeToString([]byte(text))
 		return nil
 	case "yaml":
 		text, err := yamlOf(g.From)
@@ -73,4 +103,39 @@ func sshKeyPair() (private, public []byte, err error) {
 	}
 	public = []byte("ecdsa-sha2-nistp521 " + base64.StdEncoding.EncodeToString(wire) + "\n")
 	return private, public, nil
+}
+
+// x25519KeyPair makes an X25519 key pair (RFC 7748): the private key is the
+// 32 bytes of seed, or random when there is none.
+func x25519KeyPair(seed []byte) (private, public []byte, err error) {
+	var key *ecdh.PrivateKey
+	if seed == nil {
+		key, err = ecdh.X25519().GenerateKey(rand.Reader)
+	} else {
+		key, err = ecdh.X25519().NewPrivateKey(seed)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return key.Bytes(), key.PublicKey().Bytes(), nil
+}
+
+// z85 encodes data as ZeroMQ's Z85 (RFC 32/Z85): five characters for every
+// four bytes; Z85 takes only whole groups of four.
+func z85(data []byte) (string, error) {
+	if len(data)%4 != 0 {
+		return "", fmt.Errorf("z85 takes a multiple of 4 bytes, not %d", len(data))
+	}
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+	var b strings.Builder
+	for i := 0; i < len(data); i += 4 {
+		v := binary.BigEndian.Uint32(data[i:])
+		var chunk [5]byte
+		for j := 4; j >= 0; j-- {
+			chunk[j] = alphabet[v%85]
+			v /= 85
+		}
+		b.Write(chunk[:])
+	}
+	return b.String(), nil
 }

@@ -43,7 +43,7 @@ func (o *runtimeSource) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.cluster, "cluster", false, "read the runtimes of a cluster (ClusterTrainingRuntimes, and TrainingRuntimes of the namespace) instead of the shipped ones")
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "with --cluster: the kubeconfig file")
 	cmd.Flags().StringVar(&o.kubeContext, "context", "", "with --cluster: the kubeconfig context")
-	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "with --cluster: the namespace of TrainingRuntimes (default: the context's)")
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "the namespace of TrainingRuntimes (get: the runtime's; with --cluster: the one to read, default the context's)")
 }
 
 // clusterDocs reads the runtimes of the cluster the kubeconfig names.
@@ -225,7 +225,7 @@ func orNone(s string) string {
 
 func newRuntimesGetCmd() *cobra.Command {
 	o := &runtimeSource{}
-	var output, namespace string
+	var output string
 	cmd := &cobra.Command{
 		Use:   "get NAME [-f PATH...] [-n NAMESPACE] [-o yaml|json]",
 		Short: "Show one runtime as the API server stores it, with every default applied",
@@ -242,13 +242,13 @@ Without -n it looks for a ClusterTrainingRuntime; with -n, for a TrainingRuntime
 			}
 			for _, l := range list {
 				r := rowOf(l)
-				if r.Name == args[0] && r.Namespace == namespace {
+				if r.Name == args[0] && r.Namespace == o.namespace {
 					return writeObjects(cmd.OutOrStdout(), []map[string]any{l.Object}, output)
 				}
 			}
 			where := "ClusterTrainingRuntime"
-			if namespace != "" {
-				where = "TrainingRuntime in namespace " + namespace
+			if o.namespace != "" {
+				where = "TrainingRuntime in namespace " + o.namespace
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "Error: no %s named %q\n", where, args[0])
 			return exitError{exitRejected}
@@ -256,7 +256,6 @@ Without -n it looks for a ClusterTrainingRuntime; with -n, for a TrainingRuntime
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of a TrainingRuntime")
 	return cmd
 }
 
