@@ -190,6 +190,11 @@ func applyFiles(c client.Client, files ...string) error {
 }
 
 func apply(c client.Client, opts []client.ApplyOption, files ...string) error {
+	return applyRenamed(c, opts, "", files...)
+}
+
+// applyRenamed applies the objects of files with a suffix on their names.
+func applyRenamed(c client.Client, opts []client.ApplyOption, suffix string, files ...string) error {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -203,6 +208,7 @@ func apply(c client.Client, opts []client.ApplyOption, files ...string) error {
 			if len(u.Object) == 0 {
 				continue
 			}
+			u.SetName(u.GetName() + suffix)
 			if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), append([]client.ApplyOption{client.FieldOwner("test"), client.ForceOwnership}, opts...)...); err != nil {
 				return fmt.Errorf("%s: %s %s: %w", f, u.GetKind(), u.GetName(), err)
 			}
