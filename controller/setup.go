@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -26,6 +27,9 @@ type Options struct {
 	Webhooks, Reconcile bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Client is what the controller reads and writes through; the
+	// manager's when nil.
+	Client client.Client
 }
 
 // WebhookPath is where a kind's admission handler is served, as
@@ -69,7 +73,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return fmt.Errorf("the controller reconciles %s only; the CUE renders %s too", TrainJobGVK.Kind, k.Kind)
 		}
 	}
-	r := &TrainJobReconciler{Client: mgr.GetClient(), Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
+	c := o.Client
+	if c == nil {
+		c = mgr.GetClient()
+	}
+	r := &TrainJobReconciler{Client: c, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	b := ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob")

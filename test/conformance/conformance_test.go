@@ -3,7 +3,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/internal/objdiff"
+	"github.com/cuetrainer/cuetrainer/test/conformance/corpus"
 )
 
 var (
@@ -31,52 +31,19 @@ func loadEngine(t testing.TB) *engine.Engine {
 	return eng
 }
 
-// Case is one directory of the corpus.
-type Case struct {
-	Name     string
-	Dir      string
-	Errors   []ExpectedError // from expected-errors.json; nil for a rendered case
-	Warnings []string        // the text of each expected warning
-}
-
-// ExpectedError is one entry of expected-errors.json.
-type ExpectedError struct {
-	Path   *string `json:"path"`
-	Type   *string `json:"type"`
-	Detail string  `json:"detail"`
-}
+// Case and ExpectedError are the corpus's.
+type (
+	Case          = corpus.Case
+	ExpectedError = corpus.ExpectedError
+)
 
 func cases(t *testing.T) []Case {
 	t.Helper()
-	dirs, err := filepath.Glob("testdata/kubeflow/cases/*")
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no cases under testdata/kubeflow/cases (run make conformance-data): %v", err)
+	cs, err := corpus.Cases()
+	if err != nil {
+		t.Fatal(err)
 	}
-	var out []Case
-	for _, dir := range dirs {
-		c := Case{Name: filepath.Base(dir), Dir: dir}
-		if data, err := os.ReadFile(filepath.Join(dir, "expected-errors.json")); err == nil {
-			if err := json.Unmarshal(data, &c.Errors); err != nil {
-				t.Fatalf("%s: %v", dir, err)
-			}
-			if len(c.Errors) == 0 {
-				t.Fatalf("%s: expected-errors.json lists no error", dir)
-			}
-		} else if _, err := os.Stat(filepath.Join(dir, "expected.yaml")); err != nil {
-			t.Fatalf("%s: neither expected-errors.json nor expected.yaml", dir)
-		}
-		if data, err := os.ReadFile(filepath.Join(dir, "expected-warnings.txt")); err == nil {
-			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-				_, text, ok := strings.Cut(line, "(create): ")
-				if !ok {
-					t.Fatalf("%s: warning line without (create): %q", dir, line)
-				}
-				c.Warnings = append(c.Warnings, text)
-			}
-		}
-		out = append(out, c)
-	}
-	return out
+	return cs
 }
 
 // admit runs a case's input through a session and returns every result.
@@ -285,16 +252,9 @@ func TestConformanceRender(t *testing.T) {
 // expectedObjects reads the objects Kubeflow created for a case.
 func expectedObjects(t *testing.T, c Case) []map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(c.Dir, "expected.yaml"))
+	objs, err := c.Expected()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var objs []map[string]any
-	for _, d := range engine.ReadYAML("expected.yaml", data) {
-		if d.Err != nil {
-			t.Fatal(d.Err)
-		}
-		objs = append(objs, d.Object)
 	}
 	return objs
 }

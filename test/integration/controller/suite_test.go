@@ -6,7 +6,9 @@ package controller_test
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,10 +20,12 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
@@ -39,7 +43,46 @@ var (
 	k8sClient  client.Client
 	skipReason string
 	warnings   = &warningLog{}
+	applied    *recordingClient
 )
+
+// recordingClient keeps the last body the controller applied for each
+// object, so that the tests compare what it applies, not what the API
+// server made of it (defaults, status).
+type recordingClient struct {
+	client.Client
+	mu      sync.Mutex
+	objects map[string]map[string]any // namespace/kind/name
+}
+
+func (r *recordingClient) Apply(ctx context.Context, obj apiruntime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	u := unstructured.Unstructured{Object: m}
+	r.mu.Lock()
+	r.objects[u.GetNamespace()+"/"+u.GetKind()+"/"+u.GetName()] = m
+	r.mu.Unlock()
+	return r.Client.Apply(ctx, obj, opts...)
+}
+
+// get returns the last body applied for the object, nil if none.
+func (r *recordingClient) get(namespace, kind, name string) map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.objects[namespace+"/"+kind+"/"+name]
+}
+
+func (r *recordingClient) forget(namespace, kind, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.objects, namespace+"/"+kind+"/"+name)
+}
 
 // warningLog keeps the API server's warnings (the webhooks' among them).
 type warningLog struct {
@@ -68,6 +111,7 @@ func (w *warningLog) len() int {
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	dir, err := testenv.Binaries()
 	if err != nil {
 		skipReason = err.Error()
@@ -135,7 +179,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controller.Setup(mgr, controller.Options{Engine: func() *engine.Engine { return eng }, Webhooks: true, Reconcile: true}); err != nil {
+	applied = &recordingClient{Client: mgr.GetClient(), objects: map[string]map[string]any{}}
+	if err := controller.Setup(mgr, controller.Options{Engine: func() *engine.Engine { return eng }, Webhooks: true, Reconcile: true, Client: applied}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
