@@ -21,6 +21,11 @@ import (
 type cluster struct {
 	reader client.Reader
 	mapper meta.RESTMapper
+	// live reads the kinds of the groups in liveGroups from the API server
+	// itself: their CRDs change with the policies, and an informer started
+	// before such a change keeps serving objects pruned by the old schema.
+	live       client.Reader
+	liveGroups map[string]bool
 }
 
 var _ engine.Cluster = cluster{}
@@ -40,7 +45,11 @@ func (c cluster) Get(ctx context.Context, group, kind, namespace, name string) (
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 		namespace = ""
 	}
-	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+	reader := c.reader
+	if c.live != nil && c.liveGroups[group] {
+		reader = c.live
+	}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

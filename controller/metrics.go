@@ -27,6 +27,9 @@ var (
 // recycled reports the current engine's recycles; set by Setup.
 var recycled = func() int64 { return 0 }
 
+// metricsRegistry is controller-runtime's, served on its metrics endpoint.
+var metricsRegistry = metrics.Registry
+
 func init() {
-	metrics.Registry.MustRegister(admissionDuration, evaluationDuration, engineRecycles)
+	metricsRegistry.MustRegister(admissionDuration, evaluationDuration, engineRecycles)
 }

@@ -51,8 +51,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("no engine")
 	}
 	recycled = func() int64 { return o.Engine().Recycled() }
-	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper()}
 	e := o.Engine()
+	live := map[string]bool{}
+	for _, k := range e.Admitted() {
+		live[schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).Group] = true
+	}
+	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live}
 	if o.Webhooks {
 		srv := mgr.GetWebhookServer()
 		for _, k := range e.Admitted() {
@@ -77,7 +81,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if c == nil {
 		c = mgr.GetClient()
 	}
-	r := &TrainJobReconciler{Client: c, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	b := ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob")

@@ -32,7 +32,10 @@ var TrainJobGVK = schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version
 // TrainJobReconciler applies what the engine renders for a TrainJob, with
 // server-side apply, and keeps the TrainJob's status as the CUE says.
 type TrainJobReconciler struct {
-	Client   client.Client
+	Client client.Client
+	// Reader reads the TrainJob from the API server (not a cache that may
+	// still hold it, or hold it pruned by an older CRD); Client when nil.
+	Reader   client.Reader
 	Engine   func() *engine.Engine
 	Cluster  engine.Cluster
 	Recorder events.EventRecorder
@@ -45,7 +48,11 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	logger := log.FromContext(ctx)
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
-	if err := r.Client.Get(ctx, req.NamespacedName, tj); err != nil {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, tj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if tj.GetDeletionTimestamp() != nil {

@@ -5,6 +5,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -200,6 +202,24 @@ func (e *Engine) Recycled() int64 { return e.recycled.Load() }
 // addPolicyDir adds every .cue file below dir, in lexical order, to the
 // schemas package.
 func (e *Engine) addPolicyDir(overlay map[string]load.Source, i int, dir string) error {
+	return walkPolicyDir(dir, func(p, rel string, data []byte) error {
+		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
+		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
+		overlay[name] = load.FromBytes(data)
+		display := p
+		if r, err := filepath.Rel(mustGetwd(), p); err == nil && !strings.HasPrefix(r, "..") {
+			display = r
+		}
+		e.files[name] = display
+		return nil
+	})
+}
+
+// walkPolicyDir calls fn for each CUE file of a policy directory, in lexical
+// order. Hidden files and directories are skipped (a mounted ConfigMap keeps
+// its files in ..<timestamp>/ and links them from the top), and files
+// starting with _, as cue does.
+func walkPolicyDir(dir string, fn func(p, rel string, data []byte) error) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -215,7 +235,13 @@ func (e *Engine) addPolicyDir(overlay map[string]load.Source, i int, dir string)
 		if err != nil {
 			return fmt.Errorf("policy directory: %w", err)
 		}
-		if d.IsDir() || filepath.Ext(p) != ".cue" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+		if d.IsDir() {
+			if p != abs && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Ext(p) != ".cue" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
 			return nil
 		}
 		data, err := os.ReadFile(p)
@@ -223,16 +249,25 @@ func (e *Engine) addPolicyDir(overlay map[string]load.Source, i int, dir string)
 			return fmt.Errorf("policy file: %w", err)
 		}
 		rel, _ := filepath.Rel(abs, p)
-		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
-		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
-		overlay[name] = load.FromBytes(data)
-		display := p
-		if r, err := filepath.Rel(mustGetwd(), p); err == nil && !strings.HasPrefix(r, "..") {
-			display = r
-		}
-		e.files[name] = display
-		return nil
+		return fn(p, rel, data)
 	})
+}
+
+// PolicyDigest identifies the content of policy directories: it changes
+// when a file the engine would load changes, appears or goes.
+func PolicyDigest(dirs []string) (string, error) {
+	h := sha256.New()
+	for i, dir := range dirs {
+		err := walkPolicyDir(dir, func(_, rel string, data []byte) error {
+			fmt.Fprintf(h, "%d\x00%s\x00%d\x00", i, rel, len(data))
+			h.Write(data)
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func mustGetwd() string {

@@ -33,6 +33,7 @@ type controllerOptions struct {
 	metricsAddr, probeAddr  string
 	leaderElect             bool
 	webhooks, reconcile     bool
+	policyReload            time.Duration
 }
 
 func newControllerCmd() *cobra.Command {
@@ -63,6 +64,7 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "elect one replica to reconcile (webhooks are served by all)")
 	f.BoolVar(&o.webhooks, "webhooks", true, "serve the admission webhooks")
 	f.BoolVar(&o.reconcile, "reconcile", true, "run the TrainJob controller")
+	f.DurationVar(&o.policyReload, "policy-reload-interval", 10*time.Second, "how often the policy directories are checked for changes (a new version is loaded without a restart; one that does not load leaves the last good one in force)")
 	return cmd
 }
 
@@ -79,10 +81,11 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		return usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
 	start := time.Now()
-	eng, err := o.globals.engine()
+	policies, err := controller.NewPolicyReloader(engine.Options{PolicyDirs: o.policyDirs}, o.policyReload)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
+	eng := policies.Engine()
 	ctrl.Log.Info("policies loaded", "policyDirs", o.policyDirs, "took", time.Since(start).String())
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -104,8 +107,13 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := controller.Setup(mgr, controller.Options{Engine: func() *engine.Engine { return eng }, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile}); err != nil {
+	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile}); err != nil {
 		return err
+	}
+	if len(o.policyDirs) > 0 {
+		if err := mgr.Add(policies); err != nil {
+			return err
+		}
 	}
 
 	var certsReady func() bool = func() bool { return true }

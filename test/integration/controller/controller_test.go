@@ -340,7 +340,8 @@ func nodeEnv(t *testing.T, js *unstructured.Unstructured) map[string]string {
 	env := map[string]string{}
 	cs, _ := nodePodSpec(js)["containers"].([]any)
 	for _, c := range cs {
-		for _, e := range c.(map[string]any)["env"].([]any) {
+		list, _ := c.(map[string]any)["env"].([]any)
+		for _, e := range list {
 			em := e.(map[string]any)
 			v, _ := em["value"].(string)
 			env[em["name"].(string)] = v

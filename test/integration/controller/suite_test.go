@@ -44,6 +44,8 @@ var (
 	skipReason string
 	warnings   = &warningLog{}
 	applied    *recordingClient
+	policyDir  string
+	policies   *controller.PolicyReloader
 )
 
 // recordingClient keeps the last body the controller applied for each
@@ -122,11 +124,18 @@ func run(m *testing.M) int {
 		skipReason = err.Error()
 		return m.Run()
 	}
-	eng, err := engine.New(engine.Options{})
-	if err != nil {
+	// The controller's policy directory, empty at start (a test adds a
+	// framework to it).
+	if policyDir, err = os.MkdirTemp("", "cuetrainer-policies-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer os.RemoveAll(policyDir)
+	if policies, err = controller.NewPolicyReloader(engine.Options{PolicyDirs: []string{policyDir}}, 200*time.Millisecond); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	eng := policies.Engine()
 	validating, mutating := controller.WebhookConfigurations(eng, controllerNamespace, "cuetrainer-webhook")
 	root := testenv.Root()
 	env := &envtest.Environment{
@@ -180,7 +189,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	applied = &recordingClient{Client: mgr.GetClient(), objects: map[string]map[string]any{}}
-	if err := controller.Setup(mgr, controller.Options{Engine: func() *engine.Engine { return eng }, Webhooks: true, Reconcile: true, Client: applied}); err != nil {
+	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Webhooks: true, Reconcile: true, Client: applied}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := mgr.Add(policies); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

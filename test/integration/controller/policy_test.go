@@ -1,0 +1,121 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestPolicyReloadServesNewFramework: the running controller's policy
+// directory gains the TensorFlow framework; once the operator has applied
+// the CRDs regenerated with it, a TrainJob on a TensorFlow runtime is
+// admitted and rendered with TF_CONFIG — no restart. A broken policy file
+// afterwards leaves TensorFlow served.
+func TestPolicyReloadServesNewFramework(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	ns := namespace(t, "policies")
+	before := policies.Engine()
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "policies", "tensorflow", "tensorflow.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(policyDir, "tensorflow.cue"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the policy reloaded", func() error {
+		if policies.Engine() == before {
+			return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
+		}
+		return nil
+	})
+	e := policies.Engine()
+
+	// The operator re-applies the CRDs generated with the same directory
+	// (cuetrainer export crds --policy-dir); until then the API server
+	// would prune mlPolicy.tensorflow.
+	crds, err := e.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range crds {
+		u := &unstructured.Unstructured{Object: crd}
+		if err := k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("operator"), client.ForceOwnership); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runtime map[string]any
+	for _, d := range e.Builtin() {
+		if d.Name() == "tensorflow-distributed" {
+			runtime = d.Object
+		}
+	}
+	if runtime == nil {
+		t.Fatal("the policy directory's runtime tensorflow-distributed is not there")
+	}
+	// The CRD update takes a moment to reach the API server's handlers: a
+	// dry run says when the runtime would keep mlPolicy.tensorflow. Only
+	// then is it created, once (the controller's cache sees one version).
+	eventually(t, "the CRD keeping mlPolicy.tensorflow", func() error {
+		probe := &unstructured.Unstructured{Object: runtime}
+		probe = probe.DeepCopy()
+		if err := k8sClient.Create(ctx, probe, client.DryRunAll); err != nil {
+			return err
+		}
+		if _, ok, _ := unstructured.NestedMap(probe.Object, "spec", "mlPolicy", "tensorflow"); !ok {
+			return fmt.Errorf("mlPolicy.tensorflow pruned")
+		}
+		return nil
+	})
+	if err := k8sClient.Create(ctx, (&unstructured.Unstructured{Object: runtime}).DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tf, namespace: %s}
+spec:
+  runtimeRef: {name: tensorflow-distributed}
+  trainer: {numNodes: 2}
+`, ns))
+	eventually(t, "the TensorFlow JobSet", func() error {
+		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "tf")
+		if err != nil {
+			return err
+		}
+		if cfg := nodeEnv(t, js)["TF_CONFIG"]; !strings.Contains(cfg, `"worker":["tf-node-0-0.tf:`) {
+			return fmt.Errorf("TF_CONFIG %q", cfg)
+		}
+		return nil
+	})
+
+	// A broken file: reported, and TensorFlow stays served.
+	if err := os.WriteFile(filepath.Join(policyDir, "broken.cue"), []byte("package schemas\nfoo: {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the broken policy reported", func() error {
+		if err := policies.LastError(); err == nil || !strings.Contains(err.Error(), "broken.cue") {
+			return fmt.Errorf("last error %v", err)
+		}
+		return nil
+	})
+	if policies.Engine() != e {
+		t.Error("a broken policy replaced the good one")
+	}
+	mustCreate(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tf-after, namespace: %s}
+spec:
+  runtimeRef: {name: tensorflow-distributed}
+`, ns))
+	if err := os.Remove(filepath.Join(policyDir, "broken.cue")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+}
