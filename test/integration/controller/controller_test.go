@@ -245,6 +245,19 @@ func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 		return nil
 	})
 
+	// A new TrainJob gets the edited runtime.
+	mustCreate(t, trainJob(ns, "train-later", ""))
+	eventually(t, "the later TrainJob's JobSet", func() error {
+		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train-later")
+		if err != nil {
+			return err
+		}
+		if img := nodeImage(js); img != "torch:2" {
+			return fmt.Errorf("image %q, want the edited runtime's torch:2", img)
+		}
+		return nil
+	})
+
 	// The JobSet completes: the TrainJob's status follows.
 	js, _ = get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train")
 	js.Object["status"] = map[string]any{
@@ -405,4 +418,53 @@ func TestControllerDeadline(t *testing.T) {
 		}
 		return fmt.Errorf("still there: %v", err)
 	})
+}
+
+// TestControllerSuspendResume: suspending a TrainJob suspends its JobSet and
+// sets Suspended; resuming sets Suspended=False, reason Resumed, and
+// resumes the JobSet.
+func TestControllerSuspendResume(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	ns := namespace(t, "suspend")
+	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, trainJob(ns, "pausing", "  suspend: true\n"))
+	condition := func(status, reason string) func() error {
+		return func() error {
+			tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "pausing")
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
+			for _, c := range conds {
+				cm := c.(map[string]any)
+				if cm["type"] == "Suspended" && cm["status"] == status && cm["reason"] == reason {
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %v", conds)
+		}
+	}
+	jobSetSuspended := func(want bool) func() error {
+		return func() error {
+			js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "pausing")
+			if err != nil {
+				return err
+			}
+			if got, _, _ := unstructured.NestedBool(js.Object, "spec", "suspend"); got != want {
+				return fmt.Errorf("JobSet suspend %v, want %v", got, want)
+			}
+			return nil
+		}
+	}
+	eventually(t, "Suspended", condition("True", "Suspended"))
+	eventually(t, "the JobSet suspended", jobSetSuspended(true))
+
+	tj, _ := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "pausing")
+	_ = unstructured.SetNestedField(tj.Object, false, "spec", "suspend")
+	if err := k8sClient.Update(ctx, tj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Resumed", condition("False", "Resumed"))
+	eventually(t, "the JobSet resumed", jobSetSuspended(false))
 }
