@@ -80,7 +80,12 @@ func mustCreate(t *testing.T, text string) {
 // eventually polls until check passes, or fails the test with its last error.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	eventuallyWithin(t, 30*time.Second, what, check)
+}
+
+func eventuallyWithin(t *testing.T, d time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		err := check()
 		if err == nil {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -53,11 +56,29 @@ var (
 // server made of it (defaults, status).
 type recordingClient struct {
 	client.Client
+	// crashed makes every apply fail, as if the process died between two
+	// applies of a reconcile.
+	crashed atomic.Bool
 	mu      sync.Mutex
 	objects map[string]map[string]any // namespace/kind/name
 }
 
+func (r *recordingClient) setClient(c client.Client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Client = c
+}
+
+func (r *recordingClient) inner() client.Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Client
+}
+
 func (r *recordingClient) Apply(ctx context.Context, obj apiruntime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if r.crashed.Load() {
+		return fmt.Errorf("crashed")
+	}
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return err
@@ -70,7 +91,7 @@ func (r *recordingClient) Apply(ctx context.Context, obj apiruntime.ApplyConfigu
 	r.mu.Lock()
 	r.objects[u.GetNamespace()+"/"+u.GetKind()+"/"+u.GetName()] = m
 	r.mu.Unlock()
-	return r.Client.Apply(ctx, obj, opts...)
+	return r.inner().Apply(ctx, obj, opts...)
 }
 
 // get returns the last body applied for the object, nil if none.
@@ -176,10 +197,12 @@ func run(m *testing.M) int {
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + controllerNamespace, "system:authenticated"},
 	}
 
+	// Two managers, as two replicas would be: one serves the webhooks (and
+	// keeps the policies), the other reconciles and can be stopped and
+	// started again (TestControllerRestartDuringBurst).
 	wo := &env.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(saCfg, ctrl.Options{
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		// Lookups read unstructured objects: from the informers, not the API server.
+	hooks, err := ctrl.NewManager(saCfg, ctrl.Options{
+		Metrics:        metricsserver.Options{BindAddress: "0"},
 		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		WebhookServer:  webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
 		LeaderElection: false,
@@ -188,29 +211,67 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	applied = &recordingClient{Client: mgr.GetClient(), objects: map[string]map[string]any{}}
-	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Webhooks: true, Reconcile: true, Client: applied}); err != nil {
+	if err := controller.Setup(hooks, controller.Options{Engine: policies.Engine, Webhooks: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := mgr.Add(policies); err != nil {
+	if err := hooks.Add(policies); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	go func() { done <- hooks.Start(ctx) }()
 	if err := waitForWebhook(ctx, wo); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	applied = &recordingClient{objects: map[string]map[string]any{}}
+	controllerCfg = saCfg
+	if stopController, err = startController(saCfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
+	stopController()
 	cancel()
 	if err := <-done; err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 	}
 	return code
+}
+
+var (
+	controllerCfg  *rest.Config
+	stopController func()
+)
+
+// startController starts a manager that runs the TrainJob controller, and
+// returns how to stop it (which waits until it has stopped).
+func startController(cfg *rest.Config) (func(), error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Metrics:        metricsserver.Options{BindAddress: "0"},
+		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		LeaderElection: false,
+		Controller:     config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	applied.setClient(mgr.GetClient())
+	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Reconcile: true, Client: applied}); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "controller manager:", err)
+		}
+	}, nil
 }
 
 // waitForWebhook waits until the webhook server answers TLS.
