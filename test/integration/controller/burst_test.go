@@ -176,4 +176,3 @@ func uids(t *testing.T, ns string) map[string]string {
 	}
 	return out
 }
-
