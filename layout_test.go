@@ -2,6 +2,7 @@ package cuetrainer
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -40,5 +41,86 @@ func TestNoFrameworkInGo(t *testing.T) {
 	}
 	if checked < 5 {
 		t.Errorf("checked %d Go files, want the engine's and the CLI's", checked)
+	}
+}
+
+// TestNoAddedFrameworkInGo: the frameworks and APIs that policy directories
+// add (examples/policies) are not named by the Go either.
+func TestNoAddedFrameworkInGo(t *testing.T) {
+	names := regexp.MustCompile(`(?i)(\btensorflow\b|\belasticPolicy\b|\bome\.io\b)`)
+	for _, dir := range []string{"cmd", "engine", "controller"} {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			data, _ := os.ReadFile(p)
+			for i, line := range strings.Split(string(data), "\n") {
+				if m := names.FindString(line); m != "" {
+					t.Errorf("%s:%d names %q: %s", p, i+1, m, strings.TrimSpace(line))
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// TestFrameworkByCUEOnly builds cuetrainer from a copy of the tree without
+// examples/, then vets and renders a TrainJob on TensorFlow with the example
+// policy directory: the framework is CUE only, read at run time.
+func TestFrameworkByCUEOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	files, err := exec.Command("git", "ls-files").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	tree := t.TempDir()
+	for _, f := range strings.Fields(string(files)) {
+		if strings.HasPrefix(f, "examples/") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		dst := filepath.Join(tree, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "cuetrainer")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/cuetrainer")
+	build.Dir = tree
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building without examples/: %v\n%s", err, out)
+	}
+	job := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(job, []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: mnist, namespace: team}
+spec:
+  runtimeRef: {name: tensorflow-distributed}
+  trainer: {numNodes: 2}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy, _ := filepath.Abs(filepath.Join("examples", "policies", "tensorflow"))
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("vet", job); err == nil {
+		t.Errorf("vet without the policy admitted the TrainJob: %s", out)
+	}
+	if out, err := run("vet", "--policy-dir", policy, job); err != nil {
+		t.Errorf("vet with the policy: %v\n%s", err, out)
+	}
+	out, err := run("render", "--policy-dir", policy, job)
+	if err != nil || !strings.Contains(out, "TF_CONFIG") || !strings.Contains(out, "mnist-node-0-1.mnist") {
+		t.Errorf("render with the policy: %v\n%s", err, out)
 	}
 }

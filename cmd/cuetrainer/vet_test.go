@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -109,5 +110,18 @@ func TestExportEqualsKubeflowManifests(t *testing.T) {
 		for _, d := range diffYAML(t, want, got) {
 			t.Errorf("%s: %s", filepath.Base(m), d)
 		}
+	}
+}
+
+// TestBrokenPolicyExit2: a policy file that does not compile is a usage
+// error (exit 2) naming its file:line:col.
+func TestBrokenPolicyExit2(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bad.cue"), []byte("package schemas\n\nfoo: {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "vet", "--policy-dir", dir, "-")
+	if code != 2 || !regexp.MustCompile(`bad\.cue:\d+:\d+`).MatchString(stderr) {
+		t.Errorf("exit %d, stderr %q; want 2 and bad.cue:LINE:COL", code, stderr)
 	}
 }

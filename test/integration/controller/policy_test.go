@@ -7,14 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestPolicyReloadServesNewFramework: the running controller's policy
-// directory gains the TensorFlow framework; once the operator has applied
+// directory, laid out as a mounted ConfigMap, gains the TensorFlow framework; once the operator has applied
 // the CRDs regenerated with it, a TrainJob on a TensorFlow runtime is
 // admitted and rendered with TF_CONFIG — no restart. A broken policy file
 // afterwards leaves TensorFlow served.
@@ -27,9 +26,7 @@ func TestPolicyReloadServesNewFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(policyDir, "tensorflow.cue"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, policyDir, 1, map[string][]byte{"tensorflow.cue": src})
 	eventually(t, "the policy reloaded", func() error {
 		if policies.Engine() == before {
 			return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
@@ -96,9 +93,7 @@ spec:
 	})
 
 	// A broken file: reported, and TensorFlow stays served.
-	if err := os.WriteFile(filepath.Join(policyDir, "broken.cue"), []byte("package schemas\nfoo: {\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, policyDir, 2, map[string][]byte{"tensorflow.cue": src, "broken.cue": []byte("package schemas\nfoo: {\n")})
 	eventually(t, "the broken policy reported", func() error {
 		if err := policies.LastError(); err == nil || !strings.Contains(err.Error(), "broken.cue") {
 			return fmt.Errorf("last error %v", err)
@@ -114,8 +109,51 @@ metadata: {name: tf-after, namespace: %s}
 spec:
   runtimeRef: {name: tensorflow-distributed}
 `, ns))
-	if err := os.Remove(filepath.Join(policyDir, "broken.cue")); err != nil {
+	publish(t, policyDir, 3, map[string][]byte{"tensorflow.cue": src})
+	eventually(t, "the fixed policy loaded", func() error {
+		if err := policies.LastError(); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// publish lays files out in dir as the kubelet updates a ConfigMap volume:
+// a new hidden directory ..vN, the ..data link switched to it atomically,
+// and a link per file from the top; files no longer there lose their link.
+func publish(t *testing.T, dir string, version int, files map[string][]byte) {
+	t.Helper()
+	v := fmt.Sprintf("..v%d", version)
+	if err := os.Mkdir(filepath.Join(dir, v), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, v, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	if err := os.Symlink(v, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			if _, keep := files[e.Name()]; !keep {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for name := range files {
+		link := filepath.Join(dir, name)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(filepath.Join("..data", name), link); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
