@@ -173,6 +173,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
 		return 1
 	}
+	testEnv = env
 	defer func() {
 		if err := env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
@@ -243,6 +244,7 @@ func run(m *testing.M) int {
 }
 
 var (
+	testEnv        *envtest.Environment
 	controllerCfg  *rest.Config
 	stopController func()
 )
