@@ -81,29 +81,48 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		facts = append(facts, v)
 	}
 	ctx["merged"] = merged
-	ctx["quantities"] = quantities(facts...)
 	existing := map[string]any{}
 	for _, id := range opts.Existing {
 		existing[id] = map[string]any{}
 	}
-	ctx["existing"] = existing
+	// The CUE's context: the plan, evaluated once per runtime, and the
+	// runtime and merges as the plan holds them, shared rather than
+	// evaluated again.
+	cctx := map[string]any{"merged": merged, "quantities": quantities(facts...), "existing": existing}
+	if runtime != nil {
+		cctx["runtime"] = runtime.doc.Object
+	}
+	p := s.planFor(c, apiVersion, kind, runtime, r.Object, merged)
+	if p != nil {
+		if p.err != nil {
+			return fail("the plan", p.err)
+		}
+		pv := p.acquire()
+		defer p.release(pv)
+		cctx["plan"] = pv
+		if runtime != nil {
+			cctx["runtime"] = pv.LookupPath(pathPlanRuntime)
+		}
+		cctx["merged"] = pv.LookupPath(pathPlanMerged)
+	}
 
-	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))
-	var err error
-	if out.Errors, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("errors")), PhaseRender); err != nil {
-		return fail("errors", err)
+	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": cctx}))
+	do, err := s.e.decodeOutputs(rv)
+	if err != nil {
+		return fail(err.what, err.err)
 	}
-	if out.Warnings, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("warnings")), "warning"); err != nil {
-		return fail("warnings", err)
+	if p != nil {
+		do = p.out.copy().add(do)
 	}
+	out.Errors, out.Warnings = do.errors, do.warnings
 	if len(out.Errors) > 0 {
 		return out
 	}
 
 	objects := map[string]map[string]any{}
-	it, err := rv.LookupPath(cue.ParsePath("objects")).Fields()
-	if err != nil {
-		return fail("objects", err)
+	it, ferr := rv.LookupPath(pathObjects).Fields()
+	if ferr != nil {
+		return fail("objects", ferr)
 	}
 	for it.Next() {
 		var obj map[string]any
@@ -113,11 +132,8 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		objects[it.Selector().Unquoted()] = obj
 	}
 
-	var bases map[string]struct{ Path, From []string }
-	if err := decodeJSON(rv.LookupPath(cue.ParsePath("bases")), &bases); err != nil {
-		return fail("bases", err)
-	}
-	for id, b := range bases {
+	for _, id := range sortedKeys(do.bases) {
+		b := do.bases[id]
 		obj, ok := objects[id]
 		if !ok || len(b.Path) == 0 {
 			continue
@@ -129,36 +145,13 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		m[b.Path[len(b.Path)-1]] = roundTrip(at(ctx, b.From))
 	}
 
-	var groups []struct {
-		Name  string
-		Order int
-		Ops   []edit
-	}
-	git, err := rv.LookupPath(cue.ParsePath("edits")).Fields()
-	if err != nil {
-		return fail("edits", err)
-	}
-	for git.Next() {
-		var g struct {
-			Order int
-			Ops   []edit
+	sort.SliceStable(do.groups, func(i, j int) bool {
+		if do.groups[i].Order != do.groups[j].Order {
+			return do.groups[i].Order < do.groups[j].Order
 		}
-		if err := decodeJSON(git.Value(), &g); err != nil {
-			return fail("edits "+git.Selector().String(), err)
-		}
-		groups = append(groups, struct {
-			Name  string
-			Order int
-			Ops   []edit
-		}{git.Selector().Unquoted(), g.Order, g.Ops})
-	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		if groups[i].Order != groups[j].Order {
-			return groups[i].Order < groups[j].Order
-		}
-		return groups[i].Name < groups[j].Name
+		return do.groups[i].Name < do.groups[j].Name
 	})
-	for _, g := range groups {
+	for _, g := range do.groups {
 		for _, e := range g.Ops {
 			obj, ok := objects[e.Object]
 			if !ok {
@@ -176,12 +169,8 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		}
 		return runtime.yaml()
 	}
-	var gens map[string][]generate
-	if err := decodeJSON(rv.LookupPath(cue.ParsePath("generate")), &gens); err != nil {
-		return fail("generate", err)
-	}
-	for _, id := range sortedKeys(gens) {
-		for _, g := range gens[id] {
+	for _, id := range sortedKeys(do.generate) {
+		for _, g := range do.generate[id] {
 			if obj, ok := objects[id]; ok {
 				if err := g.run(obj, yamlOf); err != nil {
 					out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating %s: %v", id, err)})
@@ -189,11 +178,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 			}
 		}
 	}
-	var sums []quantitySum
-	if err := decodeJSON(rv.LookupPath(cue.ParsePath("sums")), &sums); err != nil {
-		return fail("sums", err)
-	}
-	for _, sum := range sums {
+	for _, sum := range do.sums {
 		if obj, ok := objects[sum.Object]; ok {
 			if err := sum.apply(obj); err != nil {
 				out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("summing quantities of %s: %v", sum.Object, err)})
@@ -363,6 +348,7 @@ type edit struct {
 }
 
 func (e edit) apply(obj map[string]any) error {
+	e.Path = splice(e.Path)
 	if len(e.Path) == 0 {
 		return fmt.Errorf("empty path")
 	}
@@ -409,6 +395,30 @@ func (e edit) apply(obj map[string]any) error {
 		return fmt.Errorf("unknown op %q", e.Op)
 	}
 	return nil
+}
+
+// splice flattens the lists in a path into it: a rule may build a path
+// from a prefix it was given, [prefix, "env"].
+func splice(path []any) []any {
+	nested := false
+	for _, step := range path {
+		if _, ok := step.([]any); ok {
+			nested = true
+			break
+		}
+	}
+	if !nested {
+		return path
+	}
+	var out []any
+	for _, step := range path {
+		if l, ok := step.([]any); ok {
+			out = append(out, splice(l)...)
+		} else {
+			out = append(out, step)
+		}
+	}
+	return out
 }
 
 // mapAt returns the object at a path of fields, creating the ones missing.

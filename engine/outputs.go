@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+)
+
+var (
+	pathErrors   = cue.MakePath(cue.Str("errors"))
+	pathWarnings = cue.MakePath(cue.Str("warnings"))
+	pathObjects  = cue.MakePath(cue.Str("objects"))
+	pathBases    = cue.MakePath(cue.Str("bases"))
+	pathEdits    = cue.MakePath(cue.Str("edits"))
+	pathGenerate = cue.MakePath(cue.Str("generate"))
+	pathSums     = cue.MakePath(cue.Str("sums"))
+)
+
+// outputs are what a render (or its plan) asks the engine to do besides
+// building its objects: bases, edits, generate and sums, and its findings.
+type outputs struct {
+	errors, warnings []Finding
+	bases            map[string]base
+	groups           []editGroup
+	generate         map[string][]generate
+	sums             []quantitySum
+}
+
+type base struct{ Path, From []string }
+
+type editGroup struct {
+	Name  string
+	Order int
+	Ops   []edit
+}
+
+// outputError says which output failed to decode.
+type outputError struct {
+	what string
+	err  error
+}
+
+// decodeOutputs reads the outputs of an evaluated render or plan; absent
+// fields are empty.
+func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
+	var out outputs
+	var err error
+	if f := v.LookupPath(pathErrors); f.Exists() {
+		if out.errors, err = e.decodeFindings(f, PhaseRender); err != nil {
+			return out, &outputError{"errors", err}
+		}
+	}
+	if f := v.LookupPath(pathWarnings); f.Exists() {
+		if out.warnings, err = e.decodeFindings(f, "warning"); err != nil {
+			return out, &outputError{"warnings", err}
+		}
+	}
+	if f := v.LookupPath(pathBases); f.Exists() {
+		if err := decodeJSON(f, &out.bases); err != nil {
+			return out, &outputError{"bases", err}
+		}
+	}
+	if f := v.LookupPath(pathEdits); f.Exists() {
+		it, err := f.Fields()
+		if err != nil {
+			return out, &outputError{"edits", err}
+		}
+		for it.Next() {
+			var g editGroup
+			if err := decodeJSON(it.Value(), &g); err != nil {
+				return out, &outputError{"edits " + it.Selector().String(), err}
+			}
+			g.Name = it.Selector().Unquoted()
+			out.groups = append(out.groups, g)
+		}
+	}
+	if f := v.LookupPath(pathGenerate); f.Exists() {
+		if err := decodeJSON(f, &out.generate); err != nil {
+			return out, &outputError{"generate", err}
+		}
+	}
+	if f := v.LookupPath(pathSums); f.Exists() {
+		if err := decodeJSON(f, &out.sums); err != nil {
+			return out, &outputError{"sums", err}
+		}
+	}
+	return out, nil
+}
+
+// copy gives outputs whose edits own their values, so that applying them
+// leaves these (a plan's, kept for every render) as they are.
+func (o outputs) copy() outputs {
+	c := o
+	c.groups = make([]editGroup, len(o.groups))
+	for i, g := range o.groups {
+		ops := make([]edit, len(g.Ops))
+		for j, op := range g.Ops {
+			op.Value = deepCopy(op.Value)
+			op.Items, _ = deepCopy(op.Items).([]any)
+			ops[j] = op
+		}
+		c.groups[i] = editGroup{g.Name, g.Order, ops}
+	}
+	return c
+}
+
+// add adds another's outputs to these: findings after these, bases and
+// generate by id (a base of the same id replaces), edits and sums.
+func (o outputs) add(x outputs) outputs {
+	o.errors = append(append([]Finding(nil), o.errors...), x.errors...)
+	o.warnings = append(append([]Finding(nil), o.warnings...), x.warnings...)
+	bases := map[string]base{}
+	for id, b := range o.bases {
+		bases[id] = b
+	}
+	for id, b := range x.bases {
+		bases[id] = b
+	}
+	o.bases = bases
+	o.groups = append(o.groups, x.groups...)
+	gens := map[string][]generate{}
+	for id, g := range o.generate {
+		gens[id] = append(gens[id], g...)
+	}
+	for id, g := range x.generate {
+		gens[id] = append(gens[id], g...)
+	}
+	o.generate = gens
+	o.sums = append(append([]quantitySum(nil), o.sums...), x.sums...)
+	return o
+}
+
+// deepCopy copies a JSON-like value.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			m[k] = deepCopy(c)
+		}
+		return m
+	case []any:
+		if x == nil {
+			return x
+		}
+		l := make([]any, len(x))
+		for i, c := range x {
+			l[i] = deepCopy(c)
+		}
+		return l
+	}
+	return v
+}
+
+func (e *outputError) Error() string { return fmt.Sprintf("%s: %v", e.what, e.err) }
