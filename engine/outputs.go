@@ -14,6 +14,7 @@ var (
 	pathEdits    = cue.MakePath(cue.Str("edits"))
 	pathGenerate = cue.MakePath(cue.Str("generate"))
 	pathSums     = cue.MakePath(cue.Str("sums"))
+	pathOps      = cue.MakePath(cue.Str("ops"))
 )
 
 // outputs are what a render (or its plan) asks the engine to do besides
@@ -66,8 +67,13 @@ func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
 			return out, &outputError{"edits", err}
 		}
 		for it.Next() {
+			// Many groups have nothing to do for a given TrainJob: skip
+			// them without exporting them.
+			if ops, err := it.Value().LookupPath(pathOps).List(); err == nil && !ops.Next() {
+				continue
+			}
 			var g editGroup
-			if err := decodeJSON(it.Value(), &g); err != nil {
+			if err := decodeJSONStrict(it.Value(), &g); err != nil {
 				return out, &outputError{"edits " + it.Selector().String(), err}
 			}
 			g.Name = it.Selector().Unquoted()

@@ -55,7 +55,11 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		return out
 	}
 	fail := func(what string, err error) Rendered {
-		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, s.e.Details(err))})
+		detail := s.e.Details(err)
+		if detail == "" {
+			detail = err.Error() // not a CUE error: an edit the engine rejects
+		}
+		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
 		return out
 	}
 	ctx := map[string]any{}
@@ -212,6 +216,19 @@ func decodeJSON(v cue.Value, x any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
+	return dec.Decode(x)
+}
+
+// decodeJSONStrict decodes like decodeJSON, and fails on fields x does not
+// have.
+func decodeJSONStrict(v cue.Value, x any) error {
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
 	return dec.Decode(x)
 }
 

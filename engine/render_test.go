@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -212,5 +214,34 @@ func TestRenderTorchElastic(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(findingStrings(out.Warnings), "\n"), "elasticPolicy.metrics are not rendered") {
 		t.Errorf("no warning about metrics: %v", findingStrings(out.Warnings))
+	}
+}
+
+// TestEditsChecked: the engine checks each edit as an #Edit, so that a rule
+// with a misspelt field fails the render rather than doing nothing.
+func TestEditsChecked(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+render: (#APIVersion): TrainJob: edits: misspelt: {
+	order: 99
+	ops: [{object: "jobset", path: ["spec", "ttlSecondsAfterFinished"], op: "set", valeu: 60}]
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "typo.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	var last Result
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "typo")) {
+		last = r
+	}
+	out := s.Render(last, RenderOptions{})
+	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `unknown field "valeu"`) {
+		t.Errorf("errors %q, want the unknown field", got)
 	}
 }
