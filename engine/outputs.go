@@ -15,6 +15,7 @@ var (
 	pathGenerate = cue.MakePath(cue.Str("generate"))
 	pathSums     = cue.MakePath(cue.Str("sums"))
 	pathOps      = cue.MakePath(cue.Str("ops"))
+	pathPlanOps  = cue.MakePath(cue.Str("ops"))
 )
 
 // outputs are what a render (or its plan) asks the engine to do besides
@@ -25,6 +26,9 @@ type outputs struct {
 	groups           []editGroup
 	generate         map[string][]generate
 	sums             []quantitySum
+	// ops are a plan's edits by name, which a render's edits complete
+	// (`use`).
+	ops map[string]edit
 }
 
 type base struct{ Path, From []string }
@@ -80,6 +84,11 @@ func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
 			out.groups = append(out.groups, g)
 		}
 	}
+	if f := v.LookupPath(pathPlanOps); f.Exists() {
+		if err := decodeJSONStrict(f, &out.ops); err != nil {
+			return out, &outputError{"ops", err}
+		}
+	}
 	if f := v.LookupPath(pathGenerate); f.Exists() {
 		if err := decodeJSON(f, &out.generate); err != nil {
 			return out, &outputError{"generate", err}
@@ -91,6 +100,43 @@ func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
 		}
 	}
 	return out, nil
+}
+
+// resolve completes the edits that use a plan's op: the op's fields, but
+// those the edit sets.
+func (o outputs) resolve(ops map[string]edit) error {
+	for _, g := range o.groups {
+		for i, e := range g.Ops {
+			if e.Use == "" {
+				continue
+			}
+			t, ok := ops[e.Use]
+			if !ok {
+				return fmt.Errorf("edit %s: no op %q in the plan", g.Name, e.Use)
+			}
+			if e.Object == "" {
+				e.Object = t.Object
+			}
+			if e.Path == nil {
+				e.Path = t.Path
+			}
+			if e.Op == "" {
+				e.Op = t.Op
+			}
+			if e.By == nil {
+				e.By = t.By
+			}
+			if e.Value == nil {
+				e.Value = deepCopy(t.Value)
+			}
+			if e.Items == nil {
+				e.Items, _ = deepCopy(t.Items).([]any)
+			}
+			e.Use = ""
+			g.Ops[i] = e
+		}
+	}
+	return nil
 }
 
 // copy gives outputs whose edits own their values, so that applying them

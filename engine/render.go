@@ -116,6 +116,9 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		return fail(err.what, err.err)
 	}
 	if p != nil {
+		if err := do.resolve(p.out.ops); err != nil {
+			return fail("edits", err)
+		}
 		do = p.out.copy().add(do)
 	}
 	out.Errors, out.Warnings = do.errors, do.warnings
@@ -356,6 +359,8 @@ func numbers(v any) any {
 
 // edit is one #Edit of the CUE.
 type edit struct {
+	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
+	Use    string
 	Object string
 	Path   []any
 	Op     string

@@ -245,3 +245,32 @@ render: (#APIVersion): TrainJob: edits: misspelt: {
 		t.Errorf("errors %q, want the unknown field", got)
 	}
 }
+
+// TestEditUsesMissingOp: an edit that names an op its plan lacks fails the
+// render.
+func TestEditUsesMissingOp(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+render: (#APIVersion): TrainJob: edits: missing: {
+	order: 99
+	ops: [{use: "noSuchOp", value: 60}]
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "use.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	var last Result
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "use")) {
+		last = r
+	}
+	out := s.Render(last, RenderOptions{})
+	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `no op "noSuchOp" in the plan`) {
+		t.Errorf("errors %q, want the missing op", got)
+	}
+}
