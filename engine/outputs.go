@@ -15,6 +15,7 @@ var (
 	pathGenerate = cue.MakePath(cue.Str("generate"))
 	pathSums     = cue.MakePath(cue.Str("sums"))
 	pathOps      = cue.MakePath(cue.Str("ops"))
+	pathOrder    = cue.MakePath(cue.Str("order"))
 	pathPlanOps  = cue.MakePath(cue.Str("ops"))
 )
 
@@ -71,16 +72,29 @@ func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
 			return out, &outputError{"edits", err}
 		}
 		for it.Next() {
-			// Many groups have nothing to do for a given TrainJob: skip
-			// them without exporting them.
-			if ops, err := it.Value().LookupPath(pathOps).List(); err == nil && !ops.Next() {
-				continue
-			}
-			var g editGroup
-			if err := decodeJSONStrict(it.Value(), &g); err != nil {
+			// The group's shape is the CUE's to check (#Render); its ops
+			// the engine's. Many groups have nothing to do for a given
+			// TrainJob: they cost no export.
+			g := editGroup{Name: it.Selector().Unquoted()}
+			ops, err := it.Value().LookupPath(pathOps).List()
+			if err != nil {
 				return out, &outputError{"edits " + it.Selector().String(), err}
 			}
-			g.Name = it.Selector().Unquoted()
+			for ops.Next() {
+				var e edit
+				if err := decodeJSONStrict(ops.Value(), &e); err != nil {
+					return out, &outputError{"edits " + it.Selector().String(), err}
+				}
+				g.Ops = append(g.Ops, e)
+			}
+			if len(g.Ops) == 0 {
+				continue
+			}
+			order, err := it.Value().LookupPath(pathOrder).Int64()
+			if err != nil {
+				return out, &outputError{"edits " + it.Selector().String(), err}
+			}
+			g.Order = int(order)
 			out.groups = append(out.groups, g)
 		}
 	}

@@ -149,7 +149,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		if err != nil {
 			return fail("bases", err)
 		}
-		m[b.Path[len(b.Path)-1]] = roundTrip(at(ctx, b.From))
+		m[b.Path[len(b.Path)-1]] = copyJSON(at(ctx, b.From))
 	}
 
 	sort.SliceStable(do.groups, func(i, j int) bool {
@@ -334,6 +334,42 @@ func roundTrip(v any) any {
 		return nil
 	}
 	return numbers(out)
+}
+
+// copyJSON is roundTrip for values that are JSON-like already (maps,
+// lists, strings, bools, numbers), without the encoding.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return nil
+		}
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			m[k] = copyJSON(c)
+		}
+		return m
+	case []any:
+		if x == nil {
+			return nil
+		}
+		l := make([]any, len(x))
+		for i, c := range x {
+			l[i] = copyJSON(c)
+		}
+		return l
+	case string, bool, nil, int64, float64:
+		return x
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case json.Number:
+		return numbers(x)
+	}
+	return roundTrip(v)
 }
 
 // numbers turns json.Numbers into int64 or float64.

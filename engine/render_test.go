@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -272,5 +274,22 @@ render: (#APIVersion): TrainJob: edits: missing: {
 	out := s.Render(last, RenderOptions{})
 	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `no op "noSuchOp" in the plan`) {
 		t.Errorf("errors %q, want the missing op", got)
+	}
+}
+
+// TestCopyJSON: copyJSON gives what roundTrip gives, and shares nothing.
+func TestCopyJSON(t *testing.T) {
+	in := map[string]any{
+		"a": []any{int(1), int32(2), int64(3), 1.5, float32(2.5), "s", true, nil, map[string]any{"x": []any(nil)}},
+		"b": map[string]any(nil),
+		"c": json.Number("7"),
+	}
+	got := copyJSON(in)
+	if want := roundTrip(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("copyJSON %#v, roundTrip %#v", got, want)
+	}
+	got.(map[string]any)["a"].([]any)[8].(map[string]any)["x"] = "changed"
+	if _, ok := in["a"].([]any)[8].(map[string]any)["x"].([]any); !ok {
+		t.Error("the copy shares a map with the original")
 	}
 }
