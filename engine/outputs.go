@@ -16,6 +16,7 @@ var (
 	pathSums     = cue.MakePath(cue.Str("sums"))
 	pathOps      = cue.MakePath(cue.Str("ops"))
 	pathOrder    = cue.MakePath(cue.Str("order"))
+	pathMetadata = cue.MakePath(cue.Str("metadata"))
 	pathPlanOps  = cue.MakePath(cue.Str("ops"))
 )
 
@@ -30,6 +31,11 @@ type outputs struct {
 	// ops are a plan's edits by name, which a render's edits complete
 	// (`use`).
 	ops map[string]edit
+	// objects are a plan's objects: the fields a render's object of the
+	// same id leaves out.
+	objects map[string]map[string]any
+	// metadata are fields of every object's metadata (a render's).
+	metadata map[string]any
 }
 
 type base struct{ Path, From []string }
@@ -48,7 +54,7 @@ type outputError struct {
 
 // decodeOutputs reads the outputs of an evaluated render or plan; absent
 // fields are empty.
-func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
+func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 	var out outputs
 	var err error
 	if f := v.LookupPath(pathErrors); f.Exists() {
@@ -96,6 +102,22 @@ func (e *Engine) decodeOutputs(v cue.Value) (outputs, *outputError) {
 			}
 			g.Order = int(order)
 			out.groups = append(out.groups, g)
+		}
+	}
+	if f := v.LookupPath(pathMetadata); f.Exists() {
+		if err := decodeJSON(f, &out.metadata); err != nil {
+			return out, &outputError{"metadata", err}
+		}
+		out.metadata, _ = numbers(map[string]any(out.metadata)).(map[string]any)
+	}
+	if plan {
+		if f := v.LookupPath(pathObjects); f.Exists() {
+			if err := decodeJSON(f, &out.objects); err != nil {
+				return out, &outputError{"objects", err}
+			}
+			for id, o := range out.objects {
+				out.objects[id], _ = numbers(o).(map[string]any)
+			}
 		}
 	}
 	if f := v.LookupPath(pathPlanOps); f.Exists() {
@@ -193,6 +215,9 @@ func (o outputs) add(x outputs) outputs {
 	}
 	o.generate = gens
 	o.sums = append(append([]quantitySum(nil), o.sums...), x.sums...)
+	if x.metadata != nil {
+		o.metadata = x.metadata
+	}
 	return o
 }
 

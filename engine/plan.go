@@ -188,7 +188,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	v := p.eval()
 	if p.err = v.Err(); p.err == nil {
 		var oerr *outputError
-		if p.out, oerr = s.e.decodeOutputs(v); oerr != nil {
+		if p.out, oerr = s.e.decodeOutputs(v, true); oerr != nil {
 			p.err = oerr
 		}
 	}

@@ -111,7 +111,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 
 	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": cctx}))
-	do, err := s.e.decodeOutputs(rv)
+	do, err := s.e.decodeOutputs(rv, false)
 	if err != nil {
 		return fail(err.what, err.err)
 	}
@@ -136,7 +136,25 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		if err := decodeJSON(it.Value(), &obj); err != nil {
 			return fail("object "+it.Selector().String(), err)
 		}
-		objects[it.Selector().Unquoted()] = obj
+		id := it.Selector().Unquoted()
+		if p != nil {
+			if skeleton, ok := p.out.objects[id]; ok {
+				obj = fillIn(obj, skeleton)
+			}
+		}
+		if len(do.metadata) > 0 {
+			md, _ := obj["metadata"].(map[string]any)
+			if md == nil {
+				md = map[string]any{}
+				obj["metadata"] = md
+			}
+			for k, v := range do.metadata {
+				if _, ok := md[k]; !ok {
+					md[k] = copyJSON(v)
+				}
+			}
+		}
+		objects[id] = obj
 	}
 
 	for _, id := range sortedKeys(do.bases) {
@@ -334,6 +352,27 @@ func roundTrip(v any) any {
 		return nil
 	}
 	return numbers(out)
+}
+
+// fillIn adds to obj, field by field, what skeleton has and obj has not,
+// copied.
+func fillIn(obj, skeleton map[string]any) map[string]any {
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	for k, sv := range skeleton {
+		ov, ok := obj[k]
+		if !ok {
+			obj[k] = copyJSON(sv)
+			continue
+		}
+		om, oIsMap := ov.(map[string]any)
+		sm, sIsMap := sv.(map[string]any)
+		if oIsMap && sIsMap {
+			obj[k] = fillIn(om, sm)
+		}
+	}
+	return obj
 }
 
 // copyJSON is roundTrip for values that are JSON-like already (maps,

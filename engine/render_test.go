@@ -293,3 +293,18 @@ func TestCopyJSON(t *testing.T) {
 		t.Error("the copy shares a map with the original")
 	}
 }
+
+// TestFillIn: an object keeps its own fields and takes the skeleton's
+// others, field by field, as copies.
+func TestFillIn(t *testing.T) {
+	skeleton := map[string]any{"kind": "JobSet", "metadata": map[string]any{"labels": map[string]any{"a": "1"}, "name": "skeleton"}}
+	got := fillIn(map[string]any{"metadata": map[string]any{"name": "own"}}, skeleton)
+	want := map[string]any{"kind": "JobSet", "metadata": map[string]any{"labels": map[string]any{"a": "1"}, "name": "own"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	got["metadata"].(map[string]any)["labels"].(map[string]any)["a"] = "changed"
+	if skeleton["metadata"].(map[string]any)["labels"].(map[string]any)["a"] != "1" {
+		t.Error("the object shares a map with the skeleton")
+	}
+}
