@@ -194,21 +194,3 @@ func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any
 	return out, nil
 }
 
-// deepCopy copies a decoded JSON value.
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
-}

@@ -37,6 +37,9 @@ type Options struct {
 	// RecycleAfter is how many evaluations one CUE runtime serves; 0 means
 	// DefaultRecycleAfter.
 	RecycleAfter int
+	// PlanCacheSize is how many render plans (one per runtime content) one
+	// CUE runtime keeps; 0 means DefaultPlanCacheSize.
+	PlanCacheSize int
 }
 
 // Engine is the compiled CUE. It is safe for concurrent use.
@@ -49,6 +52,7 @@ type Engine struct {
 	cur          atomic.Pointer[compiled]
 	instances    []*build.Instance
 	recycleAfter int64
+	planCacheMax int
 	rebuilding   atomic.Bool
 	// Recycled counts the swaps, for metrics and tests.
 	recycled atomic.Int64
@@ -60,6 +64,8 @@ type Engine struct {
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
+	// planReads are the input paths each kind's plan reads.
+	planReads map[string]map[string][][]string
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// contextKinds maps apiVersion and kind to the #Context field that holds
@@ -88,6 +94,8 @@ type compiled struct {
 	reviews     map[string]map[string]cue.Value
 	lookups     map[string]map[string]cue.Value
 	renders     map[string]map[string]cue.Value
+	plans       map[string]map[string]cue.Value
+	planCache   *planCache
 	runtimes    cue.Value
 	evaluations atomic.Int64
 }
@@ -99,7 +107,7 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{files: map[string]string{}, recycleAfter: int64(opts.RecycleAfter)}
+	e := &Engine{files: map[string]string{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
 	}
@@ -141,6 +149,17 @@ func New(opts Options) (*Engine, error) {
 	if err := c.schemas.LookupPath(cue.ParsePath("merges")).Decode(&e.merges); err != nil {
 		return nil, e.cueError("reading merges", err)
 	}
+	e.planReads = map[string]map[string][][]string{}
+	for apiVersion, kinds := range c.plans {
+		e.planReads[apiVersion] = map[string][][]string{}
+		for kind, v := range kinds {
+			var reads [][]string
+			if err := v.LookupPath(cue.ParsePath("reads")).Decode(&reads); err != nil {
+				return nil, e.cueError("reading plans", err)
+			}
+			e.planReads[apiVersion][kind] = reads
+		}
+	}
 	if err := c.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
 		return nil, e.cueError("reading groups", err)
 	}
@@ -158,7 +177,7 @@ func New(opts Options) (*Engine, error) {
 
 // compile builds the loaded instances into a fresh CUE runtime.
 func (e *Engine) compile() (*compiled, error) {
-	c := &compiled{ctx: cuecontext.New()}
+	c := &compiled{ctx: cuecontext.New(), planCache: newPlanCache(e.planCacheMax)}
 	values := make([]cue.Value, len(e.instances))
 	for i, inst := range e.instances {
 		values[i] = c.ctx.BuildInstance(inst)
@@ -175,6 +194,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.renders, err = e.byKind(c, "render"); err != nil {
+		return nil, err
+	}
+	if c.plans, err = e.byKind(c, "plans"); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -97,7 +97,11 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		return out
 	}
 	fail := func(what string, err error) Rendered {
-		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, s.e.Details(err))})
+		detail := s.e.Details(err)
+		if detail == "" {
+			detail = err.Error() // not a CUE error: an edit the engine rejects
+		}
+		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
 		return out
 	}
 	ctx := map[string]any{}
@@ -123,7 +127,6 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		facts = append(facts, v)
 	}
 	ctx["merged"] = merged
-	ctx["quantities"] = quantities(facts...)
 	existing := map[string]any{}
 	for _, id := range opts.Existing {
 		existing[id] = map[string]any{}
@@ -131,10 +134,32 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	for id, obj := range r.existing {
 		existing[id] = obj
 	}
-	ctx["existing"] = existing
+	// The CUE's context: the plan, evaluated once per runtime, and the
+	// runtime and merges as the plan holds them, shared rather than
+	// evaluated again.
+	cctx := map[string]any{"merged": merged, "quantities": quantities(facts...), "existing": existing}
+	if runtime != nil {
+		cctx["runtime"] = runtime.doc.Object
+	}
+	p := s.planFor(c, apiVersion, kind, runtime, r.Object, merged)
+	var planErr error
+	if p != nil && p.err != nil {
+		// The controller's directives may still apply (an unsupported
+		// runtime kind fails the TrainJob): the render goes on without the
+		// plan, and fails after reading them.
+		planErr, p = p.err, nil
+	}
+	if p != nil {
+		pv := p.acquire()
+		defer p.release(pv)
+		cctx["plan"] = pv
+		if runtime != nil {
+			cctx["runtime"] = pv.LookupPath(pathPlanRuntime)
+		}
+		cctx["merged"] = pv.LookupPath(pathPlanMerged)
+	}
 
-	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": ctx}))
-	var err error
+	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": cctx}))
 	if s.opts.Controller {
 		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
 			return fail("controller", err)
@@ -143,34 +168,57 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 			return out
 		}
 	}
-	if out.Errors, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("errors")), PhaseRender); err != nil {
-		return fail("errors", err)
+	if planErr != nil {
+		return fail("the plan", planErr)
 	}
-	if out.Warnings, err = s.e.decodeFindings(rv.LookupPath(cue.ParsePath("warnings")), "warning"); err != nil {
-		return fail("warnings", err)
+	do, err := s.e.decodeOutputs(rv, false)
+	if err != nil {
+		return fail(err.what, err.err)
 	}
+	if p != nil {
+		if err := do.resolve(p.out.ops); err != nil {
+			return fail("edits", err)
+		}
+		do = p.out.copy().add(do)
+	}
+	out.Errors, out.Warnings = do.errors, do.warnings
 	if len(out.Errors) > 0 {
 		return out
 	}
 
 	objects := map[string]map[string]any{}
-	it, err := rv.LookupPath(cue.ParsePath("objects")).Fields()
-	if err != nil {
-		return fail("objects", err)
+	it, ferr := rv.LookupPath(pathObjects).Fields()
+	if ferr != nil {
+		return fail("objects", ferr)
 	}
 	for it.Next() {
 		var obj map[string]any
 		if err := decodeJSON(it.Value(), &obj); err != nil {
 			return fail("object "+it.Selector().String(), err)
 		}
-		objects[it.Selector().Unquoted()] = obj
+		id := it.Selector().Unquoted()
+		if p != nil {
+			if skeleton, ok := p.out.objects[id]; ok {
+				obj = fillIn(obj, skeleton)
+			}
+		}
+		if len(do.metadata) > 0 {
+			md, _ := obj["metadata"].(map[string]any)
+			if md == nil {
+				md = map[string]any{}
+				obj["metadata"] = md
+			}
+			for k, v := range do.metadata {
+				if _, ok := md[k]; !ok {
+					md[k] = copyJSON(v)
+				}
+			}
+		}
+		objects[id] = obj
 	}
 
-	var bases map[string]struct{ Path, From []string }
-	if err := decodeJSON(rv.LookupPath(cue.ParsePath("bases")), &bases); err != nil {
-		return fail("bases", err)
-	}
-	for id, b := range bases {
+	for _, id := range sortedKeys(do.bases) {
+		b := do.bases[id]
 		obj, ok := objects[id]
 		if !ok || len(b.Path) == 0 {
 			continue
@@ -179,39 +227,16 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		if err != nil {
 			return fail("bases", err)
 		}
-		m[b.Path[len(b.Path)-1]] = roundTrip(at(ctx, b.From))
+		m[b.Path[len(b.Path)-1]] = copyJSON(at(ctx, b.From))
 	}
 
-	var groups []struct {
-		Name  string
-		Order int
-		Ops   []edit
-	}
-	git, err := rv.LookupPath(cue.ParsePath("edits")).Fields()
-	if err != nil {
-		return fail("edits", err)
-	}
-	for git.Next() {
-		var g struct {
-			Order int
-			Ops   []edit
+	sort.SliceStable(do.groups, func(i, j int) bool {
+		if do.groups[i].Order != do.groups[j].Order {
+			return do.groups[i].Order < do.groups[j].Order
 		}
-		if err := decodeJSON(git.Value(), &g); err != nil {
-			return fail("edits "+git.Selector().String(), err)
-		}
-		groups = append(groups, struct {
-			Name  string
-			Order int
-			Ops   []edit
-		}{git.Selector().Unquoted(), g.Order, g.Ops})
-	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		if groups[i].Order != groups[j].Order {
-			return groups[i].Order < groups[j].Order
-		}
-		return groups[i].Name < groups[j].Name
+		return do.groups[i].Name < do.groups[j].Name
 	})
-	for _, g := range groups {
+	for _, g := range do.groups {
 		for _, e := range g.Ops {
 			obj, ok := objects[e.Object]
 			if !ok {
@@ -229,12 +254,8 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		}
 		return runtime.yaml()
 	}
-	var gens map[string][]generate
-	if err := decodeJSON(rv.LookupPath(cue.ParsePath("generate")), &gens); err != nil {
-		return fail("generate", err)
-	}
-	for _, id := range sortedKeys(gens) {
-		for _, g := range gens[id] {
+	for _, id := range sortedKeys(do.generate) {
+		for _, g := range do.generate[id] {
 			if obj, ok := objects[id]; ok {
 				if err := g.run(obj, yamlOf); err != nil {
 					out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating %s: %v", id, err)})
@@ -242,11 +263,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 			}
 		}
 	}
-	var sums []quantitySum
-	if err := decodeJSON(rv.LookupPath(cue.ParsePath("sums")), &sums); err != nil {
-		return fail("sums", err)
-	}
-	for _, sum := range sums {
+	for _, sum := range do.sums {
 		if obj, ok := objects[sum.Object]; ok {
 			if err := sum.apply(obj); err != nil {
 				out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("summing quantities of %s: %v", sum.Object, err)})
@@ -280,6 +297,19 @@ func decodeJSON(v cue.Value, x any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
+	return dec.Decode(x)
+}
+
+// decodeJSONStrict decodes like decodeJSON, and fails on fields x does not
+// have.
+func decodeJSONStrict(v cue.Value, x any) error {
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
 	return dec.Decode(x)
 }
 
@@ -384,6 +414,63 @@ func roundTrip(v any) any {
 	return numbers(out)
 }
 
+// fillIn adds to obj, field by field, what skeleton has and obj has not,
+// copied.
+func fillIn(obj, skeleton map[string]any) map[string]any {
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	for k, sv := range skeleton {
+		ov, ok := obj[k]
+		if !ok {
+			obj[k] = copyJSON(sv)
+			continue
+		}
+		om, oIsMap := ov.(map[string]any)
+		sm, sIsMap := sv.(map[string]any)
+		if oIsMap && sIsMap {
+			obj[k] = fillIn(om, sm)
+		}
+	}
+	return obj
+}
+
+// copyJSON is roundTrip for values that are JSON-like already (maps,
+// lists, strings, bools, numbers), without the encoding.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return nil
+		}
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			m[k] = copyJSON(c)
+		}
+		return m
+	case []any:
+		if x == nil {
+			return nil
+		}
+		l := make([]any, len(x))
+		for i, c := range x {
+			l[i] = copyJSON(c)
+		}
+		return l
+	case string, bool, nil, int64, float64:
+		return x
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case json.Number:
+		return numbers(x)
+	}
+	return roundTrip(v)
+}
+
 // numbers turns json.Numbers into int64 or float64.
 func numbers(v any) any {
 	switch x := v.(type) {
@@ -407,6 +494,8 @@ func numbers(v any) any {
 
 // edit is one #Edit of the CUE.
 type edit struct {
+	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
+	Use    string
 	Object string
 	Path   []any
 	Op     string
@@ -416,6 +505,7 @@ type edit struct {
 }
 
 func (e edit) apply(obj map[string]any) error {
+	e.Path = splice(e.Path)
 	if len(e.Path) == 0 {
 		return fmt.Errorf("empty path")
 	}
@@ -462,6 +552,30 @@ func (e edit) apply(obj map[string]any) error {
 		return fmt.Errorf("unknown op %q", e.Op)
 	}
 	return nil
+}
+
+// splice flattens the lists in a path into it: a rule may build a path
+// from a prefix it was given, [prefix, "env"].
+func splice(path []any) []any {
+	nested := false
+	for _, step := range path {
+		if _, ok := step.([]any); ok {
+			nested = true
+			break
+		}
+	}
+	if !nested {
+		return path
+	}
+	var out []any
+	for _, step := range path {
+		if l, ok := step.([]any); ok {
+			out = append(out, splice(l)...)
+		} else {
+			out = append(out, step)
+		}
+	}
+	return out
 }
 
 // mapAt returns the object at a path of fields, creating the ones missing.

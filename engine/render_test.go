@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -212,5 +216,95 @@ func TestRenderTorchElastic(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(findingStrings(out.Warnings), "\n"), "elasticPolicy.metrics are not rendered") {
 		t.Errorf("no warning about metrics: %v", findingStrings(out.Warnings))
+	}
+}
+
+// TestEditsChecked: the engine checks each edit as an #Edit, so that a rule
+// with a misspelt field fails the render rather than doing nothing.
+func TestEditsChecked(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+render: (#APIVersion): TrainJob: edits: misspelt: {
+	order: 99
+	ops: [{object: "jobset", path: ["spec", "ttlSecondsAfterFinished"], op: "set", valeu: 60}]
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "typo.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	var last Result
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "typo")) {
+		last = r
+	}
+	out := s.Render(last, RenderOptions{})
+	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `unknown field "valeu"`) {
+		t.Errorf("errors %q, want the unknown field", got)
+	}
+}
+
+// TestEditUsesMissingOp: an edit that names an op its plan lacks fails the
+// render.
+func TestEditUsesMissingOp(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+render: (#APIVersion): TrainJob: edits: missing: {
+	order: 99
+	ops: [{use: "noSuchOp", value: 60}]
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "use.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	var last Result
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "use")) {
+		last = r
+	}
+	out := s.Render(last, RenderOptions{})
+	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `no op "noSuchOp" in the plan`) {
+		t.Errorf("errors %q, want the missing op", got)
+	}
+}
+
+// TestCopyJSON: copyJSON gives what roundTrip gives, and shares nothing.
+func TestCopyJSON(t *testing.T) {
+	in := map[string]any{
+		"a": []any{int(1), int32(2), int64(3), 1.5, float32(2.5), "s", true, nil, map[string]any{"x": []any(nil)}},
+		"b": map[string]any(nil),
+		"c": json.Number("7"),
+	}
+	got := copyJSON(in)
+	if want := roundTrip(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("copyJSON %#v, roundTrip %#v", got, want)
+	}
+	got.(map[string]any)["a"].([]any)[8].(map[string]any)["x"] = "changed"
+	if _, ok := in["a"].([]any)[8].(map[string]any)["x"].([]any); !ok {
+		t.Error("the copy shares a map with the original")
+	}
+}
+
+// TestFillIn: an object keeps its own fields and takes the skeleton's
+// others, field by field, as copies.
+func TestFillIn(t *testing.T) {
+	skeleton := map[string]any{"kind": "JobSet", "metadata": map[string]any{"labels": map[string]any{"a": "1"}, "name": "skeleton"}}
+	got := fillIn(map[string]any{"metadata": map[string]any{"name": "own"}}, skeleton)
+	want := map[string]any{"kind": "JobSet", "metadata": map[string]any{"labels": map[string]any{"a": "1"}, "name": "own"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	got["metadata"].(map[string]any)["labels"].(map[string]any)["a"] = "changed"
+	if skeleton["metadata"].(map[string]any)["labels"].(map[string]any)["a"] != "1" {
+		t.Error("the object shares a map with the skeleton")
 	}
 }

@@ -49,6 +49,9 @@ type stored struct {
 	yamlOnce sync.Once
 	yamlText string
 	yamlErr  error
+	// hash identifies the object's content (the plan cache's key).
+	hashOnce sync.Once
+	hash     string
 	summary  map[string]any
 	builtin  bool
 }

@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+)
+
+var (
+	pathErrors   = cue.MakePath(cue.Str("errors"))
+	pathWarnings = cue.MakePath(cue.Str("warnings"))
+	pathObjects  = cue.MakePath(cue.Str("objects"))
+	pathBases    = cue.MakePath(cue.Str("bases"))
+	pathEdits    = cue.MakePath(cue.Str("edits"))
+	pathGenerate = cue.MakePath(cue.Str("generate"))
+	pathSums     = cue.MakePath(cue.Str("sums"))
+	pathOps      = cue.MakePath(cue.Str("ops"))
+	pathOrder    = cue.MakePath(cue.Str("order"))
+	pathMetadata = cue.MakePath(cue.Str("metadata"))
+	pathPlanOps  = cue.MakePath(cue.Str("ops"))
+)
+
+// outputs are what a render (or its plan) asks the engine to do besides
+// building its objects: bases, edits, generate and sums, and its findings.
+type outputs struct {
+	errors, warnings []Finding
+	bases            map[string]base
+	groups           []editGroup
+	generate         map[string][]generate
+	sums             []quantitySum
+	// ops are a plan's edits by name, which a render's edits complete
+	// (`use`).
+	ops map[string]edit
+	// objects are a plan's objects: the fields a render's object of the
+	// same id leaves out.
+	objects map[string]map[string]any
+	// metadata are fields of every object's metadata (a render's).
+	metadata map[string]any
+}
+
+type base struct{ Path, From []string }
+
+type editGroup struct {
+	Name  string
+	Order int
+	Ops   []edit
+}
+
+// outputError says which output failed to decode.
+type outputError struct {
+	what string
+	err  error
+}
+
+// decodeOutputs reads the outputs of an evaluated render or plan; absent
+// fields are empty.
+func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
+	var out outputs
+	var err error
+	if f := v.LookupPath(pathErrors); f.Exists() {
+		if out.errors, err = e.decodeFindings(f, PhaseRender); err != nil {
+			return out, &outputError{"errors", err}
+		}
+	}
+	if f := v.LookupPath(pathWarnings); f.Exists() {
+		if out.warnings, err = e.decodeFindings(f, "warning"); err != nil {
+			return out, &outputError{"warnings", err}
+		}
+	}
+	if f := v.LookupPath(pathBases); f.Exists() {
+		if err := decodeJSON(f, &out.bases); err != nil {
+			return out, &outputError{"bases", err}
+		}
+	}
+	if f := v.LookupPath(pathEdits); f.Exists() {
+		it, err := f.Fields()
+		if err != nil {
+			return out, &outputError{"edits", err}
+		}
+		for it.Next() {
+			// The group's shape is the CUE's to check (#Render); its ops
+			// the engine's. Many groups have nothing to do for a given
+			// TrainJob: they cost no export.
+			g := editGroup{Name: it.Selector().Unquoted()}
+			ops, err := it.Value().LookupPath(pathOps).List()
+			if err != nil {
+				return out, &outputError{"edits " + it.Selector().String(), err}
+			}
+			for ops.Next() {
+				var e edit
+				if err := decodeJSONStrict(ops.Value(), &e); err != nil {
+					return out, &outputError{"edits " + it.Selector().String(), err}
+				}
+				g.Ops = append(g.Ops, e)
+			}
+			if len(g.Ops) == 0 {
+				continue
+			}
+			order, err := it.Value().LookupPath(pathOrder).Int64()
+			if err != nil {
+				return out, &outputError{"edits " + it.Selector().String(), err}
+			}
+			g.Order = int(order)
+			out.groups = append(out.groups, g)
+		}
+	}
+	if f := v.LookupPath(pathMetadata); f.Exists() {
+		if err := decodeJSON(f, &out.metadata); err != nil {
+			return out, &outputError{"metadata", err}
+		}
+		out.metadata, _ = numbers(map[string]any(out.metadata)).(map[string]any)
+	}
+	if plan {
+		if f := v.LookupPath(pathObjects); f.Exists() {
+			if err := decodeJSON(f, &out.objects); err != nil {
+				return out, &outputError{"objects", err}
+			}
+			for id, o := range out.objects {
+				out.objects[id], _ = numbers(o).(map[string]any)
+			}
+		}
+	}
+	if f := v.LookupPath(pathPlanOps); f.Exists() {
+		if err := decodeJSONStrict(f, &out.ops); err != nil {
+			return out, &outputError{"ops", err}
+		}
+	}
+	if f := v.LookupPath(pathGenerate); f.Exists() {
+		if err := decodeJSON(f, &out.generate); err != nil {
+			return out, &outputError{"generate", err}
+		}
+	}
+	if f := v.LookupPath(pathSums); f.Exists() {
+		if err := decodeJSON(f, &out.sums); err != nil {
+			return out, &outputError{"sums", err}
+		}
+	}
+	return out, nil
+}
+
+// resolve completes the edits that use a plan's op: the op's fields, but
+// those the edit sets.
+func (o outputs) resolve(ops map[string]edit) error {
+	for _, g := range o.groups {
+		for i, e := range g.Ops {
+			if e.Use == "" {
+				continue
+			}
+			t, ok := ops[e.Use]
+			if !ok {
+				return fmt.Errorf("edit %s: no op %q in the plan", g.Name, e.Use)
+			}
+			if e.Object == "" {
+				e.Object = t.Object
+			}
+			if e.Path == nil {
+				e.Path = t.Path
+			}
+			if e.Op == "" {
+				e.Op = t.Op
+			}
+			if e.By == nil {
+				e.By = t.By
+			}
+			if e.Value == nil {
+				e.Value = deepCopy(t.Value)
+			}
+			if e.Items == nil {
+				e.Items, _ = deepCopy(t.Items).([]any)
+			}
+			e.Use = ""
+			g.Ops[i] = e
+		}
+	}
+	return nil
+}
+
+// copy gives outputs whose edits own their values, so that applying them
+// leaves these (a plan's, kept for every render) as they are.
+func (o outputs) copy() outputs {
+	c := o
+	c.groups = make([]editGroup, len(o.groups))
+	for i, g := range o.groups {
+		ops := make([]edit, len(g.Ops))
+		for j, op := range g.Ops {
+			op.Value = deepCopy(op.Value)
+			op.Items, _ = deepCopy(op.Items).([]any)
+			ops[j] = op
+		}
+		c.groups[i] = editGroup{g.Name, g.Order, ops}
+	}
+	return c
+}
+
+// add adds another's outputs to these: findings after these, bases and
+// generate by id (a base of the same id replaces), edits and sums.
+func (o outputs) add(x outputs) outputs {
+	o.errors = append(append([]Finding(nil), o.errors...), x.errors...)
+	o.warnings = append(append([]Finding(nil), o.warnings...), x.warnings...)
+	bases := map[string]base{}
+	for id, b := range o.bases {
+		bases[id] = b
+	}
+	for id, b := range x.bases {
+		bases[id] = b
+	}
+	o.bases = bases
+	o.groups = append(o.groups, x.groups...)
+	gens := map[string][]generate{}
+	for id, g := range o.generate {
+		gens[id] = append(gens[id], g...)
+	}
+	for id, g := range x.generate {
+		gens[id] = append(gens[id], g...)
+	}
+	o.generate = gens
+	o.sums = append(append([]quantitySum(nil), o.sums...), x.sums...)
+	if x.metadata != nil {
+		o.metadata = x.metadata
+	}
+	return o
+}
+
+// deepCopy copies a JSON-like value.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			m[k] = deepCopy(c)
+		}
+		return m
+	case []any:
+		if x == nil {
+			return x
+		}
+		l := make([]any, len(x))
+		for i, c := range x {
+			l[i] = deepCopy(c)
+		}
+		return l
+	}
+	return v
+}
+
+func (e *outputError) Error() string { return fmt.Sprintf("%s: %v", e.what, e.err) }

@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"runtime"
+	"sync"
+
+	"cuelang.org/go/cue"
+)
+
+// DefaultPlanCacheSize is how many plans one CUE runtime keeps.
+const DefaultPlanCacheSize = 256
+
+var (
+	pathPlanRuntime = cue.ParsePath("context.runtime")
+	pathPlanMerged  = cue.ParsePath("context.merged")
+)
+
+// plan is a render's per-runtime part (the CUE's `plans`): evaluated once
+// per runtime and per value of the input paths it reads, and handed to
+// every render of that runtime as context.plan, an evaluated CUE value that
+// the render shares rather than evaluates again.
+//
+// An evaluation that shares a value writes to it (CUE keeps evaluation
+// state in the shared nodes), so one plan value serves one render at a
+// time: renders take one from the plan's free values, or evaluate one more
+// when all are in use, and give it back.
+type plan struct {
+	// out are the plan's own outputs (edits, errors, ...), decoded once
+	// and added to every render's.
+	out outputs
+	err error
+
+	eval func() cue.Value
+	mu   sync.Mutex
+	free []cue.Value
+}
+
+// maxFreePlanValues bounds the values a plan keeps for renders to come.
+var maxFreePlanValues = 2 * runtime.GOMAXPROCS(0)
+
+// acquire returns a value of the plan for one render's sole use.
+func (p *plan) acquire() cue.Value {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		v := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return v
+	}
+	p.mu.Unlock()
+	return p.eval()
+}
+
+// release gives a value back once its render is done.
+func (p *plan) release(v cue.Value) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < maxFreePlanValues {
+		p.free = append(p.free, v)
+	}
+}
+
+// planCache keeps the plans of one CUE runtime, the least recently used
+// dropped first. It is safe for concurrent use.
+type planCache struct {
+	mu      sync.Mutex
+	max     int
+	entries map[string]*list.Element
+	order   *list.List // of *planItem, most recent first
+}
+
+type planItem struct {
+	key  string
+	plan *plan
+}
+
+func newPlanCache(max int) *planCache {
+	if max <= 0 {
+		max = DefaultPlanCacheSize
+	}
+	return &planCache{max: max, entries: map[string]*list.Element{}, order: list.New()}
+}
+
+func (pc *planCache) get(key string) *plan {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if el, ok := pc.entries[key]; ok {
+		pc.order.MoveToFront(el)
+		return el.Value.(*planItem).plan
+	}
+	return nil
+}
+
+func (pc *planCache) put(key string, p *plan) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if el, ok := pc.entries[key]; ok {
+		el.Value.(*planItem).plan = p
+		pc.order.MoveToFront(el)
+		return
+	}
+	pc.entries[key] = pc.order.PushFront(&planItem{key, p})
+	for pc.order.Len() > pc.max {
+		last := pc.order.Back()
+		pc.order.Remove(last)
+		delete(pc.entries, last.Value.(*planItem).key)
+	}
+}
+
+func (pc *planCache) len() int {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc.order.Len()
+}
+
+// contentKey identifies a stored object by its content, computed once.
+func (st *stored) contentKey() string {
+	st.hashOnce.Do(func() {
+		data, err := json.Marshal(st.doc.Object)
+		if err != nil {
+			st.hash = "unhashable:" + st.key()
+			return
+		}
+		sum := sha256.Sum256(data)
+		st.hash = hex.EncodeToString(sum[:])
+	})
+	return st.hash
+}
+
+// planFor returns the plan of a render: the kind's plan evaluated with the
+// runtime, the merges and the input paths the plan reads, from the cache
+// when that was evaluated before.
+func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored, input map[string]any, merged map[string]any) *plan {
+	pv, ok := c.plans[apiVersion][kind]
+	if !ok {
+		return nil
+	}
+	read := map[string]any{}
+	for _, path := range s.e.planReads[apiVersion][kind] {
+		if len(path) == 0 {
+			continue
+		}
+		v := at(input, path)
+		if v == nil {
+			continue
+		}
+		m := read
+		for _, p := range path[:len(path)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = v
+	}
+	key := apiVersion + "/" + kind + "\x00"
+	if runtime != nil {
+		key += runtime.contentKey()
+	}
+	if len(read) > 0 {
+		data, err := json.Marshal(read)
+		if err != nil {
+			return &plan{err: err}
+		}
+		key += "\x00" + string(data)
+	}
+	if p := c.planCache.get(key); p != nil {
+		return p
+	}
+	ctx := map[string]any{"merged": merged}
+	facts := []any{}
+	if runtime != nil {
+		ctx["runtime"] = runtime.doc.Object
+		facts = append(facts, runtime.doc.Object)
+	}
+	for _, m := range merged {
+		facts = append(facts, m)
+	}
+	ctx["quantities"] = quantities(facts...)
+	in := map[string]any{"input": read, "context": ctx}
+	p := &plan{eval: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}
+	v := p.eval()
+	if p.err = v.Err(); p.err == nil {
+		var oerr *outputError
+		if p.out, oerr = s.e.decodeOutputs(v, true); oerr != nil {
+			p.err = oerr
+		}
+	}
+	p.free = append(p.free, v)
+	c.planCache.put(key, p)
+	return p
+}
