@@ -193,4 +193,3 @@ func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any
 	}
 	return out, nil
 }
-
