@@ -91,11 +91,16 @@ type compiled struct {
 	// reviews holds the review of each admitted kind, by apiVersion and
 	// kind; lookups what a review needs the engine to find first; renders
 	// how each kind that renders is rendered.
-	reviews     map[string]map[string]cue.Value
-	lookups     map[string]map[string]cue.Value
-	renders     map[string]map[string]cue.Value
-	plans       map[string]map[string]cue.Value
-	planCache   *planCache
+	reviews   map[string]map[string]cue.Value
+	lookups   map[string]map[string]cue.Value
+	renders   map[string]map[string]cue.Value
+	plans     map[string]map[string]cue.Value
+	planCache *planCache
+	// parts are the render parts (renderParts) by apiVersion, kind and
+	// name; combined the renders with the parts a plan chose, by
+	// apiVersion, kind and the parts' names.
+	parts       map[string]map[string]map[string]cue.Value
+	combined    sync.Map
 	runtimes    cue.Value
 	evaluations atomic.Int64
 }
@@ -198,6 +203,24 @@ func (e *Engine) compile() (*compiled, error) {
 	}
 	if c.plans, err = e.byKind(c, "plans"); err != nil {
 		return nil, err
+	}
+	parts, err := e.byKind(c, "renderParts")
+	if err != nil {
+		return nil, err
+	}
+	c.parts = map[string]map[string]map[string]cue.Value{}
+	for apiVersion, kinds := range parts {
+		c.parts[apiVersion] = map[string]map[string]cue.Value{}
+		for kind, v := range kinds {
+			c.parts[apiVersion][kind] = map[string]cue.Value{}
+			it, err := v.Fields()
+			if err != nil {
+				return nil, e.cueError("reading renderParts", err)
+			}
+			for it.Next() {
+				c.parts[apiVersion][kind][it.Selector().Unquoted()] = it.Value()
+			}
+		}
 	}
 	return c, nil
 }

@@ -17,6 +17,7 @@ var (
 	pathOps      = cue.MakePath(cue.Str("ops"))
 	pathOrder    = cue.MakePath(cue.Str("order"))
 	pathMetadata = cue.MakePath(cue.Str("metadata"))
+	pathParts    = cue.MakePath(cue.Str("parts"))
 	pathPlanOps  = cue.MakePath(cue.Str("ops"))
 )
 
@@ -36,6 +37,8 @@ type outputs struct {
 	objects map[string]map[string]any
 	// metadata are fields of every object's metadata (a render's).
 	metadata map[string]any
+	// parts are the render parts a plan chose, in name order.
+	parts []string
 }
 
 type base struct{ Path, From []string }
@@ -111,6 +114,17 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		out.metadata, _ = numbers(map[string]any(out.metadata)).(map[string]any)
 	}
 	if plan {
+		if f := v.LookupPath(pathParts); f.Exists() {
+			var parts map[string]bool
+			if err := f.Decode(&parts); err != nil {
+				return out, &outputError{"parts", err}
+			}
+			for _, name := range sortedKeys(parts) {
+				if parts[name] {
+					out.parts = append(out.parts, name)
+				}
+			}
+		}
 		if f := v.LookupPath(pathObjects); f.Exists() {
 			if err := decodeJSON(f, &out.objects); err != nil {
 				return out, &outputError{"objects", err}

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -195,4 +197,24 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	p.free = append(p.free, v)
 	c.planCache.put(key, p)
 	return p
+}
+
+// combine returns the kind's render with the named parts (renderParts),
+// unified once per set of parts and kept: a render then evaluates only the
+// parts its plan chose.
+func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string) (cue.Value, error) {
+	key := apiVersion + "/" + kind + "\x00" + strings.Join(parts, "\x00")
+	if v, ok := c.combined.Load(key); ok {
+		return v.(cue.Value), nil
+	}
+	v := render
+	for _, name := range parts {
+		part, ok := c.parts[apiVersion][kind][name]
+		if !ok {
+			return cue.Value{}, fmt.Errorf("the plan names a render part %q that no renderParts declares", name)
+		}
+		v = v.Unify(part)
+	}
+	c.combined.Store(key, v)
+	return v, nil
 }

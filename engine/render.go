@@ -159,6 +159,12 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		cctx["merged"] = pv.LookupPath(pathPlanMerged)
 	}
 
+	if p != nil && len(p.out.parts) > 0 {
+		var err error
+		if renderer, err = c.combine(apiVersion, kind, renderer, p.out.parts); err != nil {
+			return fail("the parts", err)
+		}
+	}
 	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": cctx}))
 	if s.opts.Controller {
 		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
@@ -193,7 +199,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	for it.Next() {
 		var obj map[string]any
-		if err := decodeJSON(it.Value(), &obj); err != nil {
+		if err := it.Value().Decode(&obj); err != nil {
 			return fail("object "+it.Selector().String(), err)
 		}
 		id := it.Selector().Unquoted()

@@ -308,3 +308,64 @@ func TestFillIn(t *testing.T) {
 		t.Error("the object shares a map with the skeleton")
 	}
 }
+
+// TestRenderParts: a render takes the parts its plan names, and only
+// those; a part no renderParts declares fails the render.
+func TestRenderParts(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+plans: (#APIVersion): TrainJob: {
+	mlPolicy: _
+	parts: marked: mlPolicy.torch != _|_
+}
+renderParts: (#APIVersion): TrainJob: marked: {
+	objects: jobset: metadata: annotations: marked: "yes"
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "part.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := func(runtime string) string {
+		s := e.NewSession(SessionOptions{})
+		var last Result
+		for _, r := range admitAll(t, s, "j.yaml", strings.ReplaceAll(fmt.Sprintf(torchJob, "parts"), "torch-distributed", runtime)) {
+			last = r
+		}
+		out := s.Render(last, RenderOptions{})
+		for _, o := range out.Objects {
+			if o["kind"] == "JobSet" {
+				return fmt.Sprint(at(o, []string{"metadata", "annotations", "marked"}))
+			}
+		}
+		t.Fatalf("no JobSet: %v", findingStrings(out.Errors))
+		return ""
+	}
+	if got := marked("torch-distributed"); got != "yes" {
+		t.Errorf("torch runtime: annotation %q, want the part's", got)
+	}
+	if got := marked("deepspeed-distributed"); got != "<nil>" {
+		t.Errorf("MPI runtime: annotation %q, want none", got)
+	}
+
+	ghost := filepath.Join(t.TempDir(), "ghost.cue")
+	if err := os.WriteFile(ghost, []byte("package schemas\n\nplans: (#APIVersion): TrainJob: parts: ghost: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err = New(Options{PolicyDirs: []string{filepath.Dir(ghost)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	var last Result
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "ghost")) {
+		last = r
+	}
+	if got := strings.Join(findingStrings(s.Render(last, RenderOptions{}).Errors), "\n"); !strings.Contains(got, `render part "ghost"`) {
+		t.Errorf("errors %q, want the undeclared part", got)
+	}
+}
