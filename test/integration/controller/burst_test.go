@@ -68,7 +68,7 @@ spec:
 
 	// Stop the controller once some TrainJobs have their objects, while
 	// others are still being created.
-	eventually(t, "a quarter of the JobSets", func() error {
+	eventuallyWithin(t, 5*time.Minute, "a quarter of the JobSets", func() error {
 		if c := count(t, ns, "JobSet"); c < n/4 {
 			return fmt.Errorf("%d JobSets", c)
 		}

@@ -97,7 +97,8 @@ func TestConformanceThroughAPIServer(t *testing.T) {
 			// one. Owner references are compared with the corpus's.
 			caseUID := fmt.Sprint(docs[len(docs)-1].Object["metadata"].(map[string]any)["uid"])
 			var actual []map[string]any
-			eventually(t, "the applied objects", func() error {
+			// Generous: a loaded two-core machine under -race is slow.
+			eventuallyWithin(t, 3*time.Minute, "the applied objects", func() error {
 				actual = actual[:0]
 				var missing []string
 				for _, e := range expected {

@@ -80,7 +80,7 @@ func mustCreate(t *testing.T, text string) {
 // eventually polls until check passes, or fails the test with its last error.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	eventuallyWithin(t, 30*time.Second, what, check)
+	eventuallyWithin(t, 2*time.Minute, what, check)
 }
 
 func eventuallyWithin(t *testing.T, d time.Duration, what string, check func() error) {
