@@ -98,6 +98,30 @@ func eventuallyWithin(t *testing.T, d time.Duration, what string, check func() e
 	}
 }
 
+// hasCondition checks that the TrainJob has a condition with these fields.
+func hasCondition(t *testing.T, ns, name string, want map[string]any) func() error {
+	return func() error {
+		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, name)
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
+		for _, c := range conds {
+			cm := c.(map[string]any)
+			match := true
+			for k, v := range want {
+				if cm[k] != v {
+					match = false
+				}
+			}
+			if match {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v, want one with %v", conds, want)
+	}
+}
+
 func get(t *testing.T, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)
@@ -272,23 +296,18 @@ func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 	if err := k8sClient.Status().Update(context.Background(), js); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TrainJob Complete", func() error {
+	eventually(t, "the TrainJob Complete", hasCondition(t, ns, "train", map[string]any{
+		"type": "Complete", "status": "True", "reason": "AllJobsCompleted", "lastTransitionTime": "2026-11-23T10:00:00Z"}))
+	eventually(t, "jobsStatus", func() error {
 		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "train")
 		if err != nil {
 			return err
 		}
-		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
-		for _, c := range conds {
-			cm := c.(map[string]any)
-			if cm["type"] == "Complete" && cm["status"] == "True" && cm["reason"] == "AllJobsCompleted" && cm["lastTransitionTime"] == "2026-11-23T10:00:00Z" {
-				jobs, _, _ := unstructured.NestedSlice(tj.Object, "status", "jobsStatus")
-				if len(jobs) != 1 || jobs[0].(map[string]any)["succeeded"] != int64(1) {
-					return fmt.Errorf("jobsStatus %v", jobs)
-				}
-				return nil
-			}
+		jobs, _, _ := unstructured.NestedSlice(tj.Object, "status", "jobsStatus")
+		if len(jobs) != 1 || jobs[0].(map[string]any)["succeeded"] != int64(1) {
+			return fmt.Errorf("jobsStatus %v", jobs)
 		}
-		return fmt.Errorf("conditions %v", conds)
+		return nil
 	})
 }
 
@@ -303,20 +322,8 @@ func TestControllerLeavesOthersAlone(t *testing.T) {
 	mustCreate(t, strings.Replace(trainJob(ns, "unsupported", ""), "kind: TrainingRuntime", "kind: NoSuchRuntime", 1))
 	mustCreate(t, trainJob(ns, "ours", ""))
 
-	eventually(t, "the Failed condition", func() error {
-		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "unsupported")
-		if err != nil {
-			return err
-		}
-		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
-		for _, c := range conds {
-			cm := c.(map[string]any)
-			if cm["type"] == "Failed" && cm["reason"] == "TrainingRuntimeNotSupported" && cm["message"] == "unsupported runtime: NoSuchRuntime.trainer.kubeflow.org" {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %v", conds)
-	})
+	eventually(t, "the Failed condition", hasCondition(t, ns, "unsupported", map[string]any{
+		"type": "Failed", "reason": "TrainingRuntimeNotSupported", "message": "unsupported runtime: NoSuchRuntime.trainer.kubeflow.org"}))
 	// Once the controller has made the last TrainJob's JobSet, it has seen
 	// the multikueue one too.
 	eventually(t, "the JobSet of ours", func() error {
@@ -399,20 +406,8 @@ func TestControllerDeadline(t *testing.T) {
 		_, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "short")
 		return err
 	})
-	eventually(t, "DeadlineExceeded", func() error {
-		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "short")
-		if err != nil {
-			return err
-		}
-		conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
-		for _, c := range conds {
-			cm := c.(map[string]any)
-			if cm["type"] == "Failed" && cm["status"] == "True" && cm["reason"] == "DeadlineExceeded" && cm["message"] == "TrainJob exceeded its active deadline" {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %v", conds)
-	})
+	eventually(t, "DeadlineExceeded", hasCondition(t, ns, "short", map[string]any{
+		"type": "Failed", "status": "True", "reason": "DeadlineExceeded", "message": "TrainJob exceeded its active deadline"}))
 	eventually(t, "the JobSet deleted", func() error {
 		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "short")
 		if apierrors.IsNotFound(err) {
@@ -435,20 +430,7 @@ func TestControllerSuspendResume(t *testing.T) {
 	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
 	mustCreate(t, trainJob(ns, "pausing", "  suspend: true\n"))
 	condition := func(status, reason string) func() error {
-		return func() error {
-			tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "pausing")
-			if err != nil {
-				return err
-			}
-			conds, _, _ := unstructured.NestedSlice(tj.Object, "status", "conditions")
-			for _, c := range conds {
-				cm := c.(map[string]any)
-				if cm["type"] == "Suspended" && cm["status"] == status && cm["reason"] == reason {
-					return nil
-				}
-			}
-			return fmt.Errorf("conditions %v", conds)
-		}
+		return hasCondition(t, ns, "pausing", map[string]any{"type": "Suspended", "status": status, "reason": reason})
 	}
 	jobSetSuspended := func(want bool) func() error {
 		return func() error {
