@@ -13,8 +13,10 @@ import (
 	"cuelang.org/go/cue"
 )
 
-// DefaultPlanCacheSize is how many plans one CUE runtime keeps.
-const DefaultPlanCacheSize = 256
+// DefaultPlanCacheSize is how many plans one CUE runtime keeps. A plan
+// keeps up to GOMAXPROCS evaluated values (see plan), of some 0.4 MB each
+// for the shipped runtimes.
+const DefaultPlanCacheSize = 64
 
 var (
 	pathPlanRuntime = cue.ParsePath("context.runtime")
@@ -41,8 +43,9 @@ type plan struct {
 	free []cue.Value
 }
 
-// maxFreePlanValues bounds the values a plan keeps for renders to come.
-var maxFreePlanValues = 2 * runtime.GOMAXPROCS(0)
+// maxFreePlanValues bounds the values a plan keeps for renders to come:
+// as many as renders can run at once.
+var maxFreePlanValues = runtime.GOMAXPROCS(0)
 
 // acquire returns a value of the plan for one render's sole use.
 func (p *plan) acquire() cue.Value {

@@ -199,7 +199,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	for it.Next() {
 		var obj map[string]any
-		if err := it.Value().Decode(&obj); err != nil {
+		if err := decodeJSON(it.Value(), &obj); err != nil {
 			return fail("object "+it.Selector().String(), err)
 		}
 		id := it.Selector().Unquoted()

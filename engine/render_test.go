@@ -369,3 +369,69 @@ renderParts: (#APIVersion): TrainJob: marked: {
 		t.Errorf("errors %q, want the undeclared part", got)
 	}
 }
+
+// TestObjectQuantitiesCanonical: a quantity a rule writes as a number into
+// an object comes out canonical, as a typed controller marshals it.
+func TestObjectQuantitiesCanonical(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+render: (#APIVersion): TrainJob: objects: quota: {
+	apiVersion: "v1"
+	kind:       "ResourceQuota"
+	metadata: name: "q"
+	spec: hard: requests: {cpu: 0.5, memory: 1024}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "quota.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	var last Result
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "quota")) {
+		last = r
+	}
+	out := s.Render(last, RenderOptions{})
+	for _, o := range out.Objects {
+		if o["kind"] == "ResourceQuota" {
+			if got := fmt.Sprint(at(o, []string{"spec", "hard", "requests"})); got != "map[cpu:500m memory:1024]" {
+				t.Errorf("requests %s, want canonical quantities", got)
+			}
+			return
+		}
+	}
+	t.Fatalf("no ResourceQuota: %v", findingStrings(out.Errors))
+}
+
+// TestRenderExisting: objects a rule builds once are left out when they
+// exist (the SSH keys of an MPI job), and only they.
+func TestRenderExisting(t *testing.T) {
+	s, tj := renderInput(t, "28-deepspeed-shipped-minimal")
+	kinds := func(opts RenderOptions) map[string]bool {
+		out := s.Render(tj, opts)
+		if len(out.Errors) > 0 {
+			t.Fatal(findingStrings(out.Errors))
+		}
+		got := map[string]bool{}
+		for _, o := range out.Objects {
+			got[fmt.Sprint(o["kind"])] = true
+			if o["kind"] == "Secret" {
+				data, _ := o["data"].(map[string]any)
+				if data["ssh-privatekey"] == nil || data["ssh-publickey"] == nil || o["immutable"] != true {
+					t.Errorf("Secret %v: want generated keys, immutable", o)
+				}
+			}
+		}
+		return got
+	}
+	if got := kinds(RenderOptions{}); !got["Secret"] || !got["ConfigMap"] || !got["JobSet"] {
+		t.Errorf("new job: kinds %v, want the Secret too", got)
+	}
+	if got := kinds(RenderOptions{Existing: []string{"sshAuth"}}); got["Secret"] || !got["ConfigMap"] || !got["JobSet"] {
+		t.Errorf("existing keys: kinds %v, want no Secret", got)
+	}
+}
