@@ -230,19 +230,7 @@ render: (#APIVersion): TrainJob: edits: misspelt: {
 	ops: [{object: "jobset", path: ["spec", "ttlSecondsAfterFinished"], op: "set", valeu: 60}]
 }
 `
-	if err := os.WriteFile(filepath.Join(dir, "typo.cue"), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Options{PolicyDirs: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := e.NewSession(SessionOptions{})
-	var last Result
-	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "typo")) {
-		last = r
-	}
-	out := s.Render(last, RenderOptions{})
+	out := renderWithPolicy(t, dir, "typo.cue", policy, "typo")
 	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `unknown field "valeu"`) {
 		t.Errorf("errors %q, want the unknown field", got)
 	}
@@ -259,7 +247,17 @@ render: (#APIVersion): TrainJob: edits: missing: {
 	ops: [{use: "noSuchOp", value: 60}]
 }
 `
-	if err := os.WriteFile(filepath.Join(dir, "use.cue"), []byte(policy), 0o644); err != nil {
+	out := renderWithPolicy(t, dir, "use.cue", policy, "use")
+	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `no op "noSuchOp" in the plan`) {
+		t.Errorf("errors %q, want the missing op", got)
+	}
+}
+
+// renderWithPolicy loads the engine with one policy file in dir and renders
+// a torch TrainJob of that name.
+func renderWithPolicy(t *testing.T, dir, file, policy, name string) Rendered {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e, err := New(Options{PolicyDirs: []string{dir}})
@@ -268,13 +266,10 @@ render: (#APIVersion): TrainJob: edits: missing: {
 	}
 	s := e.NewSession(SessionOptions{})
 	var last Result
-	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, "use")) {
+	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, name)) {
 		last = r
 	}
-	out := s.Render(last, RenderOptions{})
-	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `no op "noSuchOp" in the plan`) {
-		t.Errorf("errors %q, want the missing op", got)
-	}
+	return s.Render(last, RenderOptions{})
 }
 
 // TestCopyJSON: copyJSON gives what roundTrip gives, and shares nothing.
