@@ -82,7 +82,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if out.Controller.Skip != "" {
 		logger.V(2).Info("applying nothing", "why", out.Controller.Skip)
 	}
-	for _, obj := range out.Objects {
+	for _, obj := range out.InApplyOrder() {
 		u := &unstructured.Unstructured{Object: obj}
 		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			err = fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)

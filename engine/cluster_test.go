@@ -166,6 +166,30 @@ func TestClusterPinnedCopy(t *testing.T) {
 	}
 }
 
+// TestControllerApplyOrder: a controller applies the JobSet after the
+// objects it needs (here its runtime snapshot), though the render lists it
+// first.
+func TestControllerApplyOrder(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+	r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+	out := s.Render(r, RenderOptions{})
+	kinds := func(objs []map[string]any) (ks []string) {
+		for _, o := range objs {
+			ks = append(ks, o["kind"].(string))
+		}
+		return ks
+	}
+	if got := strings.Join(kinds(out.Objects), ","); got != "JobSet,ConfigMap" {
+		t.Errorf("render order %s, want JobSet,ConfigMap (%v)", got, findingStrings(out.Errors))
+	}
+	if got := strings.Join(kinds(out.InApplyOrder()), ","); got != "ConfigMap,JobSet" {
+		t.Errorf("apply order %s, want ConfigMap,JobSet", got)
+	}
+}
+
 func imageOf(t *testing.T, out Rendered) string {
 	t.Helper()
 	for _, o := range out.Objects {

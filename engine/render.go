@@ -28,14 +28,28 @@ type Rendered struct {
 	Warnings []Finding
 	// Controller is what the controller does besides applying Objects.
 	Controller ControllerDirectives
+
+	// applyOrder is Objects in the order to apply them.
+	applyOrder []map[string]any
+}
+
+// InApplyOrder is the objects in the order a controller applies them: by
+// the CUE's controller.applyPhase, then as Objects.
+func (r Rendered) InApplyOrder() []map[string]any {
+	if r.applyOrder == nil {
+		return r.Objects
+	}
+	return r.applyOrder
 }
 
 // ControllerDirectives are the CUE's `controller` of a render.
 type ControllerDirectives struct {
 	// Skip says why the controller applies nothing; a controller's session
 	// then renders no objects.
-	Skip   string `json:"skip,omitempty"`
-	Status struct {
+	Skip string `json:"skip,omitempty"`
+	// ApplyPhase orders the objects to apply by their ids: lower first.
+	ApplyPhase map[string]int `json:"applyPhase,omitempty"`
+	Status     struct {
 		// Conditions to set, by type.
 		Conditions []Condition `json:"conditions"`
 		// Fields of the status to set.
@@ -279,20 +293,30 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	if len(out.Errors) > 0 {
 		return out
 	}
-	for _, obj := range objects {
+	phaseOf := make(map[string]int, len(objects))
+	for id, obj := range objects {
 		canonicalQuantities(obj, false)
 		out.Objects = append(out.Objects, obj)
+		phaseOf[objectKey(obj)] = out.Controller.ApplyPhase[id]
 	}
 	SortObjects(out.Objects)
+	if len(out.Controller.ApplyPhase) > 0 {
+		out.applyOrder = append([]map[string]any(nil), out.Objects...)
+		sort.SliceStable(out.applyOrder, func(i, j int) bool {
+			return phaseOf[objectKey(out.applyOrder[i])] < phaseOf[objectKey(out.applyOrder[j])]
+		})
+	}
 	return out
 }
 
 // SortObjects orders objects by apiVersion, kind, namespace and name.
 func SortObjects(objs []map[string]any) {
-	key := func(o map[string]any) string {
-		return strings.Join([]string{str(o["apiVersion"]), str(o["kind"]), str(meta(o)["namespace"]), str(meta(o)["name"])}, "\x00")
-	}
-	sort.SliceStable(objs, func(i, j int) bool { return key(objs[i]) < key(objs[j]) })
+	sort.SliceStable(objs, func(i, j int) bool { return objectKey(objs[i]) < objectKey(objs[j]) })
+}
+
+// objectKey identifies an object by apiVersion, kind, namespace and name.
+func objectKey(o map[string]any) string {
+	return strings.Join([]string{str(o["apiVersion"]), str(o["kind"]), str(meta(o)["namespace"]), str(meta(o)["name"])}, "\x00")
 }
 
 // decodeJSON decodes a CUE value as JSON, numbers as json.Number.
