@@ -149,7 +149,7 @@ func toMaps(tb testing.TB, objs []any) []map[string]any {
 // baselineCase renders a case with the engine and with the baseline.
 func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Result, *baselineRuntime) {
 	s, tj := renderInput(tb, caseName)
-	runtime, _, _, err := s.lookup(context.Background(), s.e.cur.Load(), Document{Object: tj.Object})
+	runtime, _, _, err := s.lookup(context.Background(), s.e.cur.Load(), Document{Object: tj.Object}, nil)
 	if err != nil || runtime == nil {
 		tb.Fatalf("no runtime for the case: %v", err)
 	}

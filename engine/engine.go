@@ -44,10 +44,11 @@ type Options struct {
 
 // Engine is the compiled CUE. It is safe for concurrent use.
 //
-// CUE's runtime keeps every label it has seen, so a long-lived engine
-// that evaluates objects with ever new label keys would grow without end:
-// after RecycleAfter evaluations the engine compiles its CUE afresh into a
+// After RecycleAfter evaluations the engine compiles its CUE afresh into a
 // new runtime, and swaps it in; evaluations under way finish on the old.
+// That bounds what a CUE runtime keeps per evaluation. CUE's table of
+// labels belongs to the process, not to a runtime: opaque keys (aliases.go)
+// keep it from growing with the objects' label keys.
 type Engine struct {
 	cur          atomic.Pointer[compiled]
 	instances    []*build.Instance
@@ -73,6 +74,8 @@ type Engine struct {
 	contextKinds map[string]map[string]string
 	// owned are the kinds renders create, by apiVersion.
 	owned map[string]map[string]bool
+	// opaque says which map keys reach an evaluation as tokens.
+	opaque *opaqueKeys
 	// builtin are the shipped runtimes, as authored, in name order;
 	// builtinByRelease the same admitted, per release vetted for.
 	builtin          []Document
@@ -173,6 +176,10 @@ func New(opts Options) (*Engine, error) {
 	}
 	if err := c.schemas.LookupPath(cue.ParsePath("owned")).Decode(&e.owned); err != nil {
 		return nil, e.cueError("reading owned", err)
+	}
+	e.opaque = &opaqueKeys{named: namedStrings(e.instances)}
+	if err := c.schemas.LookupPath(cue.ParsePath("opaqueMaps")).Decode(&e.opaque.suffixes); err != nil {
+		return nil, e.cueError("reading opaqueMaps", err)
 	}
 	if err := e.loadBuiltin(c); err != nil {
 		return nil, err

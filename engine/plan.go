@@ -38,6 +38,10 @@ type plan struct {
 	out outputs
 	err error
 
+	// aliases are the tokens the plan's evaluation gave opaque keys: a
+	// render of the plan gives the same keys the same tokens.
+	aliases *keyAliases
+
 	eval func() cue.Value
 	mu   sync.Mutex
 	free []cue.Value
@@ -178,18 +182,19 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	if p := c.planCache.get(key); p != nil {
 		return p
 	}
-	ctx := map[string]any{"merged": merged}
+	a := s.e.opaque.aliases(nil)
+	ctx := map[string]any{"merged": a.alias(merged)}
 	facts := []any{}
 	if runtime != nil {
-		ctx["runtime"] = runtime.doc.Object
+		ctx["runtime"] = a.alias(runtime.doc.Object)
 		facts = append(facts, runtime.doc.Object)
 	}
 	for _, m := range merged {
 		facts = append(facts, m)
 	}
 	ctx["quantities"] = quantities(facts...)
-	in := map[string]any{"input": read, "context": ctx}
-	p := &plan{eval: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}
+	in := map[string]any{"input": a.alias(read), "context": ctx}
+	p := &plan{aliases: a, eval: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}
 	v := p.eval()
 	if p.err = v.Err(); p.err == nil {
 		var oerr *outputError

@@ -29,8 +29,8 @@ type Rendered struct {
 	// Controller is what the controller does besides applying Objects.
 	Controller ControllerDirectives
 
-	// applyOrder is Objects in the order to apply them.
-	applyOrder []map[string]any
+	// applyOrder is the indexes of Objects in the order to apply them.
+	applyOrder []int
 }
 
 // InApplyOrder is the objects in the order a controller applies them: by
@@ -39,7 +39,11 @@ func (r Rendered) InApplyOrder() []map[string]any {
 	if r.applyOrder == nil {
 		return r.Objects
 	}
-	return r.applyOrder
+	objs := make([]map[string]any, len(r.applyOrder))
+	for i, j := range r.applyOrder {
+		objs[i] = r.Objects[j]
+	}
+	return objs
 }
 
 // ControllerDirectives are the CUE's `controller` of a render.
@@ -103,6 +107,14 @@ var pathController = cue.MakePath(cue.Str("controller"))
 // Render turns an admitted object into the objects a controller applies.
 // A kind without a render gives nothing.
 func (s *Session) Render(r Result, opts RenderOptions) Rendered {
+	var a *keyAliases
+	out := s.render(r, opts, &a)
+	return a.restoreRendered(out)
+}
+
+// render renders with the opaque keys as tokens (see aliases.go), and sets
+// *aliases to the tokens it gave.
+func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Rendered {
 	var out Rendered
 	apiVersion, kind := r.Doc.APIVersion(), r.Doc.Kind()
 	c := s.e.compiled()
@@ -122,7 +134,6 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	facts := []any{r.Object}
 	runtime := r.runtime
 	if runtime != nil {
-		ctx["runtime"] = runtime.doc.Object
 		facts = append(facts, runtime.doc.Object)
 	}
 	merged := map[string]any{}
@@ -140,28 +151,38 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		merged[name] = v
 		facts = append(facts, v)
 	}
-	ctx["merged"] = merged
-	existing := map[string]any{}
-	for _, id := range opts.Existing {
-		existing[id] = map[string]any{}
-	}
-	for id, obj := range r.existing {
-		existing[id] = obj
-	}
-	// The CUE's context: the plan, evaluated once per runtime, and the
-	// runtime and merges as the plan holds them, shared rather than
-	// evaluated again.
-	cctx := map[string]any{"merged": merged, "quantities": quantities(facts...), "existing": existing}
-	if runtime != nil {
-		cctx["runtime"] = runtime.doc.Object
-	}
 	p := s.planFor(c, apiVersion, kind, runtime, r.Object, merged)
+	// The opaque keys the plan gave tokens keep them.
+	var a *keyAliases
+	if p != nil {
+		a = s.e.opaque.aliases(p.aliases)
+	} else {
+		a = s.e.opaque.aliases(nil)
+	}
+	*aliases = a
 	var planErr error
 	if p != nil && p.err != nil {
 		// The controller's directives may still apply (an unsupported
 		// runtime kind fails the TrainJob): the render goes on without the
 		// plan, and fails after reading them.
 		planErr, p = p.err, nil
+	}
+	merged = a.alias(merged).(map[string]any)
+	ctx["merged"] = merged
+	existing := map[string]any{}
+	for _, id := range opts.Existing {
+		existing[id] = map[string]any{}
+	}
+	for id, obj := range r.existing {
+		existing[id] = a.alias(obj)
+	}
+	// The CUE's context: the plan, evaluated once per runtime, and the
+	// runtime and merges as the plan holds them, shared rather than
+	// evaluated again.
+	cctx := map[string]any{"merged": merged, "quantities": quantities(facts...), "existing": existing}
+	if runtime != nil {
+		ctx["runtime"] = a.alias(runtime.doc.Object)
+		cctx["runtime"] = ctx["runtime"]
 	}
 	if p != nil {
 		pv := p.acquire()
@@ -179,7 +200,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 			return fail("the parts", err)
 		}
 	}
-	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": r.Object, "context": cctx}))
+	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": a.alias(r.Object), "context": cctx}))
 	if s.opts.Controller {
 		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
 			return fail("controller", err)
@@ -301,9 +322,12 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	SortObjects(out.Objects)
 	if len(out.Controller.ApplyPhase) > 0 {
-		out.applyOrder = append([]map[string]any(nil), out.Objects...)
+		out.applyOrder = make([]int, len(out.Objects))
+		for i := range out.applyOrder {
+			out.applyOrder[i] = i
+		}
 		sort.SliceStable(out.applyOrder, func(i, j int) bool {
-			return phaseOf[objectKey(out.applyOrder[i])] < phaseOf[objectKey(out.applyOrder[j])]
+			return phaseOf[objectKey(out.Objects[out.applyOrder[i]])] < phaseOf[objectKey(out.Objects[out.applyOrder[j]])]
 		})
 	}
 	return out

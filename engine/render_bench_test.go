@@ -61,7 +61,13 @@ func BenchmarkRenderDeepSpeed(b *testing.B) { benchmarkRender(b, "28-deepspeed-s
 // BenchmarkRenderDistinctLabels renders TrainJobs that each carry a label
 // key never seen before, and reports the live heap after the run: with the
 // engine recycling its CUE runtime it stays flat however many renders.
-func BenchmarkRenderDistinctLabels(b *testing.B) {
+func BenchmarkRenderDistinctLabels(b *testing.B) { benchmarkDistinct(b, true) }
+
+// BenchmarkRenderDistinctValues is BenchmarkRenderDistinctLabels with one
+// label key whose value differs: what the heap does without new keys.
+func BenchmarkRenderDistinctValues(b *testing.B) { benchmarkDistinct(b, false) }
+
+func benchmarkDistinct(b *testing.B, keys bool) {
 	e, err := New(Options{RecycleAfter: 2000})
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +94,11 @@ func BenchmarkRenderDistinctLabels(b *testing.B) {
 		obj := roundTrip(tj.Object).(map[string]any)
 		md := obj["metadata"].(map[string]any)
 		md["name"] = fmt.Sprintf("job-%d", i)
-		md["labels"] = map[string]any{fmt.Sprintf("distinct-key-%d", i): "x"}
+		if keys {
+			md["labels"] = map[string]any{fmt.Sprintf("distinct-key-%d", i): "x"}
+		} else {
+			md["labels"] = map[string]any{"distinct-key": fmt.Sprintf("x-%d", i)}
+		}
 		r.Object = obj
 		if out := s.Render(r, RenderOptions{}); len(out.Errors) > 0 {
 			b.Fatal(out.Errors)

@@ -256,6 +256,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	c := s.e.compiled()
 	review := c.reviews[doc.APIVersion()][doc.Kind()]
 
+	// The objects reach the CUE with their opaque keys as tokens (see
+	// aliases.go); what comes back gets the keys again.
+	a := s.e.opaque.aliases(nil)
 	cx := map[string]any{}
 	if s.opts.Release != "" {
 		cx["release"] = s.opts.Release
@@ -264,13 +267,22 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		cx["operation"] = req.Operation
 	}
 	if req.OldObject != nil {
-		cx["oldObject"] = req.OldObject
+		cx["oldObject"] = a.alias(req.OldObject)
 	}
 	if !req.Now.IsZero() {
 		cx["now"] = req.Now.UTC().Format(time.RFC3339)
 	}
+	// Other groups' objects by name: the objects' keys are aliased, not
+	// their names.
+	aliasNamed := func(objs map[string]any) map[string]any {
+		out := make(map[string]any, len(objs))
+		for name, obj := range objs {
+			out[name] = a.alias(obj)
+		}
+		return out
+	}
 	for f, objs := range s.context {
-		cx[f] = objs
+		cx[f] = aliasNamed(objs)
 	}
 	if s.opts.Cluster != nil {
 		listed, err := s.clusterContext(ctx)
@@ -279,40 +291,46 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 			return r, nil
 		}
 		for f, objs := range listed {
-			cx[f] = objs
+			cx[f] = aliasNamed(objs)
 		}
 	}
 	facts := []any{doc.Object}
-	runtime, found, existing, err := s.lookup(ctx, c, doc)
+	runtime, found, existing, err := s.lookup(ctx, c, doc, a)
 	if err != nil {
 		return s.internal(r, "the lookups", err), nil
 	}
 	r.runtime, r.existing = runtime, existing
 	if runtime != nil {
-		cx["runtime"] = runtime.doc.Object
+		cx["runtime"] = a.alias(runtime.doc.Object)
 		facts = append(facts, runtime.doc.Object)
 	}
 	for f, obj := range found {
-		cx[f] = obj
+		cx[f] = a.alias(obj)
 	}
 	cx["quantities"] = quantities(facts...)
 
-	rv := review.Unify(c.ctx.Encode(map[string]any{"input": doc.Object, "context": cx}))
+	input := a.alias(doc.Object)
+	rv := review.Unify(c.ctx.Encode(map[string]any{"input": input, "context": cx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, doc.Object)
+		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any)))
 		return r, nil
 	}
 	if err := object.Decode(&r.Object); err != nil {
 		return s.internal(r, "object", err), nil
 	}
-	if r.Mutated, err = mutate(rv, doc.Object); err != nil {
+	r.Object, _ = a.restore(r.Object).(map[string]any)
+	if r.Mutated, err = mutate(rv, input.(map[string]any)); err != nil {
 		return s.internal(r, "mutations", err), nil
+	}
+	if r.Mutated != nil {
+		r.Mutated, _ = a.restore(r.Mutated).(map[string]any)
 	}
 	crd, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("crd")), PhaseCRD)
 	if err != nil {
 		return s.internal(r, "crd", err), nil
 	}
+	crd = a.restoreFindings(crd)
 	if len(crd) > 0 {
 		r.Errors = crd
 		return r, nil
@@ -322,17 +340,18 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		if err != nil {
 			return s.internal(r, string(phase), err), nil
 		}
-		r.Errors = append(r.Errors, fs...)
+		r.Errors = append(r.Errors, a.restoreFindings(fs)...)
 	}
 	warnings, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("warnings")), "warning")
 	if err != nil {
 		return s.internal(r, "warnings", err), nil
 	}
-	r.Warnings = warnings
+	r.Warnings = a.restoreFindings(warnings)
 	if sum := rv.LookupPath(cue.ParsePath("summary")); sum.Exists() {
 		if err := sum.Decode(&r.Summary); err != nil {
 			return s.internal(r, "summary", err), nil
 		}
+		r.Summary, _ = a.restore(r.Summary).(map[string]any)
 	}
 	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
 }
@@ -378,12 +397,12 @@ var (
 // of the render that exist. The lookup is computed from the input alone,
 // before the review. What does not exist is left out (the rules say what
 // that means); what cannot be read is an error.
-func (s *Session) lookup(ctx context.Context, c *compiled, doc Document) (runtime *stored, found, existing map[string]any, err error) {
+func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, a *keyAliases) (runtime *stored, found, existing map[string]any, err error) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return nil, nil, nil, nil
 	}
-	v := lk.FillPath(pathInput, doc.Object)
+	v := lk.FillPath(pathInput, a.alias(doc.Object))
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
 		if decodeJSON(ref, &l) == nil { // else the review reports what is wrong with the input

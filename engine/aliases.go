@@ -1,0 +1,366 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
+)
+
+// Opaque keys.
+//
+// cuelang.org/go v0.17 keeps every label it has ever seen in one table of
+// the process (internal/core/runtime/index.go, cue-lang/cue#1424): a fresh
+// CUE runtime does not free it, so recycling the engine cannot either. A
+// controller that evaluates objects whose label keys never repeat (a label
+// per job, say) would grow by each key for ever.
+//
+// So the keys of the maps the CUE calls opaque (`opaqueMaps`: the objects'
+// labels and annotations) reach an evaluation as tokens, unless the CUE's
+// sources name them: the rules read such maps only by the keys they name
+// (a framework label, the support label), or carry them over whole, and a
+// token carries over as well as its key. The tokens of one evaluation are
+// numbered from 0, so the table holds as many as the most keys one
+// evaluation has had, not one per key ever seen; the engine puts the keys
+// back in everything it decodes.
+//
+// A rule that looks at the text of an opaque key it does not name (a
+// prefix, a pattern) sees the token: such a map must not be called opaque.
+
+// aliasNonce makes this process's tokens unlike any data.
+var aliasNonce = func() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}()
+
+// aliasPrefix starts every token; a token is aliasPrefix, a number and "~".
+var aliasPrefix = "~ct" + aliasNonce + "."
+
+// keyAliases is the tokens of one evaluation. Its parent, when set, holds
+// tokens another evaluation gave data this one shares (a render's plan):
+// they keep their tokens, and new keys are numbered after them. A
+// keyAliases with children is not changed again.
+type keyAliases struct {
+	opaque *opaqueKeys
+	parent *keyAliases
+	next   int
+	byKey  map[string]string
+	byTok  map[string]string
+}
+
+// opaqueKeys says which maps are opaque and which of their keys the CUE
+// names.
+type opaqueKeys struct {
+	// suffixes are the paths (map keys only, list indexes left out) that an
+	// opaque map's path ends with.
+	suffixes [][]string
+	// named are the strings the CUE's sources hold, as labels or literals.
+	named map[string]bool
+}
+
+func (o *opaqueKeys) aliases(parent *keyAliases) *keyAliases {
+	a := &keyAliases{opaque: o, parent: parent}
+	if parent != nil {
+		a.next = parent.count()
+	}
+	return a
+}
+
+func (a *keyAliases) count() int {
+	if a == nil {
+		return 0
+	}
+	return a.next
+}
+
+func (a *keyAliases) token(key string) string {
+	for p := a; p != nil; p = p.parent {
+		if t, ok := p.byKey[key]; ok {
+			return t
+		}
+	}
+	if a.byKey == nil {
+		a.byKey, a.byTok = map[string]string{}, map[string]string{}
+	}
+	t := aliasPrefix + strconv.Itoa(a.next) + "~"
+	a.next++
+	a.byKey[key], a.byTok[t] = t, key
+	return t
+}
+
+func (a *keyAliases) keyOf(tok string) (string, bool) {
+	for p := a; p != nil; p = p.parent {
+		if k, ok := p.byTok[tok]; ok {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// alias returns v with the keys of its opaque maps that the CUE does not
+// name replaced by tokens. What it changes it copies; v stays as it is.
+func (a *keyAliases) alias(v any) any {
+	if a == nil || len(a.opaque.suffixes) == 0 {
+		return v
+	}
+	out, _ := a.aliasAt(v, make([]string, 0, 16))
+	return out
+}
+
+func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if a.isOpaque(path) {
+			var out map[string]any
+			for k, val := range x {
+				if a.opaque.named[k] {
+					continue
+				}
+				if out == nil {
+					out = make(map[string]any, len(x))
+					for k2, v2 := range x {
+						out[k2] = v2
+					}
+				}
+				delete(out, k)
+				out[a.token(k)] = val
+			}
+			if out == nil {
+				return x, false
+			}
+			return out, true
+		}
+		var out map[string]any
+		for k, val := range x {
+			nv, changed := a.aliasAt(val, append(path, k))
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, v2 := range x {
+					out[k2] = v2
+				}
+			}
+			out[k] = nv
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, val := range x {
+			nv, changed := a.aliasAt(val, path)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = nv
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+func (a *keyAliases) isOpaque(path []string) bool {
+	for _, s := range a.opaque.suffixes {
+		if len(s) > len(path) {
+			continue
+		}
+		tail := path[len(path)-len(s):]
+		match := true
+		for i := range s {
+			if s[i] != tail[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// empty reports whether the evaluation gave no tokens: nothing to put back.
+func (a *keyAliases) empty() bool { return a.count() == 0 }
+
+// restore returns v with the tokens put back: map keys, and tokens inside
+// strings (an error's path, a message). What it changes it copies.
+func (a *keyAliases) restore(v any) any {
+	if a.empty() {
+		return v
+	}
+	out, _ := a.restoreValue(v)
+	return out
+}
+
+func (a *keyAliases) restoreValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		s := a.restoreString(x)
+		return s, s != x
+	case map[string]any:
+		var out map[string]any
+		for k, val := range x {
+			nk := a.restoreString(k)
+			nv, changed := a.restoreValue(val)
+			if nk == k && !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, v2 := range x {
+					out[k2] = v2
+				}
+			}
+			if nk != k {
+				delete(out, k)
+			}
+			out[nk] = nv
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, val := range x {
+			nv, changed := a.restoreValue(val)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = nv
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+// restoreString puts back the tokens in s.
+func (a *keyAliases) restoreString(s string) string {
+	if a.empty() || !strings.Contains(s, aliasPrefix) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, aliasPrefix)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := strings.IndexByte(s[i+len(aliasPrefix):], '~')
+		if end < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		tok := s[i : i+len(aliasPrefix)+end+1]
+		key, ok := a.keyOf(tok)
+		if !ok {
+			key = tok
+		}
+		b.WriteString(s[:i])
+		b.WriteString(key)
+		s = s[i+len(tok):]
+	}
+}
+
+// restoreFindings puts back the tokens in findings' text.
+func (a *keyAliases) restoreFindings(fs []Finding) []Finding {
+	if a.empty() {
+		return fs
+	}
+	for i := range fs {
+		f := &fs[i]
+		f.Path = a.restoreString(f.Path)
+		f.Detail = a.restoreString(f.Detail)
+		f.Rule = a.restoreString(f.Rule)
+		for j, v := range f.Supported {
+			f.Supported[j] = a.restoreString(v)
+		}
+		if f.Value != nil && strings.Contains(string(f.Value), aliasPrefix) {
+			dec := json.NewDecoder(bytes.NewReader(f.Value))
+			dec.UseNumber()
+			var v any
+			if dec.Decode(&v) == nil {
+				if b, err := json.Marshal(a.restore(v)); err == nil {
+					f.Value = b
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// namedStrings collects what the CUE of the instances names: identifiers
+// and string literals, wherever they are.
+func namedStrings(insts []*build.Instance) map[string]bool {
+	named := map[string]bool{}
+	for _, inst := range insts {
+		for _, f := range inst.Files {
+			ast.Walk(f, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.Ident:
+					named[x.Name] = true
+				case *ast.BasicLit:
+					if x.Kind == token.STRING {
+						if s, err := literal.Unquote(x.Value); err == nil {
+							named[s] = true
+						}
+					}
+				}
+				return true
+			}, nil)
+		}
+	}
+	return named
+}
+
+// restoreRendered puts back the tokens in a render's objects, findings and
+// controller directives.
+func (a *keyAliases) restoreRendered(out Rendered) Rendered {
+	if a.empty() {
+		return out
+	}
+	for i, obj := range out.Objects {
+		out.Objects[i], _ = a.restore(obj).(map[string]any)
+	}
+	out.Errors = a.restoreFindings(out.Errors)
+	out.Warnings = a.restoreFindings(out.Warnings)
+	d := &out.Controller
+	d.Skip = a.restoreString(d.Skip)
+	restoreConditions := func(cs []Condition) {
+		for i := range cs {
+			cs[i].Message = a.restoreString(cs[i].Message)
+			cs[i].Reason = a.restoreString(cs[i].Reason)
+		}
+	}
+	restoreConditions(d.Status.Conditions)
+	if d.Status.Fields != nil {
+		d.Status.Fields, _ = a.restore(d.Status.Fields).(map[string]any)
+	}
+	if d.Deadline != nil {
+		restoreConditions(d.Deadline.Conditions)
+	}
+	return out
+}

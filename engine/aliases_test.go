@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// tokenSpy is a policy that reports, as a warning, every label key it sees
+// as a token: the evaluation sees tokens, and the warning's text, put back,
+// names the key.
+const tokenSpy = `package schemas
+
+import "strings"
+
+admission: "trainer.kubeflow.org/v1alpha1": TrainJob: {
+	input: _
+	warnings: tokenSpy: [for k, _ in *input.metadata.labels | {} if strings.HasPrefix(k, "~ct") {message: "a token for \(k)"}]
+}
+`
+
+const opaqueJob = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: opaque
+  namespace: team-a
+  labels:
+    never-seen.example.com/key-4711: job
+    trainer.kubeflow.org/support: kept
+  annotations:
+    never-seen.example.com/note: "mentions never-seen.example.com/key-4711"
+spec:
+  runtimeRef:
+    name: torch-distributed
+  runtimePatches:
+  - manager: acme.io/labels
+    trainingRuntimeSpec:
+      template:
+        metadata:
+          labels:
+            never-seen.example.com/patch-4711: patched
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  metadata:
+                    annotations:
+                      never-seen.example.com/pod-4711: pod
+`
+
+// TestOpaqueKeys: label and annotation keys the CUE does not name reach the
+// evaluation as tokens, those it names as themselves, and everything read
+// back (the object, warnings, the rendered objects) has the keys again.
+func TestOpaqueKeys(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spy.cue"), []byte(tokenSpy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	r := s.Admit(readOne(t, opaqueJob))
+	if r.Rejected() {
+		t.Fatalf("rejected: %v", findingStrings(r.Errors))
+	}
+	var spied []string
+	for _, w := range r.Warnings {
+		if w.Rule == "tokenSpy" {
+			spied = append(spied, w.Detail)
+		}
+	}
+	// The support label is named by the CUE: no token.
+	if want := []string{"a token for never-seen.example.com/key-4711"}; !reflect.DeepEqual(spied, want) {
+		t.Errorf("the policy saw tokens %q, want %q", spied, want)
+	}
+	labels := r.Object["metadata"].(map[string]any)["labels"].(map[string]any)
+	if labels["never-seen.example.com/key-4711"] != "job" || labels["trainer.kubeflow.org/support"] != "kept" || len(labels) != 2 {
+		t.Errorf("admitted labels %v", labels)
+	}
+	note := r.Object["metadata"].(map[string]any)["annotations"].(map[string]any)["never-seen.example.com/note"]
+	if note != "mentions never-seen.example.com/key-4711" {
+		t.Errorf("an annotation value changed: %q", note)
+	}
+
+	out := s.Render(r, RenderOptions{})
+	if len(out.Errors) > 0 {
+		t.Fatalf("render: %v", findingStrings(out.Errors))
+	}
+	data, _ := json.Marshal(out.Objects)
+	if strings.Contains(string(data), aliasPrefix) {
+		t.Errorf("a token left in the rendered objects: %s", data)
+	}
+	for _, o := range out.Objects {
+		if o["kind"] != "JobSet" {
+			continue
+		}
+		if got := o["metadata"].(map[string]any)["labels"].(map[string]any)["never-seen.example.com/patch-4711"]; got != "patched" {
+			t.Errorf("JobSet labels %v lack the patch's", o["metadata"])
+		}
+		if !strings.Contains(string(data), `"never-seen.example.com/pod-4711":"pod"`) {
+			t.Errorf("the pod template lacks the patch's annotation: %s", data)
+		}
+	}
+
+	// A second render of a job with other new keys shares the plan (the
+	// same patches) and its tokens, and gives each job its own keys.
+	other := strings.ReplaceAll(opaqueJob, "key-4711", "key-4712")
+	r2 := s.Admit(readOne(t, strings.Replace(other, "name: opaque", "name: opaque-2", 1)))
+	out2 := s.Render(r2, RenderOptions{})
+	data2, _ := json.Marshal(out2.Objects)
+	if strings.Contains(string(data2), aliasPrefix) || !strings.Contains(string(data2), "never-seen.example.com/patch-4711") {
+		t.Errorf("second render: %s", data2)
+	}
+}
+
+// TestOpaqueKeyInError: an error about an opaque key's value names the key.
+func TestOpaqueKeyInError(t *testing.T) {
+	s := testEngine(t).NewSession(SessionOptions{})
+	r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: bad
+  namespace: team-a
+  labels: {never-seen.example.com/count-4711: 3}
+spec:
+  runtimeRef: {name: torch-distributed}
+`))
+	got := strings.Join(findingStrings(r.Errors), "\n")
+	if !strings.Contains(got, "metadata.labels[never-seen.example.com/count-4711]: Invalid value: 3: must be of type string") || strings.Contains(got, aliasPrefix) {
+		t.Errorf("errors %q", got)
+	}
+}
+
+// TestAliasRoundTrip: alias copies what it changes and leaves its input
+// alone; restore puts keys back in keys and inside strings, and leaves a
+// token it did not give as it is.
+func TestAliasRoundTrip(t *testing.T) {
+	o := &opaqueKeys{suffixes: [][]string{{"metadata", "labels"}}, named: map[string]bool{"named": true}}
+	a := o.aliases(nil)
+	in := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"named": "1", "x/y": "2"}},
+		"spec":     []any{map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "3", "z": "4"}}}},
+		"labels":   map[string]any{"not-opaque": "5"},
+	}
+	before, _ := json.Marshal(in)
+	aliased := a.alias(in).(map[string]any)
+	after, _ := json.Marshal(in)
+	if string(before) != string(after) {
+		t.Fatalf("alias changed its input: %s", after)
+	}
+	labels := aliased["metadata"].(map[string]any)["labels"].(map[string]any)
+	tok := aliasPrefix + "0~"
+	if labels["named"] != "1" || labels[tok] != "2" || len(labels) != 2 {
+		t.Errorf("aliased labels %v", labels)
+	}
+	inner := aliased["spec"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)
+	if inner[tok] != "3" || inner[aliasPrefix+"1~"] != "4" {
+		t.Errorf("the same key, another token, or a new key's: %v", inner)
+	}
+	if !reflect.DeepEqual(aliased["labels"], in["labels"]) {
+		t.Errorf("a map not opaque was aliased: %v", aliased["labels"])
+	}
+
+	// A child (a render of a plan) keeps the parent's tokens.
+	child := o.aliases(a)
+	if got := child.alias(map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "", "w": ""}}}); !reflect.DeepEqual(got, map[string]any{"metadata": map[string]any{"labels": map[string]any{tok: "", aliasPrefix + "2~": ""}}}) {
+		t.Errorf("child aliases %v", got)
+	}
+	if got := child.restore(map[string]any{aliasPrefix + "2~": "in " + tok + " and " + aliasPrefix + "9~"}); !reflect.DeepEqual(got, map[string]any{"w": "in x/y and " + aliasPrefix + "9~"}) {
+		t.Errorf("restore %v", got)
+	}
+	if !reflect.DeepEqual(a.restore(aliased), in) {
+		t.Errorf("round trip %v", a.restore(aliased))
+	}
+}
