@@ -14,7 +14,7 @@ build:
 
 # check is what CI runs (.ci/run): the control plane the integration tests
 # need (built once, then cached), then test.
-check: testbins-envtest test
+check: testbins test
 
 # test: formatting, vet, the CUE, and every Go test with the race detector.
 # The integration tests skip without the control plane, unless CI=true.

@@ -4,7 +4,8 @@
 # already is kept. See ../shared/docs/control-plane.md for the versions.
 #
 #   envtest tier:   etcd, kube-apiserver
-#   cluster tier:   kube-controller-manager, kube-scheduler, kwok, jobset-controller
+#   cluster tier:   kube-controller-manager, kube-scheduler, kwok (and its
+#                   stages, kwok-stages/), jobset-controller
 #
 # Usage: hack/testbins.sh [envtest|all]   (prints the directory)
 #        hack/testbins.sh --print           (prints it, builds nothing)
@@ -21,7 +22,7 @@ mkdir -p "$dir"
 
 want=(etcd kube-apiserver)
 if [ "$tier" = all ]; then
-  want+=(kube-controller-manager kube-scheduler kwok jobset-controller)
+  want+=(kube-controller-manager kube-scheduler kwok kwok-stages jobset-controller)
 fi
 missing=()
 for b in "${want[@]}"; do
@@ -67,6 +68,17 @@ fi
 
 if need kwok; then
   GOBIN="$dir" go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@$KWOK"
+fi
+
+if need kwok-stages; then
+  # The stages that make a fake node Ready and keep it so, and run pods:
+  # Running, then Succeeded for a Job's pods, then gone when deleted.
+  src=$(go mod download -json "sigs.k8s.io/kwok@$KWOK" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  mkdir -p "$work/kwok-stages"
+  cp "$src"/kustomize/stage/node/fast/node-initialize.yaml "$src"/kustomize/stage/node/heartbeat/node-heartbeat.yaml \
+    "$src"/kustomize/stage/pod/fast/pod-ready.yaml "$src"/kustomize/stage/pod/fast/pod-complete.yaml \
+    "$src"/kustomize/stage/pod/fast/pod-delete.yaml "$work/kwok-stages/"
+  chmod -R u+w "$work/kwok-stages" && rm -rf "$dir/kwok-stages" && mv "$work/kwok-stages" "$dir/kwok-stages"
 fi
 
 if need jobset-controller; then
