@@ -81,7 +81,7 @@ testbins-envtest:
 
 bench:
 	GOBIN=$(CURDIR)/bin $(GO) install cuelang.org/go/cmd/cue@$(CUE_VERSION)
-	CUE_BIN=$(CURDIR)/bin/cue $(GO) test -run '^$$' -bench . -benchmem ./engine/ ./cmd/cuetrainer/
+	$(GO) run ./hack/benchtable -cue $(CURDIR)/bin/cue -o BENCHMARKS.md
 
 clean:
 	rm -rf bin

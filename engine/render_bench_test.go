@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -107,5 +109,21 @@ func benchmarkDistinct(b *testing.B, keys bool) {
 	b.StopTimer()
 	b.ReportMetric(start, "heap-start-MiB")
 	b.ReportMetric(heap(), "heap-end-MiB")
+	b.ReportMetric(rssMiB(), "rss-MiB")
 	b.ReportMetric(float64(e.Recycled()), "recycles")
+}
+
+// rssMiB is the process's resident set (VmRSS), 0 where /proc is not.
+func rssMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }

@@ -1,0 +1,192 @@
+// Command benchtable runs the benchmarks `make bench` reports, each beside
+// its baseline in the same run, and prints one Markdown table of ratios
+// with the absolute figures; with -o it also writes the table, with the
+// machine it ran on, to a file (BENCHMARKS.md).
+//
+// Every figure is the median of -count runs. A row whose benchmark is not
+// written yet says so rather than showing a number.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// result holds one benchmark's metrics (unit → values over the runs).
+type result map[string][]float64
+
+func (r result) median(unit string) (float64, bool) {
+	vs := append([]float64(nil), r[unit]...)
+	if len(vs) == 0 {
+		return 0, false
+	}
+	sort.Float64s(vs)
+	return vs[len(vs)/2], true
+}
+
+// parse reads `go test -bench` output: name, iterations, then value/unit
+// pairs.
+func parse(out []byte, into map[string]result) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		name := f[0]
+		if i := strings.LastIndex(name, "-"); i > 0 {
+			name = name[:i]
+		}
+		r := into[name]
+		if r == nil {
+			r = result{}
+			into[name] = r
+		}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			r[f[i+1]] = append(r[f[i+1]], v)
+		}
+	}
+}
+
+type run struct {
+	pkg, pattern, benchtime string
+	count                   int
+}
+
+func main() {
+	count := flag.Int("count", 5, "runs of each benchmark; figures are medians")
+	outFile := flag.String("o", "", "also write the table and the machine to this file")
+	cueBin := flag.String("cue", os.Getenv("CUE_BIN"), "the cue command, for the cue vet row")
+	flag.Parse()
+
+	runs := []run{
+		{"./engine", "^Benchmark(Render|Baseline)(Torch|DeepSpeed)$", "", *count},
+		{"./cmd/cuetrainer", "^Benchmark(VetEndToEnd|CueVetCLI)$", "", *count},
+		{"./engine", "^BenchmarkRenderDistinctLabels$", "100000x", 1},
+	}
+	results := map[string]result{}
+	start := time.Now()
+	for _, r := range runs {
+		args := []string{"test", "-run", "^$", "-bench", r.pattern, "-benchmem", "-count", strconv.Itoa(r.count)}
+		if r.benchtime != "" {
+			args = append(args, "-benchtime", r.benchtime)
+		}
+		args = append(args, r.pkg)
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "CUE_BIN="+*cueBin)
+		cmd.Stderr = os.Stderr
+		fmt.Fprintf(os.Stderr, "go %s\n", strings.Join(args, " "))
+		out, err := cmd.Output()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchtable: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		parse(out, results)
+	}
+
+	table := render(results)
+	fmt.Print(table)
+	if *outFile != "" {
+		doc := fmt.Sprintf("# Benchmarks\n\nWritten by `make bench` (hack/benchtable) on %s, in %s.\n\n"+
+			"Machine: %s, %d CPUs, %s %s/%s. Every row is ours ÷ a baseline measured in the same run "+
+			"(lower is better for times, higher for throughput), the median of the runs.\n\n%s",
+			time.Now().UTC().Format("2006-01-02"), time.Since(start).Round(time.Second), cpuModel(),
+			runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, table)
+		if err := os.WriteFile(*outFile, []byte(doc), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
+
+func render(rs map[string]result) string {
+	var b strings.Builder
+	b.WriteString("| row | ours | baseline | ratio | goal |\n|---|---|---|---|---|\n")
+	timeRow := func(label, ours, base string, goal float64) {
+		o, ok1 := rs[ours].median("ns/op")
+		t, ok2 := rs[base].median("ns/op")
+		if !ok1 || !ok2 {
+			fmt.Fprintf(&b, "| %s | not measured | not measured | — | ≤ %.0f× |\n", label, goal)
+			return
+		}
+		oa, _ := rs[ours].median("allocs/op")
+		ta, _ := rs[base].median("allocs/op")
+		mark := "met"
+		if o/t > goal {
+			mark = "missed"
+		}
+		fmt.Fprintf(&b, "| %s | %s, %.0f allocs | %s, %.0f allocs | %.1f× | ≤ %.0f× (%s) |\n",
+			label, dur(o), oa, dur(t), ta, o/t, goal, mark)
+	}
+	timeRow("render torch-distributed TrainJob (inputs vary per iteration)", "BenchmarkRenderTorch", "BenchmarkBaselineTorch", 10)
+	timeRow("render DeepSpeed (MPI) TrainJob", "BenchmarkRenderDeepSpeed", "BenchmarkBaselineDeepSpeed", 10)
+	b.WriteString("| render torchtune TrainJob | not measured yet (no typed-Go baseline) | — | — | ≤ 10× |\n")
+
+	ours, ok1 := rs["BenchmarkVetEndToEnd"].median("docs/s")
+	cue, ok2 := rs["BenchmarkCueVetCLI"].median("docs/s")
+	switch {
+	case ok1 && ok2:
+		mark := "met"
+		if ours < 2000 || ours < cue {
+			mark = "missed"
+		}
+		fmt.Fprintf(&b, "| vet throughput, corpus runtimes and TrainJobs, end to end (engine load included) | %.0f docs/s | `cue vet` with our schemas: %.0f docs/s | %.1f× | ≥ 2,000 docs/s and faster than `cue vet` (%s) |\n", ours, cue, ours/cue, mark)
+	case ok1:
+		fmt.Fprintf(&b, "| vet throughput, end to end | %.0f docs/s | `cue vet`: not run (no -cue) | — | ≥ 2,000 docs/s |\n", ours)
+	default:
+		b.WriteString("| vet throughput | not measured | — | — | ≥ 2,000 docs/s |\n")
+	}
+
+	m := rs["BenchmarkRenderDistinctLabels"]
+	if end, ok := m.median("heap-end-MiB"); ok {
+		startHeap, _ := m.median("heap-start-MiB")
+		rss, _ := m.median("rss-MiB")
+		mark := "met"
+		if rss > 150 || end > startHeap*1.25 {
+			mark = "missed"
+		}
+		fmt.Fprintf(&b, "| memory after 100,000 renders, each with a never-seen label key | live heap %.1f MiB (from %.1f), RSS %.0f MiB | — | — | flat, RSS ≤ 150 MiB (%s) |\n", end, startHeap, rss, mark)
+	} else {
+		b.WriteString("| memory after 100,000 renders | not measured | — | — | flat, ≤ 150 MiB |\n")
+	}
+	b.WriteString("| admission latency p50/p99 at 100, 500, 1,000 req/s | not measured yet | — | — | p99 ≤ 5 ms at 500 req/s |\n")
+	b.WriteString("| controller: 1,000 TrainJobs → JobSets applied | not measured yet | — | — | ≥ 0.8× |\n")
+	b.WriteString("| cold start: controller ready | not measured yet | — | — | ≤ 2 s |\n")
+	return b.String()
+}
+
+func dur(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.0f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
