@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -30,6 +31,9 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 		}
 		schema, err := openAPI(v.LookupPath(cue.ParsePath("schema")), 0, true)
 		if err != nil {
+			return nil, fmt.Errorf("crd %s: %w", kind, err)
+		}
+		if err := markers(v.LookupPath(cue.ParsePath("schema")), schema); err != nil {
 			return nil, fmt.Errorf("crd %s: %w", kind, err)
 		}
 		props := schema["properties"].(map[string]any)
@@ -121,8 +125,8 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s.%w", name, err)
 			}
-			if p["type"] == "array" {
-				listMarkers(it.Value(), p)
+			if err := markers(it.Value(), p); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			props[name] = p
 			if !it.IsOptional() {
@@ -228,13 +232,17 @@ func listElem(v cue.Value) cue.Value {
 	return best
 }
 
-// listMarkers carries the kubebuilder list markers a field's doc comment
-// holds (`+listType=map`, `+listMapKey=name`), as the generated Kubernetes
-// types keep them and our own schemas write them, into the schema: server-
-// side apply merges such lists by key.
-func listMarkers(v cue.Value, s map[string]any) {
+// markers carries the kubebuilder markers a field's doc comment holds, as
+// the generated Kubernetes types keep them and our own schemas write them
+// (Kubeflow's Go types carry the same), into the schema: list types and
+// map keys (`+listType=map`, `+listMapKey=name`: server-side apply merges
+// such lists by key), and the validations the API server checks itself
+// (`+kubebuilder:validation:MaxLength=253`, MinLength, MinItems, MaxItems,
+// Minimum, Maximum, MinProperties, and XValidation's CEL rule and message).
+func markers(v cue.Value, s map[string]any) error {
 	var listType string
 	var keys []any
+	var rules []any
 	for _, doc := range v.Doc() {
 		for _, line := range strings.Split(doc.Text(), "\n") {
 			line = strings.TrimSpace(line)
@@ -244,18 +252,107 @@ func listMarkers(v cue.Value, s map[string]any) {
 			if k, ok := strings.CutPrefix(line, "+listMapKey="); ok && !containsAny(keys, k) {
 				keys = append(keys, k) // a field's doc can come from several conjuncts
 			}
+			m, ok := strings.CutPrefix(line, "+kubebuilder:validation:")
+			if !ok {
+				continue
+			}
+			if x, ok := strings.CutPrefix(m, "XValidation:"); ok {
+				rule, err := celRule(x)
+				if err != nil {
+					return fmt.Errorf("marker %q: %w", line, err)
+				}
+				if !containsRule(rules, rule) {
+					rules = append(rules, rule)
+				}
+				continue
+			}
+			name, value, ok := strings.Cut(m, "=")
+			if !ok {
+				continue
+			}
+			switch name {
+			case "Pattern":
+				if uq, err := strconv.Unquote(value); err == nil {
+					value = uq // `...` or "..."
+				}
+				s["pattern"] = value
+				continue
+			case "Enum":
+				var enum []any
+				for _, e := range strings.Split(value, ";") {
+					enum = append(enum, e)
+				}
+				s["enum"] = enum
+				continue
+			}
+			field := map[string]string{
+				"MinLength": "minLength", "MaxLength": "maxLength", "MinItems": "minItems", "MaxItems": "maxItems",
+				"Minimum": "minimum", "Maximum": "maximum", "MinProperties": "minProperties",
+			}[name]
+			if field == "" {
+				continue // Optional, Required, Type, Format...: the schema says these itself
+			}
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				return fmt.Errorf("marker %q: %w", line, err)
+			}
+			s[field] = n
 		}
+	}
+	if len(rules) > 0 {
+		s["x-kubernetes-validations"] = rules
+	}
+	if s["type"] != "array" {
+		return nil // a list marker on what the schema made no list (an embedded type's items)
 	}
 	switch listType {
 	case "map":
 		if len(keys) == 0 {
-			return
+			return nil
 		}
 		s["x-kubernetes-list-type"] = "map"
 		s["x-kubernetes-list-map-keys"] = keys
 	case "set", "atomic":
 		s["x-kubernetes-list-type"] = listType
 	}
+	return nil
+}
+
+// celRule reads an XValidation marker's arguments: rule="...",message="..."
+// (Go-quoted strings).
+func celRule(args string) (map[string]any, error) {
+	out := map[string]any{}
+	for args != "" {
+		key, rest, ok := strings.Cut(args, "=")
+		if !ok {
+			return nil, fmt.Errorf("want key=\"value\" at %q", args)
+		}
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		val, _ := strconv.Unquote(q)
+		switch key {
+		case "rule", "message", "messageExpression", "reason", "fieldPath":
+			out[key] = val
+		default:
+			return nil, fmt.Errorf("unknown argument %q", key)
+		}
+		args = strings.TrimPrefix(rest[len(q):], ",")
+	}
+	if out["rule"] == nil {
+		return nil, fmt.Errorf("no rule")
+	}
+	return out, nil
+}
+
+func containsRule(rules []any, r map[string]any) bool {
+	for _, x := range rules {
+		if fmt.Sprint(x) == fmt.Sprint(r) {
+			return true
+		}
+	}
+	return false
 }
 
 func containsAny(l []any, v any) bool {
