@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,15 +78,96 @@ func parentPath(p string) string {
 	return p[:i]
 }
 
-// ReadYAML reads every document of a YAML or JSON stream. A syntax error
-// ends the stream: the documents before it are returned, then one with Err.
+// ReadYAML reads every document of a YAML or JSON stream. A document that
+// cannot be read (a syntax error, invalid UTF-8, too deep or too large)
+// gives one Document with Err, and the documents after it are still read.
 // A v1 List is read as its items.
 func ReadYAML(file string, data []byte) []Document {
 	var docs []Document
-	if !utf8.Valid(data) {
-		return []Document{{File: file, Line: 1, Err: errors.New("not valid UTF-8")}}
+	for _, p := range splitDocuments(data) {
+		docs = readDocuments(file, p, docs)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	return docs
+}
+
+// piece is a part of a YAML stream that holds at most one document (more
+// only after a "..." end marker), and the line it starts on.
+type piece struct {
+	data []byte
+	line int
+}
+
+// splitDocuments cuts a YAML stream before every "---" document marker, as
+// kubectl does, so that one document's syntax error does not hide the
+// ones after it. A "---" at the start of a line always starts a document
+// in YAML, even inside a block or quoted scalar, so the cut changes no
+// document's text. Directive lines (%YAML) go with the document they
+// precede. Each piece is decoded alone: an alias cannot name an anchor of
+// another document (YAML's rule, kubectl's, though yaml.v3 reading the
+// whole stream would allow it).
+func splitDocuments(data []byte) []piece {
+	var out []piece
+	start, startLine := 0, 1
+	// prefix is where the run of directive, comment and blank lines before
+	// the current line starts, when it holds a directive; -1 otherwise.
+	prefix, prefixLine, inRun, runStart, runLine := -1, 0, false, 0, 0
+	for off, line := 0, 1; off < len(data); line++ {
+		next := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		l := data[off:next]
+		trimmed := bytes.TrimSpace(l)
+		switch {
+		case isDocumentStart(l):
+			cut, cutLine := off, line
+			if prefix >= 0 {
+				cut, cutLine = prefix, prefixLine
+			}
+			if cut > start {
+				out = append(out, piece{data[start:cut], startLine})
+				start, startLine = cut, cutLine
+			}
+			prefix, inRun = -1, false
+		case len(trimmed) == 0 || trimmed[0] == '#' || l[0] == '%':
+			if !inRun {
+				inRun, runStart, runLine = true, off, line
+			}
+			if l[0] == '%' && prefix < 0 {
+				prefix, prefixLine = runStart, runLine
+			}
+		default:
+			prefix, inRun = -1, false
+		}
+		off = next
+	}
+	if start < len(data) || len(out) == 0 {
+		out = append(out, piece{data[start:], startLine})
+	}
+	return out
+}
+
+// isDocumentStart reports whether a line is a "---" document marker.
+func isDocumentStart(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r' || l[3] == '\n')
+}
+
+// readDocuments appends the documents of one piece of a stream to docs.
+func readDocuments(file string, p piece, docs []Document) []Document {
+	offset := p.line - 1
+	if !utf8.Valid(p.data) {
+		bad := len(p.data)
+		for i := 0; i < len(p.data); {
+			r, size := utf8.DecodeRune(p.data[i:])
+			if r == utf8.RuneError && size == 1 {
+				bad = i
+				break
+			}
+			i += size
+		}
+		return append(docs, Document{File: file, Line: offset + 1 + bytes.Count(p.data[:bad], []byte("\n")), Err: errors.New("not valid UTF-8")})
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(p.data))
 	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -93,7 +175,14 @@ func ReadYAML(file string, data []byte) []Document {
 			return docs
 		}
 		if err != nil {
-			return append(docs, Document{File: file, Line: yamlErrorLine(err), Err: fmt.Errorf("YAML: %s", cleanYAMLError(err))})
+			line := yamlErrorLine(err)
+			if line == 0 {
+				// No line (control characters, yaml.v3's depth limit):
+				// the first character YAML does not allow, or the
+				// document's first line.
+				line = unprintableLine(p.data)
+			}
+			return append(docs, Document{File: file, Line: offset + line, Err: fmt.Errorf("YAML: %s", shiftLines(cleanYAMLError(err), offset))})
 		}
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 			n = *n.Content[0]
@@ -101,7 +190,7 @@ func ReadYAML(file string, data []byte) []Document {
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			continue // an empty document
 		}
-		c := converter{lines: map[string]int{}}
+		c := converter{lines: map[string]int{}, offset: offset}
 		v, err := c.convert(&n, "", 0)
 		if err != nil {
 			docs = append(docs, Document{File: file, Line: c.errLine, Err: err})
@@ -109,11 +198,42 @@ func ReadYAML(file string, data []byte) []Document {
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			docs = append(docs, Document{File: file, Line: n.Line, Err: fmt.Errorf("not a Kubernetes object: the document is a %s", kindName(v))})
+			docs = append(docs, Document{File: file, Line: c.line(&n), Err: fmt.Errorf("not a Kubernetes object: the document is a %s", kindName(v))})
 			continue
 		}
-		docs = append(docs, expandList(Document{File: file, Line: n.Line, Object: obj, lines: c.lines})...)
+		docs = append(docs, expandList(Document{File: file, Line: c.line(&n), Object: obj, lines: c.lines})...)
 	}
+}
+
+// unprintableLine returns the line of the first character YAML does not
+// allow in a stream (YAML 1.2 c-printable), or 1.
+func unprintableLine(data []byte) int {
+	line := 1
+	for _, r := range string(data) {
+		switch {
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 || r >= 0xa0 && r <= 0xd7ff ||
+			r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff:
+		default:
+			return line
+		}
+	}
+	return 1
+}
+
+var yamlLineNumber = regexp.MustCompile(`\bline ([0-9]+)`)
+
+// shiftLines adds offset to the line numbers of a yaml.v3 message about
+// one piece of a stream.
+func shiftLines(msg string, offset int) string {
+	if offset == 0 {
+		return msg
+	}
+	return yamlLineNumber.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(m[len("line "):])
+		return fmt.Sprintf("line %d", n+offset)
+	})
 }
 
 // expandList turns a v1 List into its items.
@@ -178,10 +298,15 @@ type converter struct {
 	lines   map[string]int
 	nodes   int
 	errLine int
+	// offset is how many lines of the stream precede the node's piece.
+	offset int
 }
 
+// line is a node's line in the stream.
+func (c *converter) line(n *yaml.Node) int { return n.Line + c.offset }
+
 func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
-	c.errLine = n.Line
+	c.errLine = c.line(n)
 	return fmt.Errorf(format, args...)
 }
 
@@ -194,7 +319,7 @@ func (c *converter) convert(n *yaml.Node, p string, depth int) (any, error) {
 		return nil, c.fail(n, "document nested deeper than %d levels at %s", maxDepth, orRoot(p))
 	}
 	if p != "" {
-		c.lines[p] = n.Line
+		c.lines[p] = c.line(n)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -214,13 +339,13 @@ func (c *converter) convert(n *yaml.Node, p string, depth int) (any, error) {
 			if l, dup := first[key]; dup {
 				return nil, c.fail(k, "duplicate key %q in %s (first at line %d)", key, orRoot(p), l)
 			}
-			first[key] = k.Line
+			first[key] = c.line(k)
 			child := childPath(p, key)
 			val, err := c.convert(v, child, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			c.lines[child] = k.Line
+			c.lines[child] = c.line(k)
 			m[key] = val
 		}
 		return m, nil

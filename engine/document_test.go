@@ -63,6 +63,77 @@ func TestReadYAMLKeepsGoodDocuments(t *testing.T) {
 	}
 }
 
+// TestReadYAMLAfterBadDocument: a document that cannot be read does not
+// hide the ones after it, and every line, in errors too, is the stream's.
+func TestReadYAMLAfterBadDocument(t *testing.T) {
+	const after = "---\nkind: B\napiVersion: v1\n"
+	for _, tc := range []struct {
+		name, bad string
+		line      int
+		want      string
+	}{
+		{"syntax", "kind: A\napiVersion: v1\n---\nkind: [\n", 4, "YAML: line 4: did not find expected node content"},
+		{"unclosed flow before the marker", "kind: A\napiVersion: v1\n---\na: [1,\n", 4, "YAML: line 4: did not find expected node content"},
+		{"unclosed quote", "kind: A\napiVersion: v1\n---\na: \"x\n", 4, "YAML: line 4: found unexpected end of stream"},
+		{"invalid UTF-8", "kind: A\napiVersion: v1\n---\nx: 1\nkind: \xff\n", 5, "not valid UTF-8"},
+		{"control character", "kind: A\napiVersion: v1\n---\nx: 1\nkind: \x01\n", 5, "YAML: control characters are not allowed"},
+		{"yaml.v3's depth limit", "kind: A\napiVersion: v1\n---\na: " + strings.Repeat("[", 10001) + "\n", 4, "YAML: line 4: exceeded max depth of 10000"},
+		// yaml.v3 gives no line for an unknown anchor: the document's first.
+		{"alias of another document", "kind: &k A\napiVersion: v1\n---\nkind: *k\n", 3, "YAML: unknown anchor 'k' referenced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := ReadYAML("x.yaml", []byte(tc.bad+after))
+			if len(docs) != 3 {
+				t.Fatalf("got %d documents, want A, the bad one and B: %+v", len(docs), docs)
+			}
+			if docs[0].Kind() != "A" || docs[0].Err != nil {
+				t.Errorf("first document: %+v", docs[0])
+			}
+			if d := docs[1]; d.Err == nil || d.Err.Error() != tc.want || d.Line != tc.line {
+				t.Errorf("bad document: line %d, %v; want line %d, %s", d.Line, d.Err, tc.line, tc.want)
+			}
+			b := docs[2]
+			if b.Err != nil || b.Kind() != "B" {
+				t.Fatalf("the document after: %+v", b)
+			}
+			if want := strings.Count(tc.bad, "\n") + 2; b.Line != want || b.LineOf("apiVersion") != want+1 {
+				t.Errorf("the document after: line %d, apiVersion at %d; want %d, %d", b.Line, b.LineOf("apiVersion"), want, want+1)
+			}
+		})
+	}
+}
+
+// TestReadYAMLDocumentMarkers: where a stream is cut into documents.
+func TestReadYAMLDocumentMarkers(t *testing.T) {
+	for _, tc := range []struct {
+		name, input string
+		want        []string // kind or error, and line, of each document
+	}{
+		{"directive before a marker", "kind: A\n%YAML 1.1\n---\nkind: B\n", []string{"A@1", "B@4"}},
+		{"directive after an end marker", "kind: A\n...\n# c\n%YAML 1.1\n---\nkind: B\n", []string{"A@1", "B@6"}},
+		{"content on the marker line", "--- {kind: A}\n--- {kind: B}\n", []string{"A@1", "B@2"}},
+		{"not a marker", "kind: A\nx: ---\ny: |\n  ---\n----\n", []string{"error@5"}},
+		{"CRLF", "kind: A\r\n---\r\nkind: B\r\n", []string{"A@1", "B@3"}},
+		{"block scalar ended by a marker", "kind: A\nx: |\n  text\n---\nkind: B\n", []string{"A@1", "B@5"}},
+		{"empty documents", "---\n# nothing\n---\n---\nkind: B\n", []string{"B@5"}},
+		{"JSON", `{"kind": "A", "x": "---"}`, []string{"A@1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, d := range ReadYAML("x.yaml", []byte(tc.input)) {
+				what := d.Kind()
+				if d.Err != nil {
+					what = "error"
+				}
+				got = append(got, fmt.Sprintf("%s@%d", what, d.Line))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("documents %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestReadYAMLList(t *testing.T) {
 	docs := ReadYAML("l.yaml", []byte("apiVersion: v1\nkind: List\nitems:\n- kind: A\n  apiVersion: v1\n  metadata:\n    name: a\n- 3\n"))
 	if len(docs) != 2 || docs[0].Name() != "a" || docs[0].Line != 4 || docs[1].Err == nil {
