@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -112,10 +115,7 @@ func splitDocuments(data []byte) []piece {
 	// the current line starts, when it holds a directive; -1 otherwise.
 	prefix, prefixLine, inRun, runStart, runLine := -1, 0, false, 0, 0
 	for off, line := 0, 1; off < len(data); line++ {
-		next := len(data)
-		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
-			next = off + i + 1
-		}
+		next := nextLine(data, off)
 		l := data[off:next]
 		trimmed := bytes.TrimSpace(l)
 		switch {
@@ -149,7 +149,57 @@ func splitDocuments(data []byte) []piece {
 
 // isDocumentStart reports whether a line is a "---" document marker.
 func isDocumentStart(l []byte) bool {
-	return bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r' || l[3] == '\n')
+	return bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t' || lineBreak(l[3:]) > 0)
+}
+
+// lineBreak returns the length of the line break b starts with, or 0: \n,
+// \r\n, \r, NEL, LS and PS, each of which yaml.v3 counts as one line.
+func lineBreak(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	switch b[0] {
+	case '\n':
+		return 1
+	case '\r':
+		if len(b) > 1 && b[1] == '\n' {
+			return 2
+		}
+		return 1
+	case 0xc2:
+		if len(b) > 1 && b[1] == 0x85 {
+			return 2
+		}
+	case 0xe2:
+		if len(b) > 2 && b[1] == 0x80 && (b[2] == 0xa8 || b[2] == 0xa9) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// nextLine returns where the line starting at off ends, after its break.
+func nextLine(data []byte, off int) int {
+	for i := off; i < len(data); i++ {
+		if n := lineBreak(data[i:]); n > 0 {
+			return i + n
+		}
+	}
+	return len(data)
+}
+
+// countBreaks returns how many line breaks data holds, as yaml.v3 counts.
+func countBreaks(data []byte) int {
+	n := 0
+	for i := 0; i < len(data); {
+		if k := lineBreak(data[i:]); k > 0 {
+			n++
+			i += k
+		} else {
+			i++
+		}
+	}
+	return n
 }
 
 // readDocuments appends the documents of one piece of a stream to docs.
@@ -165,9 +215,14 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 			}
 			i += size
 		}
-		return append(docs, Document{File: file, Line: offset + 1 + bytes.Count(p.data[:bad], []byte("\n")), Err: errors.New("not valid UTF-8")})
+		return append(docs, Document{File: file, Line: offset + 1 + countBreaks(p.data[:bad]), Err: errors.New("not valid UTF-8")})
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(p.data))
+	text := p.data
+	if json.Valid(text) {
+		text = jsonForYAML(text)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	first := len(docs)
 	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -176,13 +231,18 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 		}
 		if err != nil {
 			line := yamlErrorLine(err)
+			shift := offset
 			if line == 0 {
 				// No line (control characters, yaml.v3's depth limit):
 				// the first character YAML does not allow, or the
 				// document's first line.
 				line = unprintableLine(p.data)
+			} else if len(docs) > first && docs[len(docs)-1].Line > offset+line {
+				// yaml.v3 gives a parser error's line counting from 0: an
+				// error after a document is not before it.
+				shift = docs[len(docs)-1].Line - line
 			}
-			return append(docs, Document{File: file, Line: offset + line, Err: fmt.Errorf("YAML: %s", shiftLines(cleanYAMLError(err), offset))})
+			return append(docs, Document{File: file, Line: shift + line, Err: fmt.Errorf("YAML: %s", shiftLines(cleanYAMLError(err), shift))})
 		}
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 			n = *n.Content[0]
@@ -205,19 +265,97 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 	}
 }
 
+// jsonForYAML rewrites valid JSON so that YAML reads it as JSON does (the
+// webhooks read the API server's JSON with ReadYAML), on the same lines:
+// tabs between tokens become spaces (YAML refuses a tab that starts a
+// line); in strings, \/ becomes /, a \u escape of a UTF-16 surrogate pair becomes one \U
+// escape (YAML refuses surrogates; a lone one becomes U+FFFD, as
+// encoding/json reads it), and a character YAML refuses or reads as a line
+// break (DEL, C1 controls, NEL, LS, PS, BOM, U+FFFE, U+FFFF: YAML folds a raw
+// NEL into a space) is escaped.
+func jsonForYAML(data []byte) []byte {
+	out := make([]byte, 0, len(data)+len(data)/8)
+	inString := false
+	for i := 0; i < len(data); {
+		c := data[i]
+		switch {
+		case !inString:
+			if c == '"' {
+				inString = true
+			} else if c == '\t' {
+				c = ' '
+			}
+			out = append(out, c)
+			i++
+		case c == '"':
+			inString = false
+			out = append(out, c)
+			i++
+		case c == '\\' && data[i+1] == 'u':
+			r := hex4(data[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				low := rune(-1)
+				if i+6 <= len(data) && data[i] == '\\' && data[i+1] == 'u' {
+					low = hex4(data[i+2 : i+6])
+				}
+				if pair := utf16.DecodeRune(r, low); pair != unicode.ReplacementChar {
+					r = pair
+					i += 6
+				} else {
+					r = unicode.ReplacementChar
+				}
+			}
+			out = appendYAMLEscape(out, r)
+		case c == '\\' && data[i+1] == '/':
+			out = append(out, '/') // yaml.v3 knows no \/
+			i += 2
+		case c == '\\':
+			out = append(out, c, data[i+1])
+			i += 2
+		default:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == 0x7f || r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff {
+				out = appendYAMLEscape(out, r)
+			} else {
+				out = append(out, data[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return out
+}
+
+// hex4 reads the four hex digits of a JSON \u escape (valid JSON).
+func hex4(h []byte) rune {
+	n, _ := strconv.ParseUint(string(h), 16, 32)
+	return rune(n)
+}
+
+// appendYAMLEscape appends r as a YAML double-quoted escape.
+func appendYAMLEscape(out []byte, r rune) []byte {
+	if r > 0xffff {
+		return fmt.Appendf(out, "\\U%08X", r)
+	}
+	return fmt.Appendf(out, "\\u%04X", r)
+}
+
 // unprintableLine returns the line of the first character YAML does not
 // allow in a stream (YAML 1.2 c-printable), or 1.
 func unprintableLine(data []byte) int {
 	line := 1
-	for _, r := range string(data) {
-		switch {
-		case r == '\n':
+	for i := 0; i < len(data); {
+		if n := lineBreak(data[i:]); n > 0 {
 			line++
-		case r == '\t' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 || r >= 0xa0 && r <= 0xd7ff ||
-			r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff:
-		default:
+			i += n
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if !(r == '\t' || r >= 0x20 && r <= 0x7e || r >= 0xa0 && r <= 0xd7ff ||
+			r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff) {
 			return line
 		}
+		i += size
 	}
 	return 1
 }
@@ -385,6 +523,11 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case "!!int":
 		var i int64
 		if err := n.Decode(&i); err != nil {
+			// Beyond int64 (to 2^64, where yaml.v3 reads a float itself):
+			// a float, as encoding/json, the API server's, reads it.
+			if f, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil {
+				return f, nil
+			}
 			return nil, c.fail(n, "integer %s out of range", n.Value)
 		}
 		return i, nil

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -114,6 +116,8 @@ func TestReadYAMLDocumentMarkers(t *testing.T) {
 		{"content on the marker line", "--- {kind: A}\n--- {kind: B}\n", []string{"A@1", "B@2"}},
 		{"not a marker", "kind: A\nx: ---\ny: |\n  ---\n----\n", []string{"error@5"}},
 		{"CRLF", "kind: A\r\n---\r\nkind: B\r\n", []string{"A@1", "B@3"}},
+		{"CR", "kind: A\r---\rkind: [\r---\rkind: B\r", []string{"A@1", "error@3", "B@5"}},
+		{"NEL in a quoted scalar is a line", "kind: A\n---\nx: \"a\u0085b\"\nkind: [\n---\nkind: B\n", []string{"A@1", "error@5", "B@7"}},
 		{"block scalar ended by a marker", "kind: A\nx: |\n  text\n---\nkind: B\n", []string{"A@1", "B@5"}},
 		{"empty documents", "---\n# nothing\n---\n---\nkind: B\n", []string{"B@5"}},
 		{"JSON", `{"kind": "A", "x": "---"}`, []string{"A@1"}},
@@ -131,6 +135,38 @@ func TestReadYAMLDocumentMarkers(t *testing.T) {
 				t.Errorf("documents %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadYAMLJSON: JSON is read as encoding/json reads it (the webhooks
+// read the API server's JSON with ReadYAML), on its lines.
+func TestReadYAMLJSON(t *testing.T) {
+	for _, tc := range []struct{ name, input string }{
+		{"NEL, LS and PS are not line breaks", "{\"a\": \"x\u0085y\u2028z\u2029\"}"},
+		{"DEL and C1 controls", "{\"a\": \"\x7f\u0080\u009f\ufeff\"}"},
+		{"a surrogate pair", `{"a": "\ud83d\ude00 \u00e9"}`},
+		{"lone surrogates", `{"a": "\ud800x\udc00\ud83d\u0041"}`},
+		{"escaped backslashes", `{"a": "\\ud83d\\ude00\\", "b": "\"\\\/\b\f\n\r\t"}`},
+		{"tabs between tokens", "\t{\n\t\"a\":\t[1,\t2]\n}\n\t"},
+		{"integers beyond int64", `{"a": 10000000000000000000, "b": -9223372036854775808, "c": 18446744073709551615}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tc.input), &want); err != nil {
+				t.Fatal(err)
+			}
+			docs := ReadYAML("x.json", []byte(tc.input))
+			if len(docs) != 1 || docs[0].Err != nil {
+				t.Fatalf("read %+v", docs)
+			}
+			if got := asFloats(docs[0].Object); !reflect.DeepEqual(got, want) {
+				t.Errorf("read %#v, encoding/json reads %#v", got, want)
+			}
+		})
+	}
+	docs := ReadYAML("x.json", []byte("{\n\t\"kind\": \"A\",\n\t\"spec\": {\"s\": \"\\ud83d\\ude00\",\n\t\t\"n\": 1}\n}\n"))
+	if len(docs) != 1 || docs[0].Err != nil || docs[0].LineOf("spec.n") != 4 || docs[0].LineOf("spec.s") != 3 {
+		t.Errorf("lines of a tab-indented JSON object: %+v", docs)
 	}
 }
 
