@@ -5,7 +5,7 @@ CUE       := $(GO) run cuelang.org/go/cmd/cue@$(CUE_VERSION)
 BIN       := bin/cuetrainer
 SHARED    ?= ../shared
 
-.PHONY: all build check manifests test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest
+.PHONY: all build check manifests test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest fuzz
 
 all: build test
 
@@ -13,8 +13,21 @@ build:
 	$(GO) build -o $(BIN) ./cmd/cuetrainer
 
 # check is what CI runs (.ci/run): the control plane the integration tests
-# need (built once, then cached), then test.
-check: testbins test
+# need (built once, then cached), then test, then fuzz.
+check: testbins test fuzz
+
+# fuzz runs each fuzz target for FUZZTIME, one target per go test (-fuzz
+# takes one). A failing input is written to the package's testdata/fuzz/
+# and fails the run; committed there, go test runs it from then on.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := engine:FuzzAdmit engine:FuzzReadYAML engine:FuzzReadJSON engine:FuzzRender controller:FuzzAdmissionReview
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; \
+		echo "fuzz $$fn ./$$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg; \
+	done
 
 # test: formatting, vet, the CUE, and every Go test with the race detector.
 # The integration tests skip without the control plane, unless CI=true.

@@ -47,8 +47,17 @@ func (a *Admission) Handle(ctx context.Context, req admission.Request) admission
 }
 
 func (a *Admission) handle(ctx context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+	// A body controller-runtime decodes is not yet a request: `{}` or
+	// whitespace decode to an empty one.
+	if req.UID == "" {
+		return admission.Errored(http.StatusBadRequest, errors.New("not an admission request: no uid"))
+	}
+	switch req.Operation {
+	case admissionv1.Create, admissionv1.Update:
+	case admissionv1.Delete, admissionv1.Connect:
 		return admission.Allowed("")
+	default:
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("not an admission request: operation %q", req.Operation))
 	}
 	obj, err := decodeObject(req.Object.Raw)
 	if err != nil {

@@ -2,13 +2,17 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -77,15 +81,148 @@ func parentPath(p string) string {
 	return p[:i]
 }
 
-// ReadYAML reads every document of a YAML or JSON stream. A syntax error
-// ends the stream: the documents before it are returned, then one with Err.
+// ReadYAML reads every document of a YAML or JSON stream. A document that
+// cannot be read (a syntax error, invalid UTF-8, too deep or too large)
+// gives one Document with Err, and the documents after it are still read.
 // A v1 List is read as its items.
 func ReadYAML(file string, data []byte) []Document {
 	var docs []Document
-	if !utf8.Valid(data) {
-		return []Document{{File: file, Line: 1, Err: errors.New("not valid UTF-8")}}
+	for _, p := range splitDocuments(data) {
+		docs = readDocuments(file, p, docs)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	return docs
+}
+
+// piece is a part of a YAML stream that holds at most one document (more
+// only after a "..." end marker), and the line it starts on.
+type piece struct {
+	data []byte
+	line int
+}
+
+// splitDocuments cuts a YAML stream before every "---" document marker, as
+// kubectl does, so that one document's syntax error does not hide the
+// ones after it. A "---" at the start of a line always starts a document
+// in YAML, even inside a block or quoted scalar, so the cut changes no
+// document's text. Directive lines (%YAML) go with the document they
+// precede. Each piece is decoded alone: an alias cannot name an anchor of
+// another document (YAML's rule, kubectl's, though yaml.v3 reading the
+// whole stream would allow it).
+func splitDocuments(data []byte) []piece {
+	var out []piece
+	start, startLine := 0, 1
+	// prefix is where the run of directive, comment and blank lines before
+	// the current line starts, when it holds a directive; -1 otherwise.
+	prefix, prefixLine, inRun, runStart, runLine := -1, 0, false, 0, 0
+	for off, line := 0, 1; off < len(data); line++ {
+		next := nextLine(data, off)
+		l := data[off:next]
+		trimmed := bytes.TrimSpace(l)
+		switch {
+		case isDocumentStart(l):
+			cut, cutLine := off, line
+			if prefix >= 0 {
+				cut, cutLine = prefix, prefixLine
+			}
+			if cut > start {
+				out = append(out, piece{data[start:cut], startLine})
+				start, startLine = cut, cutLine
+			}
+			prefix, inRun = -1, false
+		case len(trimmed) == 0 || trimmed[0] == '#' || l[0] == '%':
+			if !inRun {
+				inRun, runStart, runLine = true, off, line
+			}
+			if l[0] == '%' && prefix < 0 {
+				prefix, prefixLine = runStart, runLine
+			}
+		default:
+			prefix, inRun = -1, false
+		}
+		off = next
+	}
+	if start < len(data) || len(out) == 0 {
+		out = append(out, piece{data[start:], startLine})
+	}
+	return out
+}
+
+// isDocumentStart reports whether a line is a "---" document marker.
+func isDocumentStart(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("---")) && (len(l) == 3 || l[3] == ' ' || l[3] == '\t' || lineBreak(l[3:]) > 0)
+}
+
+// lineBreak returns the length of the line break b starts with, or 0: \n,
+// \r\n, \r, NEL, LS and PS, each of which yaml.v3 counts as one line.
+func lineBreak(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	switch b[0] {
+	case '\n':
+		return 1
+	case '\r':
+		if len(b) > 1 && b[1] == '\n' {
+			return 2
+		}
+		return 1
+	case 0xc2:
+		if len(b) > 1 && b[1] == 0x85 {
+			return 2
+		}
+	case 0xe2:
+		if len(b) > 2 && b[1] == 0x80 && (b[2] == 0xa8 || b[2] == 0xa9) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// nextLine returns where the line starting at off ends, after its break.
+func nextLine(data []byte, off int) int {
+	for i := off; i < len(data); i++ {
+		if n := lineBreak(data[i:]); n > 0 {
+			return i + n
+		}
+	}
+	return len(data)
+}
+
+// countBreaks returns how many line breaks data holds, as yaml.v3 counts.
+func countBreaks(data []byte) int {
+	n := 0
+	for i := 0; i < len(data); {
+		if k := lineBreak(data[i:]); k > 0 {
+			n++
+			i += k
+		} else {
+			i++
+		}
+	}
+	return n
+}
+
+// readDocuments appends the documents of one piece of a stream to docs.
+func readDocuments(file string, p piece, docs []Document) []Document {
+	offset := p.line - 1
+	if !utf8.Valid(p.data) {
+		bad := len(p.data)
+		for i := 0; i < len(p.data); {
+			r, size := utf8.DecodeRune(p.data[i:])
+			if r == utf8.RuneError && size == 1 {
+				bad = i
+				break
+			}
+			i += size
+		}
+		return append(docs, Document{File: file, Line: offset + 1 + countBreaks(p.data[:bad]), Err: errors.New("not valid UTF-8")})
+	}
+	text := p.data
+	if json.Valid(text) {
+		text = jsonForYAML(text)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	first := len(docs)
 	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -93,7 +230,19 @@ func ReadYAML(file string, data []byte) []Document {
 			return docs
 		}
 		if err != nil {
-			return append(docs, Document{File: file, Line: yamlErrorLine(err), Err: fmt.Errorf("YAML: %s", cleanYAMLError(err))})
+			line := yamlErrorLine(err)
+			shift := offset
+			if line == 0 {
+				// No line (control characters, yaml.v3's depth limit):
+				// the first character YAML does not allow, or the
+				// document's first line.
+				line = unprintableLine(p.data)
+			} else if len(docs) > first && docs[len(docs)-1].Line > offset+line {
+				// yaml.v3 gives a parser error's line counting from 0: an
+				// error after a document is not before it.
+				shift = docs[len(docs)-1].Line - line
+			}
+			return append(docs, Document{File: file, Line: shift + line, Err: fmt.Errorf("YAML: %s", shiftLines(cleanYAMLError(err), shift))})
 		}
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 			n = *n.Content[0]
@@ -101,7 +250,7 @@ func ReadYAML(file string, data []byte) []Document {
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			continue // an empty document
 		}
-		c := converter{lines: map[string]int{}}
+		c := converter{lines: map[string]int{}, offset: offset}
 		v, err := c.convert(&n, "", 0)
 		if err != nil {
 			docs = append(docs, Document{File: file, Line: c.errLine, Err: err})
@@ -109,11 +258,120 @@ func ReadYAML(file string, data []byte) []Document {
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			docs = append(docs, Document{File: file, Line: n.Line, Err: fmt.Errorf("not a Kubernetes object: the document is a %s", kindName(v))})
+			docs = append(docs, Document{File: file, Line: c.line(&n), Err: fmt.Errorf("not a Kubernetes object: the document is a %s", kindName(v))})
 			continue
 		}
-		docs = append(docs, expandList(Document{File: file, Line: n.Line, Object: obj, lines: c.lines})...)
+		docs = append(docs, expandList(Document{File: file, Line: c.line(&n), Object: obj, lines: c.lines})...)
 	}
+}
+
+// jsonForYAML rewrites valid JSON so that YAML reads it as JSON does (the
+// webhooks read the API server's JSON with ReadYAML), on the same lines:
+// tabs between tokens become spaces (YAML refuses a tab that starts a
+// line); in strings, \/ becomes /, a \u escape of a UTF-16 surrogate pair becomes one \U
+// escape (YAML refuses surrogates; a lone one becomes U+FFFD, as
+// encoding/json reads it), and a character YAML refuses or reads as a line
+// break (DEL, C1 controls, NEL, LS, PS, BOM, U+FFFE, U+FFFF: YAML folds a raw
+// NEL into a space) is escaped.
+func jsonForYAML(data []byte) []byte {
+	out := make([]byte, 0, len(data)+len(data)/8)
+	inString := false
+	for i := 0; i < len(data); {
+		c := data[i]
+		switch {
+		case !inString:
+			if c == '"' {
+				inString = true
+			} else if c == '\t' {
+				c = ' '
+			}
+			out = append(out, c)
+			i++
+		case c == '"':
+			inString = false
+			out = append(out, c)
+			i++
+		case c == '\\' && data[i+1] == 'u':
+			r := hex4(data[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				low := rune(-1)
+				if i+6 <= len(data) && data[i] == '\\' && data[i+1] == 'u' {
+					low = hex4(data[i+2 : i+6])
+				}
+				if pair := utf16.DecodeRune(r, low); pair != unicode.ReplacementChar {
+					r = pair
+					i += 6
+				} else {
+					r = unicode.ReplacementChar
+				}
+			}
+			out = appendYAMLEscape(out, r)
+		case c == '\\' && data[i+1] == '/':
+			out = append(out, '/') // yaml.v3 knows no \/
+			i += 2
+		case c == '\\':
+			out = append(out, c, data[i+1])
+			i += 2
+		default:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == 0x7f || r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff {
+				out = appendYAMLEscape(out, r)
+			} else {
+				out = append(out, data[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return out
+}
+
+// hex4 reads the four hex digits of a JSON \u escape (valid JSON).
+func hex4(h []byte) rune {
+	n, _ := strconv.ParseUint(string(h), 16, 32)
+	return rune(n)
+}
+
+// appendYAMLEscape appends r as a YAML double-quoted escape.
+func appendYAMLEscape(out []byte, r rune) []byte {
+	if r > 0xffff {
+		return fmt.Appendf(out, "\\U%08X", r)
+	}
+	return fmt.Appendf(out, "\\u%04X", r)
+}
+
+// unprintableLine returns the line of the first character YAML does not
+// allow in a stream (YAML 1.2 c-printable), or 1.
+func unprintableLine(data []byte) int {
+	line := 1
+	for i := 0; i < len(data); {
+		if n := lineBreak(data[i:]); n > 0 {
+			line++
+			i += n
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if !(r == '\t' || r >= 0x20 && r <= 0x7e || r >= 0xa0 && r <= 0xd7ff ||
+			r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff) {
+			return line
+		}
+		i += size
+	}
+	return 1
+}
+
+var yamlLineNumber = regexp.MustCompile(`\bline ([0-9]+)`)
+
+// shiftLines adds offset to the line numbers of a yaml.v3 message about
+// one piece of a stream.
+func shiftLines(msg string, offset int) string {
+	if offset == 0 {
+		return msg
+	}
+	return yamlLineNumber.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(m[len("line "):])
+		return fmt.Sprintf("line %d", n+offset)
+	})
 }
 
 // expandList turns a v1 List into its items.
@@ -178,10 +436,15 @@ type converter struct {
 	lines   map[string]int
 	nodes   int
 	errLine int
+	// offset is how many lines of the stream precede the node's piece.
+	offset int
 }
 
+// line is a node's line in the stream.
+func (c *converter) line(n *yaml.Node) int { return n.Line + c.offset }
+
 func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
-	c.errLine = n.Line
+	c.errLine = c.line(n)
 	return fmt.Errorf(format, args...)
 }
 
@@ -194,7 +457,7 @@ func (c *converter) convert(n *yaml.Node, p string, depth int) (any, error) {
 		return nil, c.fail(n, "document nested deeper than %d levels at %s", maxDepth, orRoot(p))
 	}
 	if p != "" {
-		c.lines[p] = n.Line
+		c.lines[p] = c.line(n)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -214,13 +477,13 @@ func (c *converter) convert(n *yaml.Node, p string, depth int) (any, error) {
 			if l, dup := first[key]; dup {
 				return nil, c.fail(k, "duplicate key %q in %s (first at line %d)", key, orRoot(p), l)
 			}
-			first[key] = k.Line
+			first[key] = c.line(k)
 			child := childPath(p, key)
 			val, err := c.convert(v, child, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			c.lines[child] = k.Line
+			c.lines[child] = c.line(k)
 			m[key] = val
 		}
 		return m, nil
@@ -260,6 +523,11 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case "!!int":
 		var i int64
 		if err := n.Decode(&i); err != nil {
+			// Beyond int64 (to 2^64, where yaml.v3 reads a float itself):
+			// a float, as encoding/json, the API server's, reads it.
+			if f, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil {
+				return f, nil
+			}
 			return nil, c.fail(n, "integer %s out of range", n.Value)
 		}
 		return i, nil

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,111 @@ func TestReadYAMLKeepsGoodDocuments(t *testing.T) {
 	}
 	if docs[0].Kind() != "A" || docs[1].Err == nil || docs[2].Kind() != "B" || docs[2].Line != 6 {
 		t.Errorf("documents: %+v", docs)
+	}
+}
+
+// TestReadYAMLAfterBadDocument: a document that cannot be read does not
+// hide the ones after it, and every line, in errors too, is the stream's.
+func TestReadYAMLAfterBadDocument(t *testing.T) {
+	const after = "---\nkind: B\napiVersion: v1\n"
+	for _, tc := range []struct {
+		name, bad string
+		line      int
+		want      string
+	}{
+		{"syntax", "kind: A\napiVersion: v1\n---\nkind: [\n", 4, "YAML: line 4: did not find expected node content"},
+		{"unclosed flow before the marker", "kind: A\napiVersion: v1\n---\na: [1,\n", 4, "YAML: line 4: did not find expected node content"},
+		{"unclosed quote", "kind: A\napiVersion: v1\n---\na: \"x\n", 4, "YAML: line 4: found unexpected end of stream"},
+		{"invalid UTF-8", "kind: A\napiVersion: v1\n---\nx: 1\nkind: \xff\n", 5, "not valid UTF-8"},
+		{"control character", "kind: A\napiVersion: v1\n---\nx: 1\nkind: \x01\n", 5, "YAML: control characters are not allowed"},
+		{"yaml.v3's depth limit", "kind: A\napiVersion: v1\n---\na: " + strings.Repeat("[", 10001) + "\n", 4, "YAML: line 4: exceeded max depth of 10000"},
+		// yaml.v3 gives no line for an unknown anchor: the document's first.
+		{"alias of another document", "kind: &k A\napiVersion: v1\n---\nkind: *k\n", 3, "YAML: unknown anchor 'k' referenced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := ReadYAML("x.yaml", []byte(tc.bad+after))
+			if len(docs) != 3 {
+				t.Fatalf("got %d documents, want A, the bad one and B: %+v", len(docs), docs)
+			}
+			if docs[0].Kind() != "A" || docs[0].Err != nil {
+				t.Errorf("first document: %+v", docs[0])
+			}
+			if d := docs[1]; d.Err == nil || d.Err.Error() != tc.want || d.Line != tc.line {
+				t.Errorf("bad document: line %d, %v; want line %d, %s", d.Line, d.Err, tc.line, tc.want)
+			}
+			b := docs[2]
+			if b.Err != nil || b.Kind() != "B" {
+				t.Fatalf("the document after: %+v", b)
+			}
+			if want := strings.Count(tc.bad, "\n") + 2; b.Line != want || b.LineOf("apiVersion") != want+1 {
+				t.Errorf("the document after: line %d, apiVersion at %d; want %d, %d", b.Line, b.LineOf("apiVersion"), want, want+1)
+			}
+		})
+	}
+}
+
+// TestReadYAMLDocumentMarkers: where a stream is cut into documents.
+func TestReadYAMLDocumentMarkers(t *testing.T) {
+	for _, tc := range []struct {
+		name, input string
+		want        []string // kind or error, and line, of each document
+	}{
+		{"directive before a marker", "kind: A\n%YAML 1.1\n---\nkind: B\n", []string{"A@1", "B@4"}},
+		{"directive after an end marker", "kind: A\n...\n# c\n%YAML 1.1\n---\nkind: B\n", []string{"A@1", "B@6"}},
+		{"content on the marker line", "--- {kind: A}\n--- {kind: B}\n", []string{"A@1", "B@2"}},
+		{"not a marker", "kind: A\nx: ---\ny: |\n  ---\n----\n", []string{"error@5"}},
+		{"CRLF", "kind: A\r\n---\r\nkind: B\r\n", []string{"A@1", "B@3"}},
+		{"CR", "kind: A\r---\rkind: [\r---\rkind: B\r", []string{"A@1", "error@3", "B@5"}},
+		{"NEL in a quoted scalar is a line", "kind: A\n---\nx: \"a\u0085b\"\nkind: [\n---\nkind: B\n", []string{"A@1", "error@5", "B@7"}},
+		{"block scalar ended by a marker", "kind: A\nx: |\n  text\n---\nkind: B\n", []string{"A@1", "B@5"}},
+		{"empty documents", "---\n# nothing\n---\n---\nkind: B\n", []string{"B@5"}},
+		{"JSON", `{"kind": "A", "x": "---"}`, []string{"A@1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, d := range ReadYAML("x.yaml", []byte(tc.input)) {
+				what := d.Kind()
+				if d.Err != nil {
+					what = "error"
+				}
+				got = append(got, fmt.Sprintf("%s@%d", what, d.Line))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("documents %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadYAMLJSON: JSON is read as encoding/json reads it (the webhooks
+// read the API server's JSON with ReadYAML), on its lines.
+func TestReadYAMLJSON(t *testing.T) {
+	for _, tc := range []struct{ name, input string }{
+		{"NEL, LS and PS are not line breaks", "{\"a\": \"x\u0085y\u2028z\u2029\"}"},
+		{"DEL and C1 controls", "{\"a\": \"\x7f\u0080\u009f\ufeff\"}"},
+		{"a surrogate pair", `{"a": "\ud83d\ude00 \u00e9"}`},
+		{"lone surrogates", `{"a": "\ud800x\udc00\ud83d\u0041"}`},
+		{"escaped backslashes", `{"a": "\\ud83d\\ude00\\", "b": "\"\\\/\b\f\n\r\t"}`},
+		{"tabs between tokens", "\t{\n\t\"a\":\t[1,\t2]\n}\n\t"},
+		{"integers beyond int64", `{"a": 10000000000000000000, "b": -9223372036854775808, "c": 18446744073709551615}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tc.input), &want); err != nil {
+				t.Fatal(err)
+			}
+			docs := ReadYAML("x.json", []byte(tc.input))
+			if len(docs) != 1 || docs[0].Err != nil {
+				t.Fatalf("read %+v", docs)
+			}
+			if got := asFloats(docs[0].Object); !reflect.DeepEqual(got, want) {
+				t.Errorf("read %#v, encoding/json reads %#v", got, want)
+			}
+		})
+	}
+	docs := ReadYAML("x.json", []byte("{\n\t\"kind\": \"A\",\n\t\"spec\": {\"s\": \"\\ud83d\\ude00\",\n\t\t\"n\": 1}\n}\n"))
+	if len(docs) != 1 || docs[0].Err != nil || docs[0].LineOf("spec.n") != 4 || docs[0].LineOf("spec.s") != 3 {
+		t.Errorf("lines of a tab-indented JSON object: %+v", docs)
 	}
 }
 

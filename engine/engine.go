@@ -119,7 +119,7 @@ func New(opts Options) (*Engine, error) {
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
 	}
-	overlay := map[string]load.Source{}
+	files := map[string][]byte{}
 	err := fs.WalkDir(cuetrainer.CUE, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -129,7 +129,7 @@ func New(opts Options) (*Engine, error) {
 			return err
 		}
 		name := path.Join(root, p)
-		overlay[name] = load.FromBytes(data)
+		files[name] = data
 		e.files[name] = p
 		return nil
 	})
@@ -137,13 +137,12 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("reading the embedded CUE: %w", err)
 	}
 	for i, dir := range opts.PolicyDirs {
-		if err := e.addPolicyDir(overlay, i, dir); err != nil {
+		if err := e.addPolicyDir(files, i, dir); err != nil {
 			return nil, err
 		}
 	}
 
-	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
-	e.instances = load.Instances([]string{"./schemas", "./runtimes"}, cfg)
+	e.instances = loadInstances(root, files, "./schemas", "./runtimes")
 	for _, inst := range e.instances {
 		if inst.Err != nil {
 			return nil, e.cueError("loading CUE", inst.Err)
@@ -251,20 +250,44 @@ func (e *Engine) compiled() *compiled {
 // Recycled reports how many times the engine swapped in a fresh CUE runtime.
 func (e *Engine) Recycled() int64 { return e.recycled.Load() }
 
+// loadInstances loads packages from files, by absolute name under root,
+// with a registry that fetches no module (the embedded module has no
+// dependencies; without it cue/load would go to $CUE_REGISTRY or
+// registry.cue.works). cue/load's Overlay falls back to the host's files
+// for names it does not hold; its FS option would not, but in v0.17.1 it
+// cannot resolve cue.mod/gen imports.
+func loadInstances(root string, files map[string][]byte, pkgs ...string) []*build.Instance {
+	overlay := map[string]load.Source{}
+	for name, data := range files {
+		overlay[name] = load.FromBytes(data)
+	}
+	return load.Instances(pkgs, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, Registry: noRegistry{}})
+}
+
 // addPolicyDir adds every .cue file below dir, in lexical order, to the
-// schemas package.
-func (e *Engine) addPolicyDir(overlay map[string]load.Source, i int, dir string) error {
-	return walkPolicyDir(dir, func(p, rel string, data []byte) error {
+// schemas package. Files that could read anything besides themselves are
+// refused (checkPolicy), all of a directory's at once.
+func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error {
+	var refused []string
+	err := walkPolicyDir(dir, func(p, rel string, data []byte) error {
 		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
 		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
-		overlay[name] = load.FromBytes(data)
 		display := p
 		if r, err := filepath.Rel(mustGetwd(), p); err == nil && !strings.HasPrefix(r, "..") {
 			display = r
 		}
+		if why := checkPolicy(display, data); len(why) > 0 {
+			refused = append(refused, why...)
+			return nil
+		}
+		files[name] = data
 		e.files[name] = display
 		return nil
 	})
+	if err != nil || len(refused) == 0 {
+		return err
+	}
+	return fmt.Errorf("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network:\n    %s", strings.Join(refused, "\n    "))
 }
 
 // walkPolicyDir calls fn for each CUE file of a policy directory, in lexical

@@ -244,3 +244,39 @@ func TestMPIJobNamesWarning(t *testing.T) {
 		t.Errorf("warned of a node job the runtime has: %q", o.warnings)
 	}
 }
+
+// TestListTypeRules: listType map and set flag every item after the first
+// of its key, whatever the order, and nothing else.
+func TestListTypeRules(t *testing.T) {
+	torch := runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "")
+	out := run(t, SessionOptions{}, torch, jobYAML("rt", "{env: [{name: A}, {name: B}, {name: A}, {name: C}, {name: A}, {name: B}]}"))
+	var dups []string
+	for _, e := range out[1].errors {
+		if strings.Contains(e, "Duplicate value") {
+			dups = append(dups, e)
+		}
+	}
+	want := []string{
+		`spec.trainer.env[2]: Duplicate value: {"name":"A"}`,
+		`spec.trainer.env[4]: Duplicate value: {"name":"A"}`,
+		`spec.trainer.env[5]: Duplicate value: {"name":"B"}`,
+	}
+	if strings.Join(dups, "\n") != strings.Join(want, "\n") {
+		t.Errorf("map: got\n%s\nwant\n%s", strings.Join(dups, "\n"), strings.Join(want, "\n"))
+	}
+
+	rt := runtimeYAML("ei", "trainer.kubeflow.org/framework: torch", "",
+		"{torch: {envInjection: {targets: [{jobName: node, containerNames: [a, b, a, a]}, {jobName: node, containerNames: [c]}]}}}", "")
+	errs := run(t, SessionOptions{}, rt)[0].errors
+	p := "spec.mlPolicy.torch.envInjection.targets"
+	for _, w := range []string{p + `[1]: Duplicate value: {"jobName":"node"}`, p + `[0].containerNames[2]: Duplicate value: "a"`, p + `[0].containerNames[3]: Duplicate value: "a"`} {
+		if !contains(errs, w) {
+			t.Errorf("no %s in %q", w, errs)
+		}
+	}
+	for _, unwanted := range []string{p + "[0]: Duplicate", "containerNames[0]: Duplicate", "containerNames[1]: Duplicate"} {
+		if contains(errs, unwanted) {
+			t.Errorf("%s in %q", unwanted, errs)
+		}
+	}
+}

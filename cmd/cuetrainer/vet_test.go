@@ -125,3 +125,17 @@ func TestBrokenPolicyExit2(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and bad.cue:LINE:COL", code, stderr)
 	}
 }
+
+// TestRefusedPolicyExit2: a policy that imports a tool package is refused
+// at load, a usage error (exit 2) naming its file:line:col and the rule.
+func TestRefusedPolicyExit2(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run.cue"), []byte("package schemas\n\nimport \"tool/exec\"\n\nx: exec.Run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "", "vet", "--policy-dir", dir, "-")
+	want := filepath.Join(dir, "run.cue") + `:3:8: import "tool/exec": a policy may not import tool packages`
+	if code != 2 || stdout != "" || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
+	}
+}

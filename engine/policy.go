@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	"cuelang.org/go/mod/modfile"
+	"cuelang.org/go/mod/module"
+
+	"github.com/cuetrainer/cuetrainer"
+)
+
+// An admin's policy is pure CUE: it reads the objects the engine gives it
+// and nothing else. CUE can read more: @extern(embed) with @embed(...)
+// reads files beside the CUE file (cuecontext.New in cuelang.org/go v0.17
+// always adds the embed injection, and neither it nor cue/load has an
+// option to leave it out; cue/load's Overlay serves the embedded schemas
+// and falls back to the host's files), tool/... packages run commands and
+// read files, the environment and the network (under `cue cmd`; the engine
+// runs no tasks, but a policy has no use for them), and an import of a
+// module the binary does not carry would go to a module registry.
+// checkPolicy refuses all of it before the file is compiled.
+
+// pureStdlib are the packages of CUE's standard library (cuelang.org/go
+// v0.17.1 pkg/) a policy may import: all but tool and tool/..., which do
+// I/O. A package a later CUE adds is refused until it is listed here.
+var pureStdlib = map[string]bool{
+	"crypto/ed25519": true, "crypto/hmac": true, "crypto/md5": true, "crypto/sha1": true,
+	"crypto/sha256": true, "crypto/sha512": true,
+	"encoding/base64": true, "encoding/csv": true, "encoding/hex": true, "encoding/json": true,
+	"encoding/openapi": true, "encoding/toml": true, "encoding/yaml": true,
+	"html": true, "list": true, "math": true, "math/bits": true, "net": true, "path": true,
+	"regexp": true, "strconv": true, "strings": true, "struct": true,
+	"text/tabwriter": true, "text/template": true, "time": true, "uuid": true,
+}
+
+// modulePath is the embedded module's path (cue.mod/module.cue).
+const modulePath = "cuetrainer.dev/cuetrainer"
+
+// checkPolicy returns why a policy file may not be loaded, one line per
+// refused import or attribute, each with its file:line:column; none when
+// it may. display is the file's name as the user knows it. A file that
+// does not parse is left to the loader, which reports its syntax error.
+func checkPolicy(display string, data []byte) []string {
+	f, err := parser.ParseFile(display, data)
+	if err != nil {
+		return nil
+	}
+	var refused []string
+	refuse := func(pos token.Pos, what, why string) {
+		refused = append(refused, fmt.Sprintf("%s:%d:%d: %s: %s", display, pos.Line(), pos.Column(), what, why))
+	}
+	ast.Walk(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ImportSpec:
+			p, err := literal.Unquote(n.Path.Value)
+			if err != nil {
+				refuse(n.Path.Pos(), "import "+n.Path.Value, "not a valid import path")
+				return false
+			}
+			if why := importRefusal(p); why != "" {
+				refuse(n.Path.Pos(), fmt.Sprintf("import %q", p), why)
+			}
+		case *ast.Attribute:
+			switch name, body := n.Split(); name {
+			case "extern":
+				refuse(n.Pos(), "@extern("+body+")", "a policy may not use extern attributes: @extern(embed) would read files")
+			case "embed":
+				refuse(n.Pos(), "@embed("+body+")", "a policy may not embed files")
+			}
+		}
+		return true
+	}, nil)
+	return refused
+}
+
+// importRefusal says why a policy may not import a package, or "" when it
+// may: CUE's standard library but tool/..., and the packages the binary
+// carries (the module's own and cue.mod/gen's Kubernetes and JobSet types).
+func importRefusal(p string) string {
+	ip := ast.ParseImportPath(p)
+	first, _, _ := strings.Cut(ip.Path, "/")
+	switch {
+	case ip.Path == "tool" || strings.HasPrefix(ip.Path, "tool/"):
+		return "a policy may not import tool packages: they run commands and read files, the environment and the network"
+	case !strings.Contains(first, "."):
+		if pureStdlib[ip.Path] {
+			return ""
+		}
+		return "not a package of CUE's standard library a policy may import"
+	case ip.Path == modulePath || strings.HasPrefix(ip.Path, modulePath+"/"):
+		return ""
+	}
+	if info, err := fs.Stat(cuetrainer.CUE, path.Join("cue.mod/gen", ip.Path)); err == nil && info.IsDir() {
+		return ""
+	}
+	return "a policy may import only CUE's standard library and the packages cuetrainer carries; this one would be fetched from a module registry"
+}
+
+// noRegistry is the module registry of the engine's loader: the embedded
+// module has no dependencies, so nothing may be fetched.
+type noRegistry struct{}
+
+var errNoRegistry = errors.New("cuetrainer fetches no CUE modules")
+
+func (noRegistry) ModFile(context.Context, module.Version) (*modfile.File, error) {
+	return nil, errNoRegistry
+}
+
+func (noRegistry) Fetch(context.Context, module.Version) (module.SourceLoc, error) {
+	return module.SourceLoc{}, errNoRegistry
+}
+
+func (noRegistry) ModuleVersions(context.Context, string) ([]string, error) {
+	return nil, errNoRegistry
+}

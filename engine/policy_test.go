@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+)
+
+// writePolicy writes files into a new policy directory.
+func writePolicy(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestPolicyRefused: a policy that embeds files, or imports a package
+// that does I/O, is refused at load with its file, line:column and the
+// rule, before anything is compiled.
+func TestPolicyRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"embed", map[string]string{
+			"p.cue": "@extern(embed)\n\npackage schemas\n\nleaked: _ @embed(file=\"x.txt\", type=text)\n",
+			"x.txt": "top secret\n",
+		}, []string{
+			"p.cue:1:1: @extern(embed): a policy may not use extern attributes: @extern(embed) would read files",
+			`p.cue:5:11: @embed(file="x.txt", type=text): a policy may not embed files`,
+		}},
+		// Without the check this one loads: the loader holds the policy
+		// beside the embedded schemas, and embeds their text.
+		{"embed of a file the loader holds", map[string]string{
+			"p.cue": "@extern(embed)\npackage schemas\n\nleaked: _ @embed(file=\"jobset.cue\", type=text)\n",
+		}, []string{
+			"p.cue:1:1: @extern(embed):",
+			`p.cue:4:11: @embed(file="jobset.cue", type=text): a policy may not embed files`,
+		}},
+		{"embed glob in a nested struct", map[string]string{
+			"sub/p.cue": "@extern(embed)\npackage schemas\n\nx: y: {\n\t@embed(glob=\"*.txt\", type=text)\n}\n",
+		}, []string{
+			"p.cue:1:1: @extern(embed):",
+			`p.cue:5:2: @embed(glob="*.txt", type=text): a policy may not embed files`,
+		}},
+		{"tool/exec", map[string]string{
+			"p.cue": "package schemas\n\nimport \"tool/exec\"\n\nrun: exec.Run & {cmd: [\"touch\", \"/tmp/pwned\"]}\n",
+		}, []string{
+			`p.cue:3:8: import "tool/exec": a policy may not import tool packages: they run commands and read files, the environment and the network`,
+		}},
+		{"tool/os", map[string]string{
+			"p.cue": "package schemas\n\nimport (\n\t\"strings\"\n\tos \"tool/os\"\n)\n\nhome: os.Getenv & {HOME: string}\nx: strings.ToUpper(\"a\")\n",
+		}, []string{
+			`p.cue:5:5: import "tool/os": a policy may not import tool packages`,
+		}},
+		{"tool/http, tool/file, tool/cli and tool", map[string]string{
+			"a.cue": "package schemas\n\nimport \"tool/http\"\n\nget: http.Get & {url: \"http://example.com\"}\n",
+			"b.cue": "package schemas\n\nimport (\n\t\"tool/file\"\n\t\"tool/cli\"\n\t\"tool\"\n)\n",
+		}, []string{
+			`a.cue:3:8: import "tool/http": a policy may not import tool packages`,
+			`b.cue:4:2: import "tool/file": a policy may not import tool packages`,
+			`b.cue:5:2: import "tool/cli": a policy may not import tool packages`,
+			`b.cue:6:2: import "tool": a policy may not import tool packages`,
+		}},
+		{"a module from a registry", map[string]string{
+			"p.cue": "package schemas\n\nimport \"example.com/policies@v0:rules\"\n\nx: rules.x\n",
+		}, []string{
+			`p.cue:3:8: import "example.com/policies@v0:rules": a policy may import only CUE's standard library and the packages cuetrainer carries; this one would be fetched from a module registry`,
+		}},
+		{"not CUE's standard library", map[string]string{
+			"p.cue": "package schemas\n\nimport \"os\"\n",
+		}, []string{
+			`p.cue:3:8: import "os": not a package of CUE's standard library a policy may import`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writePolicy(t, tc.files)
+			_, err := New(Options{PolicyDirs: []string{dir}})
+			if err == nil {
+				t.Fatal("the policy was loaded")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network:\n") {
+				t.Errorf("error does not say why:\n%s", msg)
+			}
+			lines := strings.Split(msg, "\n")[1:]
+			if len(lines) != len(tc.want) {
+				t.Errorf("%d refusals, want %d:\n%s", len(lines), len(tc.want), msg)
+			}
+			for _, w := range tc.want {
+				found := false
+				for _, l := range lines {
+					// Each line names the file by its path.
+					if strings.HasPrefix(strings.TrimSpace(l), dir) && strings.Contains(l, w) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no refusal %q in:\n%s", w, msg)
+				}
+			}
+			if strings.Contains(msg, "top secret") {
+				t.Errorf("the error carries the embedded file's content:\n%s", msg)
+			}
+		})
+	}
+}
+
+// TestPolicyAllowedImports: a policy may import every package of CUE's
+// standard library but tool/..., and the Kubernetes types cuetrainer
+// carries; each import resolves, so none of the list is made up.
+func TestPolicyAllowedImports(t *testing.T) {
+	var pkgs []string
+	for p := range pureStdlib {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	pkgs = append(pkgs, "k8s.io/api/core/v1", "sigs.k8s.io/jobset/api/jobset/v1alpha2")
+	var b strings.Builder
+	b.WriteString("package schemas\n\nimport (\n")
+	for i, p := range pkgs {
+		fmt.Fprintf(&b, "\tp%d %q\n", i, p)
+	}
+	b.WriteString(")\n\n")
+	for i := range pkgs {
+		// Referring to each import keeps the loader from calling it unused.
+		fmt.Fprintf(&b, "_p%d: p%d\n", i, i)
+	}
+	dir := writePolicy(t, map[string]string{"imports.cue": b.String()})
+	if _, err := New(Options{PolicyDirs: []string{dir}}); err != nil {
+		t.Fatalf("a policy importing %v:\n%v", pkgs, err)
+	}
+}
+
+// TestExamplePoliciesLoad: the policies the repository ships load, and
+// what they add works.
+func TestExamplePoliciesLoad(t *testing.T) {
+	e, err := New(Options{PolicyDirs: []string{"../examples/policies/tensorflow", "../examples/policies/ome"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range e.Builtin() {
+		names = append(names, d.Name())
+	}
+	if !strings.Contains(strings.Join(names, " "), "tensorflow-distributed") {
+		t.Errorf("the TensorFlow example's runtime is not there: %v", names)
+	}
+	admitted := fmt.Sprint(e.Admitted())
+	if !strings.Contains(admitted, "ome.io/v1beta1") {
+		t.Errorf("the OME example's kinds are not admitted: %s", admitted)
+	}
+}
+
+// TestPolicyReadsNoEnvironment: the load sets no tags, so a policy's
+// @tag fields (CUE's only way into the environment besides tool/os, which
+// is refused) keep their defaults: neither an environment variable nor
+// the tag variables (cwd, hostname, username, now) reach the CUE.
+func TestPolicyReadsNoEnvironment(t *testing.T) {
+	const secret = "s3cr3t-4b1d"
+	t.Setenv("CUETRAINER_SECRET", secret)
+	t.Setenv("HOME", "/home/"+secret)
+	dir := writePolicy(t, map[string]string{"env.cue": `package schemas
+
+probe: {
+	secret:   *"unset" | string @tag(CUETRAINER_SECRET)
+	home:     *"unset" | string @tag(HOME)
+	cwd:      *"unset" | string @tag(cwd, var=cwd)
+	hostname: *"unset" | string @tag(hostname, var=hostname)
+	username: *"unset" | string @tag(username, var=username)
+	now:      *"unset" | string @tag(now, var=now)
+}
+
+admission: "trainer.kubeflow.org/v1alpha1": TrainJob: webhook: envProbe: [{
+	path:   "metadata.name"
+	type:   "Invalid value"
+	detail: "secret=\(probe.secret) home=\(probe.home) cwd=\(probe.cwd) hostname=\(probe.hostname) username=\(probe.username) now=\(probe.now)"
+}]
+`})
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := admitAll(t, e.NewSession(SessionOptions{}), "j.yaml", fmt.Sprintf(torchJob, "probe"))[0]
+	var details []string
+	for _, f := range r.Errors {
+		details = append(details, f.Detail)
+	}
+	want := "secret=unset home=unset cwd=unset hostname=unset username=unset now=unset"
+	if !strings.Contains(strings.Join(details, "\n"), want) {
+		t.Errorf("the probe's finding is not %q: %q", want, details)
+	}
+	if strings.Contains(fmt.Sprint(r), secret) {
+		t.Errorf("an environment variable reached the CUE: %+v", r)
+	}
+}
+
+// TestLoaderFetchesNoModule: the engine's loader never asks a module
+// registry, whatever $CUE_REGISTRY says; the same load with cue/load's
+// default registry does ask it.
+func TestLoaderFetchesNoModule(t *testing.T) {
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	t.Setenv("CUE_REGISTRY", strings.TrimPrefix(srv.URL, "http://")+"+insecure")
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+
+	const root = "/m"
+	files := map[string][]byte{
+		"/m/cue.mod/module.cue": []byte("module: \"test.example/m@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"example.com/dep@v0\": v: \"v0.0.1\"\n"),
+		"/m/x/x.cue":            []byte("package x\n\nimport \"example.com/dep@v0\"\n\ny: dep.y\n"),
+	}
+	insts := loadInstances(root, files, "./x")
+	if insts[0].Err == nil {
+		t.Fatal("a package from a registry was loaded")
+	}
+	if !strings.Contains(errors.Details(insts[0].Err, nil), "cuetrainer fetches no CUE modules") {
+		t.Errorf("the load failed otherwise: %v", errors.Details(insts[0].Err, nil))
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the registry was asked %d times", n)
+	}
+
+	// The control: the same files with cue/load's default registry.
+	overlay := map[string]load.Source{}
+	for name, data := range files {
+		overlay[name] = load.FromBytes(data)
+	}
+	load.Instances([]string{"./x"}, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
+	if asked.Load() == 0 {
+		t.Error("the default registry was not asked either: this test shows nothing")
+	}
+}
