@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -125,10 +127,7 @@ func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
 					continue
 				}
 				if out == nil {
-					out = make(map[string]any, len(x))
-					for k2, v2 := range x {
-						out[k2] = v2
-					}
+					out = maps.Clone(x)
 				}
 				delete(out, k)
 				out[a.token(k)] = val
@@ -145,10 +144,7 @@ func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
 				continue
 			}
 			if out == nil {
-				out = make(map[string]any, len(x))
-				for k2, v2 := range x {
-					out[k2] = v2
-				}
+				out = maps.Clone(x)
 			}
 			out[k] = nv
 		}
@@ -157,23 +153,29 @@ func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
 		}
 		return out, true
 	case []any:
-		var out []any
-		for i, val := range x {
-			nv, changed := a.aliasAt(val, path)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), x...)
-			}
-			out[i] = nv
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+		return mapItems(x, func(v any) (any, bool) { return a.aliasAt(v, path) })
 	}
 	return v, false
+}
+
+// mapItems returns x with f applied to each item, copied only when f
+// changes one (alias and restore leave their inputs as they are).
+func mapItems(x []any, f func(any) (any, bool)) ([]any, bool) {
+	var out []any
+	for i, val := range x {
+		nv, changed := f(val)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(x)
+		}
+		out[i] = nv
+	}
+	if out == nil {
+		return x, false
+	}
+	return out, true
 }
 
 func (a *keyAliases) isOpaque(path []string) bool {
@@ -223,10 +225,7 @@ func (a *keyAliases) restoreValue(v any) (any, bool) {
 				continue
 			}
 			if out == nil {
-				out = make(map[string]any, len(x))
-				for k2, v2 := range x {
-					out[k2] = v2
-				}
+				out = maps.Clone(x)
 			}
 			if nk != k {
 				delete(out, k)
@@ -238,21 +237,7 @@ func (a *keyAliases) restoreValue(v any) (any, bool) {
 		}
 		return out, true
 	case []any:
-		var out []any
-		for i, val := range x {
-			nv, changed := a.restoreValue(val)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), x...)
-			}
-			out[i] = nv
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+		return mapItems(x, a.restoreValue)
 	}
 	return v, false
 }
