@@ -188,6 +188,7 @@ func TestControllerApplyOrder(t *testing.T) {
 	if got := strings.Join(kinds(out.InApplyOrder()), ","); got != "ConfigMap,JobSet" {
 		t.Errorf("apply order %s, want ConfigMap,JobSet", got)
 	}
+
 }
 
 func imageOf(t *testing.T, out Rendered) string {
@@ -380,5 +381,44 @@ func TestClusterExistingJobSet(t *testing.T) {
 	suspended := strings.Replace(clusterTrainJob, "  trainer:", "  suspend: true\n  trainer:", 1)
 	if got := strings.Join(kinds(cl, suspended), ","); got != "JobSet,ConfigMap" {
 		t.Errorf("suspended TrainJob: %s, want the JobSet applied", got)
+	}
+}
+
+// TestControllerPartOnlyForControllers: a kind's controllers part is
+// evaluated when a controller renders and never in an offline render. A
+// policy's controller rule that fails to evaluate shows which: the
+// controller's render reports it, the offline render of the same TrainJob
+// does not, and both build the same objects otherwise.
+func TestControllerPartOnlyForControllers(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"probe.cue": `package schemas
+
+controllers: (#APIVersion): TrainJob: {
+	#tj: _
+	controller: status: fields: probe: #tj.spec.trainer.numNodes + "nodes"
+}
+`})
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	render := func(controller bool) Rendered {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: controller})
+		r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+		if r.Rejected() {
+			t.Fatalf("rejected: %v", findingStrings(r.Errors))
+		}
+		return s.Render(r, RenderOptions{})
+	}
+	if out := render(true); len(out.Errors) == 0 || !strings.Contains(strings.Join(findingStrings(out.Errors), "\n"), "probe") {
+		t.Errorf("the controller's render did not evaluate the controller part: errors %v", findingStrings(out.Errors))
+	}
+	off := render(false)
+	if len(off.Errors) > 0 {
+		t.Errorf("the offline render evaluated the controller part: %v", findingStrings(off.Errors))
+	}
+	if len(off.Objects) != 2 {
+		t.Errorf("offline render: %d objects, want the JobSet and the snapshot", len(off.Objects))
 	}
 }

@@ -102,7 +102,10 @@ type compiled struct {
 	// parts are the render parts (renderParts) by apiVersion, kind and
 	// name; combined the renders with the parts a plan chose, by
 	// apiVersion, kind and the parts' names.
-	parts       map[string]map[string]map[string]cue.Value
+	parts map[string]map[string]map[string]cue.Value
+	// controllers are the parts of renders only a controller reads
+	// (controllers), by apiVersion and kind.
+	controllers map[string]map[string]cue.Value
 	combined    sync.Map
 	runtimes    cue.Value
 	evaluations atomic.Int64
@@ -208,6 +211,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.plans, err = e.byKind(c, "plans"); err != nil {
+		return nil, err
+	}
+	if c.controllers, err = e.byKind(c, "controllers"); err != nil {
 		return nil, err
 	}
 	parts, err := e.byKind(c, "renderParts")

@@ -207,11 +207,15 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	return p
 }
 
-// combine returns the kind's render with the named parts (renderParts),
-// unified once per set of parts and kept: a render then evaluates only the
-// parts its plan chose.
-func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string) (cue.Value, error) {
+// combine returns the kind's render with the named parts (renderParts), and
+// for a controller with the kind's controller part (controllers), unified
+// once per set of parts and kept: a render then evaluates only the parts its
+// plan chose, and only a controller's evaluates what the controller reads.
+func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string, controller bool) (cue.Value, error) {
 	key := apiVersion + "/" + kind + "\x00" + strings.Join(parts, "\x00")
+	if controller {
+		key += "\x00\x00controller"
+	}
 	if v, ok := c.combined.Load(key); ok {
 		return v.(cue.Value), nil
 	}
@@ -222,6 +226,9 @@ func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []st
 			return cue.Value{}, fmt.Errorf("the plan names a render part %q that no renderParts declares", name)
 		}
 		v = v.Unify(part)
+	}
+	if ctl, ok := c.controllers[apiVersion][kind]; ok && controller {
+		v = v.Unify(ctl)
 	}
 	c.combined.Store(key, v)
 	return v, nil

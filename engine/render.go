@@ -194,9 +194,13 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 		cctx["merged"] = pv.LookupPath(pathPlanMerged)
 	}
 
-	if p != nil && len(p.out.parts) > 0 {
+	var parts []string
+	if p != nil {
+		parts = p.out.parts
+	}
+	if len(parts) > 0 || s.opts.Controller {
 		var err error
-		if renderer, err = c.combine(apiVersion, kind, renderer, p.out.parts); err != nil {
+		if renderer, err = c.combine(apiVersion, kind, renderer, parts, s.opts.Controller); err != nil {
 			return fail("the parts", err)
 		}
 	}
