@@ -245,6 +245,14 @@ func jsonString(s string) json.RawMessage {
 
 var (
 	pathObject = cue.MakePath(cue.Str("object"))
+	// The review's findings and summary, by phase.
+	pathReview = map[Phase]cue.Path{
+		PhaseCRD:     cue.MakePath(cue.Str(string(PhaseCRD))),
+		PhaseWebhook: cue.MakePath(cue.Str(string(PhaseWebhook))),
+		PhasePolicy:  cue.MakePath(cue.Str(string(PhasePolicy))),
+	}
+	pathReviewWarnings = cue.MakePath(cue.Str("warnings"))
+	pathReviewSummary  = cue.MakePath(cue.Str("summary"))
 	pathInput  = cue.MakePath(cue.Str("input"))
 )
 
@@ -326,7 +334,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	if r.Mutated != nil {
 		r.Mutated, _ = a.restore(r.Mutated).(map[string]any)
 	}
-	crd, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("crd")), PhaseCRD)
+	crd, err := s.e.decodeFindings(rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
 	if err != nil {
 		return s.internal(r, "crd", err), nil
 	}
@@ -336,18 +344,18 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		return r, nil
 	}
 	for _, phase := range []Phase{PhaseWebhook, PhasePolicy} {
-		fs, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath(string(phase))), phase)
+		fs, err := s.e.decodeFindings(rv.LookupPath(pathReview[phase]), phase)
 		if err != nil {
 			return s.internal(r, string(phase), err), nil
 		}
 		r.Errors = append(r.Errors, a.restoreFindings(fs)...)
 	}
-	warnings, err := s.e.decodeFindings(rv.LookupPath(cue.ParsePath("warnings")), "warning")
+	warnings, err := s.e.decodeFindings(rv.LookupPath(pathReviewWarnings), "warning")
 	if err != nil {
 		return s.internal(r, "warnings", err), nil
 	}
 	r.Warnings = a.restoreFindings(warnings)
-	if sum := rv.LookupPath(cue.ParsePath("summary")); sum.Exists() {
+	if sum := rv.LookupPath(pathReviewSummary); sum.Exists() {
 		if err := sum.Decode(&r.Summary); err != nil {
 			return s.internal(r, "summary", err), nil
 		}
