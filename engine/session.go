@@ -253,7 +253,7 @@ var (
 	}
 	pathReviewWarnings = cue.MakePath(cue.Str("warnings"))
 	pathReviewSummary  = cue.MakePath(cue.Str("summary"))
-	pathInput  = cue.MakePath(cue.Str("input"))
+	pathInput          = cue.MakePath(cue.Str("input"))
 )
 
 // evaluate runs a document through its review: one unification of the

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/engine"
 )
@@ -78,4 +83,178 @@ func BenchmarkCueVetCLI(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// mixedInput writes the vet benchmarks' input, 1,000 documents as an
+// admin's CI would vet them: 100 ClusterTrainingRuntimes (the shipped
+// runtimes, renamed in turn) into runtimes.yaml, and 900 TrainJobs spread
+// over them, with varying node counts, env, labels and namespaces, into
+// trainjobs.yaml. It returns the two files, runtimes first.
+func mixedInput(b *testing.B) []string {
+	b.Helper()
+	shipped, err := filepath.Glob(filepath.Join("..", "..", "deploy", "runtimes", "*.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var runtimes []engine.Document
+	for _, f := range shipped {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range engine.ReadYAML(f, data) {
+			if d.Err == nil && d.Kind() == "ClusterTrainingRuntime" {
+				runtimes = append(runtimes, d)
+			}
+		}
+	}
+	if len(runtimes) == 0 {
+		b.Fatal("no shipped runtimes in deploy/runtimes")
+	}
+	var rts, jobs []string
+	var names []string
+	for i := 0; i < 100; i++ {
+		rt := runtimes[i%len(runtimes)]
+		obj := maps.Clone(rt.Object)
+		md := maps.Clone(obj["metadata"].(map[string]any))
+		md["name"] = fmt.Sprintf("%s-v%d", rt.Name(), i)
+		obj["metadata"] = md
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rts = append(rts, string(data))
+		names = append(names, md["name"].(string))
+	}
+	for j := 0; j < 900; j++ {
+		trainer := fmt.Sprintf("  trainer:\n    numNodes: %d\n    env:\n    - {name: RUN, value: \"%d\"}\n", 1+j%4, j)
+		if strings.HasPrefix(names[j%len(names)], "torchtune") {
+			trainer = "  trainer: {numNodes: 1}\n" // a TorchTune model trains on one node
+		}
+		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s",
+			j, j%7, j%5, names[j%len(names)], trainer))
+	}
+	dir := b.TempDir()
+	var files []string
+	for name, docs := range map[string][]string{"runtimes.yaml": rts, "trainjobs.yaml": jobs} {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// BenchmarkVetMixed runs `cuetrainer vet` in-process over the 1,000 mixed
+// documents, engine load included, as one CLI call does; every document
+// must pass.
+func BenchmarkVetMixed(b *testing.B) {
+	files := mixedInput(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var stderr strings.Builder
+		if code := run(append([]string{"vet", "--no-builtin-runtimes"}, files...), strings.NewReader(""), io.Discard, &stderr); code != 0 {
+			b.Fatalf("vet exited %d:\n%s", code, stderr.String())
+		}
+	}
+	b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkVetMixedAfterLoad admits the same documents with an engine
+// loaded once, as the webhooks do: a session per run.
+func BenchmarkVetMixedAfterLoad(b *testing.B) {
+	files := mixedInput(b)
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var docs []engine.Document
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, engine.ReadYAML(f, data)...)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true})
+		for _, d := range docs {
+			if r := s.Admit(d); r.Rejected() {
+				b.Fatalf("%s: %v", r.Identity(), r.Errors)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkCueVetMixed checks the same 1,000 documents with the `cue vet`
+// command and our schemas, one call per file (per kind): the schemas only,
+// none of the admission rules. It needs the cue command at $CUE_BIN.
+func BenchmarkCueVetMixed(b *testing.B) {
+	cue := cueBin(b)
+	files := mixedInput(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, f := range files {
+			kind := "#ClusterTrainingRuntime"
+			if strings.HasSuffix(f, "trainjobs.yaml") {
+				kind = "#TrainJob"
+			}
+			cueVet(b, cue, kind, f)
+		}
+	}
+	b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkCueVetPerFile runs `cue vet` once per document, on a sample of
+// 50 of them (25 of each kind), as a CI job that vets file by file does.
+func BenchmarkCueVetPerFile(b *testing.B) {
+	cue := cueBin(b)
+	files := mixedInput(b)
+	dir := b.TempDir()
+	type one struct{ kind, file string }
+	var sample []one
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kind := "#ClusterTrainingRuntime"
+		if strings.HasSuffix(f, "trainjobs.yaml") {
+			kind = "#TrainJob"
+		}
+		for i, doc := range strings.Split(string(data), "---\n")[:25] {
+			p := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", filepath.Base(f), i))
+			if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			sample = append(sample, one{kind, p})
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range sample {
+			cueVet(b, cue, s.kind, s.file)
+		}
+	}
+	b.ReportMetric(float64(len(sample)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+func cueBin(b *testing.B) string {
+	cue := os.Getenv("CUE_BIN")
+	if cue == "" {
+		b.Skip("CUE_BIN is not set: make bench installs the cue command and sets it")
+	}
+	return cue
+}
+
+func cueVet(b *testing.B, cue, def, file string) {
+	cmd := exec.Command(cue, "vet", "-c=false", "./schemas", "-d", def, file)
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("cue vet %s %s: %v\n%s", def, file, err, out)
+	}
 }
