@@ -34,6 +34,7 @@ type controllerOptions struct {
 	leaderElect             bool
 	webhooks, reconcile     bool
 	policyReload            time.Duration
+	certValidity, certCheck time.Duration
 }
 
 func newControllerCmd() *cobra.Command {
@@ -58,6 +59,8 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.StringVar(&o.certDir, "cert-dir", "/tmp/cuetrainer/serving-certs", "the directory of the serving certificate (tls.crt, tls.key)")
 	f.StringVar(&o.certSecret, "cert-secret", "cuetrainer-webhook-certs", "the Secret that keeps the generated certificate")
 	f.BoolVar(&o.selfSignedCerts, "self-signed-certs", true, "generate and rotate the serving certificate, and put its CA into the webhook configurations; false: read --cert-dir as mounted")
+	f.DurationVar(&o.certValidity, "cert-validity", 365*24*time.Hour, "how long a generated certificate (and its CA) is valid; it is renewed when a third of that remains")
+	f.DurationVar(&o.certCheck, "cert-check-interval", time.Hour, "how often the generated certificate is checked for renewal")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "the webhook server's port")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "where Prometheus metrics are served; 0 turns them off")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
@@ -73,6 +76,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	ctx := ctrl.SetupSignalHandler()
 	if o.namespace == "" {
 		return usageError{errors.New("--namespace (or $POD_NAMESPACE) is required")}
+	}
+	if o.certValidity <= 0 || o.certCheck <= 0 {
+		return usageError{errors.New("--cert-validity and --cert-check-interval must be positive")}
 	}
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	loading.ExplicitPath = o.kubeconfig
@@ -123,7 +129,8 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 		v, m := controller.WebhookConfigurations(eng, o.namespace, o.service)
-		rot := &controller.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name}
+		rot := &controller.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name,
+			Validity: o.certValidity, Check: o.certCheck}
 		// The certificate first, so that the webhook server starts with it.
 		if err := rot.Ensure(ctx); err != nil {
 			return err
