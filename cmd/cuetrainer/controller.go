@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,9 +81,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if o.certValidity <= 0 || o.certCheck <= 0 {
 		return usageError{errors.New("--cert-validity and --cert-check-interval must be positive")}
 	}
-	loading := clientcmd.NewDefaultClientConfigLoadingRules()
-	loading.ExplicitPath = o.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}).ClientConfig()
+	cfg, err := o.restConfig()
 	if err != nil {
 		return usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
@@ -102,6 +101,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "cuetrainer-controller.trainer.kubeflow.org",
 		LeaderElectionNamespace: o.namespace,
+		// The process ends when the manager does: hand the lease over at
+		// once on SIGTERM (a rollout) rather than after it expires.
+		LeaderElectionReleaseOnCancel: true,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    o.webhookPort,
 			CertDir: o.certDir,
@@ -157,4 +159,21 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	}
 	ctrl.Log.Info("starting", "webhooks", o.webhooks, "reconcile", o.reconcile, "setup", time.Since(start).String())
 	return mgr.Start(ctx)
+}
+
+// restConfig reads the kubeconfig. Client-side rate limiting is off, as
+// controller-runtime's own loader leaves it, and the API server's priority
+// and fairness decides: client-go's default of 5 requests a second held a
+// burst of TrainJobs to about one reconcile a second.
+func (o *controllerOptions) restConfig() (*rest.Config, error) {
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = o.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1
+	}
+	return cfg, nil
 }
