@@ -36,6 +36,9 @@ type controllerOptions struct {
 	webhooks, reconcile     bool
 	policyReload            time.Duration
 	certValidity, certCheck time.Duration
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
 }
 
 func newControllerCmd() *cobra.Command {
@@ -66,6 +69,9 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "where Prometheus metrics are served; 0 turns them off")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "elect one replica to reconcile (webhooks are served by all)")
+	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a lease is held after its last renewal: a new leader waits that long after the old one dies")
+	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew its lease (the API server unreachable, say) before it gives up and exits")
+	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the lease is tried")
 	f.BoolVar(&o.webhooks, "webhooks", true, "serve the admission webhooks")
 	f.BoolVar(&o.reconcile, "reconcile", true, "run the TrainJob controller")
 	f.DurationVar(&o.policyReload, "policy-reload-interval", 10*time.Second, "how often the policy directories are checked for changes (a new version is loaded without a restart; one that does not load leaves the last good one in force)")
@@ -104,6 +110,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		// The process ends when the manager does: hand the lease over at
 		// once on SIGTERM (a rollout) rather than after it expires.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    o.webhookPort,
 			CertDir: o.certDir,
