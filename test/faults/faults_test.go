@@ -259,11 +259,13 @@ func TestWebhookServerDown(t *testing.T) {
 	}
 }
 
-// TestCertificateRotationKeepsAdmitting: the controller, with a 15 s
-// certificate checked every 250 ms, renews it twice (each renewal a new CA)
-// while admission requests go through the API server without pause; none
-// fails, and the webhook server ends up serving the certificate of the
-// Secret.
+// TestCertificateRotationKeepsAdmitting: two replicas share a 15 s
+// certificate; one checks it every 250 ms and renews it twice (each renewal
+// a new CA), the other every 3 s, so it serves the old certificate for a
+// while after each renewal. Admission requests go through the API server,
+// to both, without pause: none fails (the caBundle trusts the old CA and
+// the new), and the webhook server ends up serving the Secret's
+// certificate.
 func TestCertificateRotationKeepsAdmitting(t *testing.T) {
 	need(t)
 	ctx := context.Background()
@@ -283,6 +285,27 @@ func TestCertificateRotationKeepsAdmitting(t *testing.T) {
 	}
 	restart("--cert-validity=15s", "--cert-check-interval=250ms")
 	t.Cleanup(func() { restart() })
+
+	// A second replica, as the Deployment runs, checks every 3 s: after a
+	// renewal it serves the old certificate for up to 3 s, and the API
+	// server sends it a share of the requests.
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := &controllerProcess{name: "cuetrainer-replica", bin: cuetrain.bin, args: withFlags(cuetrain.args,
+		"--webhook-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(logs, "serving-certs-replica"),
+		"--cert-validity=15s", "--cert-check-interval=3s")}
+	if err := replica.spawn(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.stop)
+	eventually(t, time.Minute, "the replica ready", replica.ready)
+	slice := endpointSlice("replica", port)
+	if err := k8sClient.Create(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, slice) })
 
 	caOf := func() []byte {
 		s := &corev1.Secret{}
@@ -350,6 +373,52 @@ func TestCertificateRotationKeepsAdmitting(t *testing.T) {
 	if ok.Load() < 20 {
 		t.Errorf("only %d admission requests went through", ok.Load())
 	}
+	for _, c := range []*controllerProcess{cuetrain, replica} {
+		if n := webhookRequests(t, c); n == 0 {
+			t.Errorf("%s served no admission request", c.metric)
+		} else {
+			t.Logf("%s (%s) served %v admission requests", c.name, c.metric, n)
+		}
+	}
+}
+
+// withFlags is args with flags in the place of those of the same name.
+func withFlags(args []string, flags ...string) []string {
+	out := append([]string(nil), args...)
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		replaced := false
+		for i, a := range out {
+			if strings.HasPrefix(a, name+"=") {
+				out[i], replaced = f, true
+			}
+		}
+		if !replaced {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// webhookRequests is how many admission requests a controller answered
+// (controller-runtime's controller_runtime_webhook_requests_total).
+func webhookRequests(t *testing.T, c *controllerProcess) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + c.metric + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "controller_runtime_webhook_requests_total{") {
+			f := strings.Fields(sc.Text())
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			total += v
+		}
+	}
+	return total
 }
 
 // servesSecretCert checks that the webhook server's certificate is the

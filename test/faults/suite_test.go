@@ -154,7 +154,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "building cuetrainer: %v\n%s", err, out)
 		return 1
 	}
-	cuetrain = &controllerProcess{bin: bin, args: []string{"controller", "--kubeconfig=" + kubeconfig,
+	cuetrain = &controllerProcess{name: "cuetrainer", bin: bin, args: []string{"controller", "--kubeconfig=" + kubeconfig,
 		"--namespace=" + controllerNamespace, "--webhook-service=" + webhookService,
 		"--webhook-port=" + strconv.Itoa(webhookPort), "--cert-dir=" + filepath.Join(logs, "serving-certs"),
 		"--leader-elect", // as deployed
@@ -240,13 +240,18 @@ func installController(root string, webhookPort int) error {
 			}
 		}
 	}
-	return k8sClient.Create(ctx, &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: webhookService + "-host",
+	return k8sClient.Create(ctx, endpointSlice("host", webhookPort))
+}
+
+// endpointSlice is an endpoint of the webhook Service: this host at port.
+func endpointSlice(name string, port int) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: webhookService + "-" + name,
 			Labels: map[string]string{discoveryv1.LabelServiceName: webhookService, discoveryv1.LabelManagedBy: "faults-test"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{hostIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("webhook"), Port: ptr.To(int32(webhookPort)), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	})
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("webhook"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
 }
 
 // serviceAccountKubeconfig writes a kubeconfig that acts as deploy/'s
@@ -275,6 +280,8 @@ func serviceAccountKubeconfig() (string, error) {
 
 // controllerProcess is `cuetrainer controller` as an OS process.
 type controllerProcess struct {
+	// name names its log file; cuetrainer when empty.
+	name string
 	bin  string
 	args []string
 	// extra are more flags, for the next start.
@@ -295,7 +302,11 @@ func (c *controllerProcess) start(ctx context.Context) error {
 }
 
 func (c *controllerProcess) spawn() error {
-	out, err := os.OpenFile(filepath.Join(logs, "cuetrainer.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	name := c.name
+	if name == "" {
+		name = "cuetrainer"
+	}
+	out, err := os.OpenFile(filepath.Join(logs, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
