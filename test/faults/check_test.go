@@ -301,3 +301,49 @@ func isWebhookUnreachable(err error) bool {
 	}
 	return status.Status().Code == 500 && strings.Contains(status.Status().Message, "failed calling webhook")
 }
+
+// TestConvergedCatches: the checker finds each way a fault can leave a
+// namespace: a TrainJob lost or extra, an object missing or duplicated,
+// orphaned, owned by an earlier TrainJob of the same name, or not
+// controlled.
+func TestConvergedCatches(t *testing.T) {
+	yes, no := true, false
+	ref := func(name, uid string, controller *bool) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: name, UID: types.UID(uid), Controller: controller}}
+	}
+	good := func() inventory {
+		return inventory{
+			trainJobs: map[string]types.UID{"a": "ua"},
+			objects: map[string]owned{
+				"JobSet a": {uid: "1", owners: ref("a", "ua", &yes)}, "ConfigMap a": {uid: "2", owners: ref("a", "ua", &yes)},
+			},
+		}
+	}
+	per := map[string]int{"JobSet": 1, "ConfigMap": 1}
+	if err := good().converged([]string{"a"}, per); err != nil {
+		t.Fatalf("a converged namespace: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		names []string
+		edit  func(*inventory)
+		want  string
+	}{
+		{"TrainJob lost", []string{"a", "b"}, func(*inventory) {}, "TrainJob b is missing"},
+		{"TrainJob extra", []string{"a"}, func(i *inventory) { i.trainJobs["b"] = "ub" }, "TrainJob b was not created"},
+		{"object missing", []string{"a"}, func(i *inventory) { delete(i.objects, "ConfigMap a") }, "owns 0 ConfigMaps"},
+		{"object duplicated", []string{"a"}, func(i *inventory) { i.objects["JobSet a2"] = owned{uid: "3", owners: ref("a", "ua", &yes)} }, "owns 2 JobSets"},
+		{"orphan", []string{"a"}, func(i *inventory) { i.objects["Secret x"] = owned{uid: "4"} }, "Secret x has 0 owners"},
+		{"earlier owner", []string{"a"}, func(i *inventory) { i.objects["ConfigMap a"] = owned{uid: "2", owners: ref("a", "old", &yes)} }, "earlier TrainJob a"},
+		{"not controller", []string{"a"}, func(i *inventory) { i.objects["ConfigMap a"] = owned{uid: "2", owners: ref("a", "ua", &no)} }, "not its controller"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := good()
+			tc.edit(&inv)
+			err := inv.converged(tc.names, per)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
