@@ -91,6 +91,14 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 	}
 
+	// A lookup that failed (the API server unreachable, say) or a rule that
+	// did not evaluate is the server's fault, not the object's: 500, which
+	// a client may retry, rather than a 403 denial.
+	for _, f := range r.Errors {
+		if f.Phase == engine.PhaseInput && f.Type == "Internal error" {
+			return admission.Errored(http.StatusInternalServerError, errors.New(f.String()))
+		}
+	}
 	var warnings []string
 	for _, w := range r.Warnings {
 		warnings = append(warnings, w.Message())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -163,6 +165,41 @@ func TestAdmissionAnswers(t *testing.T) {
 	r := serve(t, review("CREATE", patchedJob, ""), true).Response
 	if !strings.Contains(string(r.Patch), `"path":"/spec/runtimePatches/0/time","value":"2026-11-23T10:00:00Z"`) {
 		t.Errorf("the runtime patch is not stamped: %s", r.Patch)
+	}
+}
+
+// unreachableCluster is a cluster whose API server cannot be reached.
+type unreachableCluster struct{}
+
+func (unreachableCluster) Get(context.Context, string, string, string, string) (map[string]any, error) {
+	return nil, errors.New(`Get "https://10.0.0.1/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed": dial tcp 10.0.0.1:443: connect: connection refused`)
+}
+
+func (unreachableCluster) List(context.Context, string, string) ([]map[string]any, error) {
+	return nil, nil
+}
+
+// TestAdmissionLookupFails: a runtime lookup that fails is the server's
+// error (500, which clients may retry), not a denial of the object (403);
+// the mutating handler leaves the object alone.
+func TestAdmissionLookupFails(t *testing.T) {
+	e := testAdmissionEngine(t)
+	for _, mutating := range []bool{false, true} {
+		a := &Admission{Engine: func() *engine.Engine { return e }, Cluster: unreachableCluster{}, Mutating: mutating}
+		var req admission.Request
+		if err := json.Unmarshal(review("CREATE", goodJob, ""), &admissionv1.AdmissionReview{Request: &req.AdmissionRequest}); err != nil {
+			t.Fatal(err)
+		}
+		r := a.Handle(context.Background(), req)
+		if mutating {
+			if !r.Allowed || len(r.Patches) > 0 {
+				t.Errorf("mutating: allowed %v, patches %v; want allowed, untouched", r.Allowed, r.Patches)
+			}
+			continue
+		}
+		if r.Allowed || r.Result == nil || r.Result.Code != 500 || !strings.Contains(r.Result.Message, "connection refused") {
+			t.Errorf("validating: allowed %v, result %+v; want 500 naming the lookup's error", r.Allowed, r.Result)
+		}
 	}
 }
 

@@ -64,14 +64,15 @@ func (c *CertRotator) Start(ctx context.Context) error {
 		check = time.Hour
 	}
 	for {
+		next := check
 		if err := c.Ensure(ctx); err != nil {
 			log.FromContext(ctx).Error(err, "keeping the webhook certificate")
-			check = 5 * time.Second
+			next = min(check, 5*time.Second) // soon, then back to check
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(check):
+		case <-time.After(next):
 		}
 	}
 }
@@ -114,10 +115,13 @@ func (c *CertRotator) Ensure(ctx context.Context) error {
 				return fmt.Errorf("writing Secret %s/%s: %w", c.Namespace, c.Secret, err)
 			}
 		}
-		if err := c.write(s.Data); err != nil {
+		// The CA first: the API server trusts the new certificate before
+		// any replica serves it, and still trusts the old one that other
+		// replicas serve until their next check.
+		if err := c.injectCA(ctx, s.Data["ca.crt"]); err != nil {
 			return err
 		}
-		if err := c.injectCA(ctx, s.Data["ca.crt"]); err != nil {
+		if err := c.write(s.Data); err != nil {
 			return err
 		}
 		c.ready.Store(true)
@@ -160,6 +164,10 @@ func (c *CertRotator) generate() (map[string][]byte, error) {
 		validity = 365 * 24 * time.Hour
 	}
 	now := c.now()
+	// Valid from a little before now, for clocks behind ours: an hour, or
+	// a tenth of a short validity (an hour more of a 30 s life would put
+	// every check in its last third).
+	notBefore := now.Add(-min(time.Hour, validity/10))
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -170,7 +178,7 @@ func (c *CertRotator) generate() (map[string][]byte, error) {
 	}
 	ca := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: "cuetrainer-webhook-ca"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
+		NotBefore: notBefore, NotAfter: now.Add(validity),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
@@ -183,7 +191,7 @@ func (c *CertRotator) generate() (map[string][]byte, error) {
 	}
 	serving := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: c.dnsNames()[2]}, DNSNames: c.dnsNames(),
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
+		NotBefore: notBefore, NotAfter: now.Add(validity),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, serving, ca, &key.PublicKey, caKey)
@@ -223,7 +231,9 @@ func (c *CertRotator) write(data map[string][]byte) error {
 	return nil
 }
 
-// injectCA puts the CA into every webhook of the configurations.
+// injectCA puts the CA into every webhook of the configurations, with the
+// CAs the bundle already holds that are still valid: a replica that has not
+// yet taken a renewed certificate still serves one of those.
 func (c *CertRotator) injectCA(ctx context.Context, ca []byte) error {
 	if c.Validating != "" {
 		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -232,8 +242,9 @@ func (c *CertRotator) injectCA(ctx context.Context, ca []byte) error {
 		}
 		changed := false
 		for i := range v.Webhooks {
-			if !bytes.Equal(v.Webhooks[i].ClientConfig.CABundle, ca) {
-				v.Webhooks[i].ClientConfig.CABundle, changed = ca, true
+			cc := &v.Webhooks[i].ClientConfig
+			if b := c.bundle(ca, cc.CABundle); !bytes.Equal(cc.CABundle, b) {
+				cc.CABundle, changed = b, true
 			}
 		}
 		if changed {
@@ -249,8 +260,9 @@ func (c *CertRotator) injectCA(ctx context.Context, ca []byte) error {
 		}
 		changed := false
 		for i := range m.Webhooks {
-			if !bytes.Equal(m.Webhooks[i].ClientConfig.CABundle, ca) {
-				m.Webhooks[i].ClientConfig.CABundle, changed = ca, true
+			cc := &m.Webhooks[i].ClientConfig
+			if b := c.bundle(ca, cc.CABundle); !bytes.Equal(cc.CABundle, b) {
+				cc.CABundle, changed = b, true
 			}
 		}
 		if changed {
@@ -260,4 +272,30 @@ func (c *CertRotator) injectCA(ctx context.Context, ca []byte) error {
 		}
 	}
 	return nil
+}
+
+// bundle is ca followed by the certificates of old that are not ca, parse,
+// and have not expired, in their order.
+func (c *CertRotator) bundle(ca, old []byte) []byte {
+	out := append([]byte(nil), ca...)
+	now := c.now()
+	for rest := old; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return out
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil || !now.Before(cert.NotAfter) {
+			continue
+		}
+		b := pem.EncodeToMemory(block)
+		if bytes.Contains(out, b) {
+			continue
+		}
+		out = append(out, b...)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,10 @@ type controllerOptions struct {
 	leaderElect             bool
 	webhooks, reconcile     bool
 	policyReload            time.Duration
+	certValidity, certCheck time.Duration
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
 }
 
 func newControllerCmd() *cobra.Command {
@@ -58,10 +63,15 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.StringVar(&o.certDir, "cert-dir", "/tmp/cuetrainer/serving-certs", "the directory of the serving certificate (tls.crt, tls.key)")
 	f.StringVar(&o.certSecret, "cert-secret", "cuetrainer-webhook-certs", "the Secret that keeps the generated certificate")
 	f.BoolVar(&o.selfSignedCerts, "self-signed-certs", true, "generate and rotate the serving certificate, and put its CA into the webhook configurations; false: read --cert-dir as mounted")
+	f.DurationVar(&o.certValidity, "cert-validity", 365*24*time.Hour, "how long a generated certificate (and its CA) is valid; it is renewed when a third of that remains")
+	f.DurationVar(&o.certCheck, "cert-check-interval", time.Hour, "how often the generated certificate is checked for renewal")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "the webhook server's port")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "where Prometheus metrics are served; 0 turns them off")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "elect one replica to reconcile (webhooks are served by all)")
+	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a lease is held after its last renewal: a new leader waits that long after the old one dies")
+	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew its lease (the API server unreachable, say) before it gives up and exits")
+	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the lease is tried")
 	f.BoolVar(&o.webhooks, "webhooks", true, "serve the admission webhooks")
 	f.BoolVar(&o.reconcile, "reconcile", true, "run the TrainJob controller")
 	f.DurationVar(&o.policyReload, "policy-reload-interval", 10*time.Second, "how often the policy directories are checked for changes (a new version is loaded without a restart; one that does not load leaves the last good one in force)")
@@ -74,9 +84,10 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if o.namespace == "" {
 		return usageError{errors.New("--namespace (or $POD_NAMESPACE) is required")}
 	}
-	loading := clientcmd.NewDefaultClientConfigLoadingRules()
-	loading.ExplicitPath = o.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}).ClientConfig()
+	if o.certValidity <= 0 || o.certCheck <= 0 {
+		return usageError{errors.New("--cert-validity and --cert-check-interval must be positive")}
+	}
+	cfg, err := o.restConfig()
 	if err != nil {
 		return usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
@@ -96,6 +107,12 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "cuetrainer-controller.trainer.kubeflow.org",
 		LeaderElectionNamespace: o.namespace,
+		// The process ends when the manager does: hand the lease over at
+		// once on SIGTERM (a rollout) rather than after it expires.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    o.webhookPort,
 			CertDir: o.certDir,
@@ -123,7 +140,8 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 		v, m := controller.WebhookConfigurations(eng, o.namespace, o.service)
-		rot := &controller.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name}
+		rot := &controller.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name,
+			Validity: o.certValidity, Check: o.certCheck}
 		// The certificate first, so that the webhook server starts with it.
 		if err := rot.Ensure(ctx); err != nil {
 			return err
@@ -150,4 +168,21 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	}
 	ctrl.Log.Info("starting", "webhooks", o.webhooks, "reconcile", o.reconcile, "setup", time.Since(start).String())
 	return mgr.Start(ctx)
+}
+
+// restConfig reads the kubeconfig. Client-side rate limiting is off, as
+// controller-runtime's own loader leaves it, and the API server's priority
+// and fairness decides: client-go's default of 5 requests a second held a
+// burst of TrainJobs to about one reconcile a second.
+func (o *controllerOptions) restConfig() (*rest.Config, error) {
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = o.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1
+	}
+	return cfg, nil
 }

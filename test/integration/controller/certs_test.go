@@ -97,11 +97,35 @@ func TestCertRotator(t *testing.T) {
 	if bytes.Equal(first, readCert(t, a.CertDir)) {
 		t.Error("not renewed with less than a third of its life left")
 	}
+	// Until the old CA expires the bundle trusts both: the replica that has
+	// not yet taken the renewal still serves the old certificate.
+	oldCA := s.Data["ca.crt"]
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hook-certs"}, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: cfgName}, v); err != nil {
+		t.Fatal(err)
+	}
+	if want := append(append([]byte(nil), s.Data["ca.crt"]...), oldCA...); !bytes.Equal(v.Webhooks[0].ClientConfig.CABundle, want) {
+		t.Errorf("after a renewal the bundle holds %d bytes, want the new CA then the old (%d)", len(v.Webhooks[0].ClientConfig.CABundle), len(want))
+	}
 	if err := b.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(readCert(t, a.CertDir), readCert(t, b.CertDir)) {
 		t.Error("the other replica did not take the renewed certificate")
+	}
+
+	// Once the old CA has expired it leaves the bundle (at the next check).
+	now = now.Add(21 * 24 * time.Hour)
+	if err := a.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: cfgName}, v); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(v.Webhooks[0].ClientConfig.CABundle, s.Data["ca.crt"]) {
+		t.Error("the expired CA is still in the bundle")
 	}
 }
 
