@@ -167,8 +167,8 @@ func admissionPlot(rs map[string]result) ([]byte, bool, error) {
 	var ss []series
 	for _, s := range []struct {
 		who, pct, label string
-		c           color.RGBA
-		dashed      bool
+		c               color.RGBA
+		dashed          bool
 	}{
 		{"ours", "p99", "ours p99", color.RGBA{200, 40, 30, 255}, false},
 		{"ours", "p50", "ours p50", color.RGBA{240, 140, 40, 255}, true},
