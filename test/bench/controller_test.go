@@ -3,7 +3,9 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cuetrainer/cuetrainer/controller"
@@ -57,14 +60,37 @@ func BenchmarkController(b *testing.B) {
 	fixed := fixedJobSet(b, policies.Engine())
 	perSecond := map[string][]float64{}
 	var created []float64
+	requests := map[string][]float64{}
 	for _, who := range []string{"baseline", "ours", "ours", "baseline"} {
 		ns := namespace(b, c, "bench-"+who)
 		stop := startReconciler(b, cfg, ns, who, policies, fixed)
+		before := counters(b)
 		took, creating := burst(b, cfg, c, ns)
+		after := counters(b)
 		stop()
 		perSecond[who] = append(perSecond[who], burstSize/took.Seconds())
 		created = append(created, creating.Seconds())
-		b.Logf("%s: %d TrainJobs created in %s, all JobSets after %s", who, burstSize, creating.Round(time.Millisecond), took.Round(time.Millisecond))
+		// What each TrainJob cost, until the last JobSet: reconciles, and
+		// requests to the API server by method (the creates are the
+		// benchmark's POSTs; reconciles still under way count too).
+		var per []string
+		reads, writes := 0.0, 0.0
+		for _, k := range slices.Sorted(maps.Keys(after)) {
+			d := (after[k] - before[k]) / burstSize
+			if d > 0 {
+				per = append(per, fmt.Sprintf("%s %.2f", k, d))
+			}
+			switch k {
+			case "GET":
+				reads += d
+			case "PATCH", "PUT", "DELETE":
+				writes += d
+			}
+		}
+		requests[who+"-reads/job"] = append(requests[who+"-reads/job"], reads)
+		requests[who+"-writes/job"] = append(requests[who+"-writes/job"], writes)
+		b.Logf("%s: %d TrainJobs created in %s, all JobSets after %s; per TrainJob: %s", who, burstSize,
+			creating.Round(time.Millisecond), took.Round(time.Millisecond), strings.Join(per, ", "))
 	}
 	ours, base := perSecond["ours"], perSecond["baseline"]
 	// The ratio of each pair measured next to each other: (baseline 1,
@@ -75,6 +101,37 @@ func BenchmarkController(b *testing.B) {
 	b.ReportMetric(mean(ratios), "ratio")
 	b.ReportMetric(slices.Min(ratios), "ratio-min")
 	b.ReportMetric(mean(created), "create-s")
+	for k, vs := range requests {
+		b.ReportMetric(mean(vs), k)
+	}
+}
+
+// counters reads the process's reconciles of the TrainJob controllers and
+// its requests to the API server by method.
+func counters(b *testing.B) map[string]float64 {
+	b.Helper()
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch mf.GetName() {
+			case "controller_runtime_reconcile_total":
+				if labels["controller"] == "trainjob" {
+					out["reconciles"] += m.GetCounter().GetValue()
+				}
+			case "rest_client_requests_total":
+				out[labels["method"]] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }
 
 func mean(vs []float64) float64 {
