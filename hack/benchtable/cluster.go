@@ -31,7 +31,8 @@ Admission latency (test/bench BenchmarkAdmission): our webhook server (controlle
 	`shipped runtime three TrainJobs that use it (validating and mutating endpoints) and the runtime itself (validating). ` +
 	`A request not answered within 10 s (the webhooks' timeout) is an error. Controller: 1,000 TrainJobs (torch-distributed, 2 nodes) ` +
 	`created by 8 clients while the controller runs, until every JobSet exists; runs baseline, ours, ours, baseline, the ratio ` +
-	`the mean of the two adjacent pairs. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time.
+	`the mean of the two adjacent pairs. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
+	`Where the missed goals' time goes, profiled: [docs/bench-profile.md](docs/bench-profile.md).
 `
 
 func admissionKey(rate int, who string) string {
