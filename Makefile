@@ -87,7 +87,10 @@ conformance-data:
 
 # bench compares our evaluation with baselines measured in the same run; it
 # is not part of CI. The cue command is installed at the pinned version for
-# the `cue vet` comparison.
+# the `cue vet` comparison. The admission, controller and cold-start rows
+# (test/bench) run on envtest: its binaries are built first if missing. The
+# table goes to BENCHMARKS.md, the admission latency plot to
+# docs/bench-admission.png.
 # testbins builds etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok and the JobSet controller from the Go module proxy
 # into a versioned cache directory (about 8 minutes cold on 2 cores; kept
@@ -98,7 +101,7 @@ testbins:
 testbins-envtest:
 	hack/testbins.sh envtest
 
-bench:
+bench: testbins-envtest
 	GOBIN=$(CURDIR)/bin $(GO) install cuelang.org/go/cmd/cue@$(CUE_VERSION)
 	$(GO) run ./hack/benchtable -cue $(CURDIR)/bin/cue -o BENCHMARKS.md
 

@@ -3,8 +3,12 @@
 // with the absolute figures; with -o it also writes the table, with the
 // machine it ran on, to a file (BENCHMARKS.md).
 //
-// Every figure is the median of -count runs. A row whose benchmark is not
-// written yet says so rather than showing a number.
+// Every engine figure is the median of -count runs. The rows that need a
+// control plane (admission latency, controller throughput, cold start: the
+// benchmarks of test/bench, on envtest) run once, each with its own
+// repetitions and its baseline inside. A row whose benchmark is not written
+// yet, or did not run, says so rather than showing a number. With -o, the
+// admission latency is also drawn (-plot, a PNG) and linked from the file.
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -70,17 +75,29 @@ func main() {
 	count := flag.Int("count", 5, "runs of each benchmark; figures are medians")
 	outFile := flag.String("o", "", "also write the table and the machine to this file")
 	cueBin := flag.String("cue", os.Getenv("CUE_BIN"), "the cue command, for the cue vet row")
+	plotFile := flag.String("plot", "docs/bench-admission.png", "with -o, where the admission latency plot is written (linked from -o)")
+	rows := flag.String("rows", "all", "which benchmarks run: all, engine (the in-process ones) or cluster (test/bench, on envtest)")
 	flag.Parse()
+	if *rows != "all" && *rows != "engine" && *rows != "cluster" {
+		fmt.Fprintf(os.Stderr, "benchtable: -rows %q: want all, engine or cluster\n", *rows)
+		os.Exit(2)
+	}
 
 	// Each pair runs -count times, one go test each, so that ours and its
 	// baseline are measured side by side rather than minutes apart.
 	var runs []run
-	for i := 0; i < *count; i++ {
-		runs = append(runs,
-			run{"./engine", "^Benchmark(Render|Baseline)(Torch|DeepSpeed)$", "", 1},
-			run{"./cmd/cuetrainer", "^Benchmark(VetEndToEnd|CueVetCLI)$", "", 1})
+	if *rows != "cluster" {
+		for i := 0; i < *count; i++ {
+			runs = append(runs,
+				run{"./engine", "^Benchmark(Render|Baseline)(Torch|DeepSpeed)$", "", 1},
+				run{"./cmd/cuetrainer", "^Benchmark(VetEndToEnd|CueVetCLI)$", "", 1})
+		}
+		runs = append(runs, run{"./engine", "^BenchmarkRenderDistinctLabels$", "100000x", 1})
 	}
-	runs = append(runs, run{"./engine", "^BenchmarkRenderDistinctLabels$", "100000x", 1})
+	if *rows != "engine" {
+		// One control plane for the three; each repeats inside.
+		runs = append(runs, run{"./test/bench", "^Benchmark(Admission|Controller|ColdStart)$", "1x", 1})
+	}
 	results := map[string]result{}
 	start := time.Now()
 	for _, r := range runs {
@@ -109,6 +126,28 @@ func main() {
 			"(lower is better for times, higher for throughput), the median of the runs.\n\n%s",
 			time.Now().UTC().Format("2006-01-02"), time.Since(start).Round(time.Second), cpuModel(),
 			runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, table)
+		if img, ok, err := admissionPlot(results); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		} else if ok {
+			plot := *plotFile
+			if !filepath.IsAbs(plot) {
+				plot = filepath.Join(filepath.Dir(*outFile), plot)
+			}
+			if err := os.MkdirAll(filepath.Dir(plot), 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			if err := os.WriteFile(plot, img, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			rel, err := filepath.Rel(filepath.Dir(*outFile), plot)
+			if err != nil {
+				rel = plot
+			}
+			doc += admissionNote + fmt.Sprintf("\n![Admission latency, p50 and p99, ours and the baseline, against the arrival rate](%s)\n", filepath.ToSlash(rel))
+		}
 		if err := os.WriteFile(*outFile, []byte(doc), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -175,9 +214,9 @@ func render(rs map[string]result) string {
 	} else {
 		b.WriteString("| memory after 100,000 renders | not measured | — | — | flat, ≤ 150 MiB |\n")
 	}
-	b.WriteString("| admission latency p50/p99 at 100, 500, 1,000 req/s | not measured yet | — | — | p99 ≤ 5 ms at 500 req/s |\n")
-	b.WriteString("| controller: 1,000 TrainJobs → JobSets applied | not measured yet | — | — | ≥ 0.8× |\n")
-	b.WriteString("| cold start: controller ready | not measured yet | — | — | ≤ 2 s |\n")
+	admissionRows(&b, rs)
+	controllerRow(&b, rs)
+	coldStartRow(&b, rs)
 	return b.String()
 }
 

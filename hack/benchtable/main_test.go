@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"image/png"
+	"os"
 	"strings"
 	"testing"
 )
@@ -30,10 +33,80 @@ func TestTable(t *testing.T) {
 		"| render DeepSpeed (MPI) TrainJob | not measured | not measured | — | ≤ 10× |",
 		"2500 docs/s | `cue vet` with our schemas: 110 docs/s | 22.7× | ≥ 2,000 docs/s and faster than `cue vet` (met) |",
 		"live heap 20.6 MiB (from 17.8), RSS 80 MiB | — | — | flat, RSS ≤ 150 MiB (met) |",
-		"| cold start: controller ready | not measured yet |",
+		"| cold start: `cuetrainer controller` to /readyz (certificate generated, policies loaded; envtest) | not measured |",
+		"| admission latency p50 / p99 at 100, 500, 1,000 req/s (open loop, loopback HTTPS) | not measured |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+}
+
+const clusterSample = `BenchmarkAdmission/serial/baseline-2         	       1	 118179197 ns/op	         0.1974 ClusterTrainingRuntime-validate-ms	         0.1697 TrainJob-mutate-ms	         0.1660 TrainJob-validate-ms
+BenchmarkAdmission/serial/ours-2             	       1	4012735962 ns/op	        20.23 ClusterTrainingRuntime-validate-ms	         7.085 TrainJob-mutate-ms	         7.831 TrainJob-validate-ms
+BenchmarkAdmission/rate=100/baseline-2         	       1	5016576283 ns/op	       100.2 done-req/s	         0 errors	         8.528 max-ms	         1.096 p50-ms	         1.729 p90-ms	         3.934 p99-ms
+BenchmarkAdmission/rate=100/ours-2             	       1	5011602058 ns/op	       100.1 done-req/s	         0 errors	        79.14 max-ms	         9.189 p50-ms	        32.62 p90-ms	        71.59 p99-ms
+BenchmarkAdmission/rate=500/baseline-2         	       1	5015328998 ns/op	       500.2 done-req/s	         0 errors	        18.39 max-ms	         0.8686 p50-ms	         1.405 p90-ms	         4.975 p99-ms
+BenchmarkAdmission/rate=500/ours-2             	       1	15073617297 ns/op	       166.0 done-req/s	       361.0 errors	     10422 max-ms	      5608 p50-ms	     10007 p90-ms	     10140 p99-ms
+BenchmarkAdmission/rate=1000/baseline-2        	       1	5026858355 ns/op	      1000 done-req/s	         0 errors	        31.43 max-ms	         0.7924 p50-ms	         1.441 p90-ms	        13.01 p99-ms
+BenchmarkAdmission/rate=1000/ours-2            	       1	15088126616 ns/op	       332.0 done-req/s	      3801 errors	     10652 max-ms	     10009 p50-ms	     10103 p90-ms	     10394 p99-ms
+BenchmarkColdStart-2   	       1	30957825934 ns/op	         0.4462 policies-s	         1.014 ready-max-s	         0.8495 ready-s
+BenchmarkController-2   	       1	137741037765 ns/op	        65.39 baseline-jobs/s	         3.645 create-s	        21.38 ours-jobs/s	         0.3301 ratio	         0.3050 ratio-min	2.02 ours-reads/job	3.02 ours-writes/job	0.00 baseline-reads/job	1.11 baseline-writes/job
+`
+
+// TestClusterRows: the envtest rows, each rate's p50 / p99 with the
+// timeouts, the ratio at the goal's rate, the service times one at a time,
+// the controller's ratio and the cold start, each against its goal.
+func TestClusterRows(t *testing.T) {
+	rs := map[string]result{}
+	parse([]byte(clusterSample), rs)
+	table := render(rs)
+	for _, want := range []string{
+		"| 100/s: 9.19 / 71.6 ms; 500/s: 5608 / 10140 ms (361 of 2500 timed out); 1000/s: 10009 / 10394 ms (3801 of 5000 timed out) | server answering allowed: 100/s: 1.10 / 3.93 ms; 500/s: 0.87 / 4.97 ms; 1000/s: 0.79 / 13.0 ms | p99 at 500/s: 2038× | p99 ≤ 5 ms at 500 req/s (missed) |",
+		"| TrainJob validate 7.83 ms; TrainJob mutate 7.08 ms; ClusterTrainingRuntime validate 20.2 ms | 0.17 ms; 0.17 ms; 0.20 ms | up to 102× | — |",
+		"| 21.4 TrainJobs/s (API requests per TrainJob: 2.0 reads, 3.0 writes) | a reconciler applying one fixed JobSet: 65.4/s (API requests per TrainJob: 0.0 reads, 1.1 writes); the creates alone take 3.6 s | 0.33× | ≥ 0.8× (missed) |",
+		"| 0.85 s median, 1.01 s slowest of 5 (policies loaded in 0.45 s) | — | — | ≤ 2 s (met) |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestPlot: the plot is a PNG of the expected size with the series drawn in
+// their colours; BENCHTABLE_PLOT=file keeps it, to look at.
+func TestPlot(t *testing.T) {
+	rs := map[string]result{}
+	parse([]byte(clusterSample), rs)
+	data, ok, err := admissionPlot(rs)
+	if err != nil || !ok {
+		t.Fatalf("admissionPlot: %v, %v", ok, err)
+	}
+	if f := os.Getenv("BENCHTABLE_PLOT"); f != "" {
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 960 || b.Dy() != 560 {
+		t.Errorf("size %v", b)
+	}
+	colours := map[[3]uint32]int{}
+	for y := 0; y < img.Bounds().Dy(); y++ {
+		for x := 0; x < img.Bounds().Dx(); x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, b >> 8}]++
+		}
+	}
+	for _, c := range [][3]uint32{{200, 40, 30}, {240, 140, 40}, {30, 70, 190}, {90, 160, 230}, {0, 140, 60}} {
+		if colours[c] < 50 {
+			t.Errorf("colour %v: %d pixels", c, colours[c])
+		}
+	}
+	if _, ok, _ := admissionPlot(map[string]result{}); ok {
+		t.Error("a plot without figures")
 	}
 }

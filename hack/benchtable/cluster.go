@@ -1,0 +1,203 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"sort"
+	"strings"
+)
+
+// The rows of the benchmarks in test/bench (envtest).
+
+// admissionRates are the arrival rates BenchmarkAdmission runs, and the
+// goal: p99 ≤ admissionGoalMs at admissionGoalRate.
+var admissionRates = []int{100, 500, 1000}
+
+const (
+	admissionGoalMs   = 5.0
+	admissionGoalRate = 500
+	// admissionTimeoutMs is the webhooks' timeoutSeconds: a request not
+	// answered by then is counted as an error.
+	admissionTimeoutMs = 10000
+)
+
+// admissionNote explains the admission rows under the table.
+const admissionNote = `
+Admission latency (test/bench BenchmarkAdmission): our webhook server (controller.Setup on a manager against envtest, ` +
+	`runtime lookups read from the API server as in a cluster) and a server with the same options whose handler answers ` +
+	`"allowed" without evaluating, both on 127.0.0.1 with a self-signed certificate over HTTP/1.1. An open-loop generator ` +
+	`sends AdmissionReviews at a fixed rate for 5 s per rate (a request at its scheduled time whatever the others are doing, ` +
+	`at most 64 keep-alive connections), and a latency counts from the scheduled time, queueing included. The mix: for each ` +
+	`shipped runtime three TrainJobs that use it (validating and mutating endpoints) and the runtime itself (validating). ` +
+	`A request not answered within 10 s (the webhooks' timeout) is an error. Controller: 1,000 TrainJobs (torch-distributed, 2 nodes) ` +
+	`created by 8 clients while the controller runs, until every JobSet exists; runs baseline, ours, ours, baseline, the ratio ` +
+	`the mean of the two adjacent pairs. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
+	`Where the missed goals' time goes, profiled: [docs/bench-profile.md](docs/bench-profile.md).
+`
+
+func admissionKey(rate int, who string) string {
+	return fmt.Sprintf("BenchmarkAdmission/rate=%d/%s", rate, who)
+}
+
+// ms formats milliseconds with three significant digits or so.
+func ms(v float64) string {
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func admissionRows(b *strings.Builder, rs map[string]result) {
+	const label = "admission latency p50 / p99 at 100, 500, 1,000 req/s (open loop, loopback HTTPS)"
+	cell := func(who string) (string, bool) {
+		var parts []string
+		for _, rate := range admissionRates {
+			r := rs[admissionKey(rate, who)]
+			p50, ok1 := r.median("p50-ms")
+			p99, ok2 := r.median("p99-ms")
+			if !ok1 || !ok2 {
+				return "", false
+			}
+			part := fmt.Sprintf("%d/s: %s / %s ms", rate, ms(p50), ms(p99))
+			if e, _ := r.median("errors"); e > 0 {
+				part += fmt.Sprintf(" (%.0f of %d timed out)", e, rate*5)
+			}
+			parts = append(parts, part)
+		}
+		return strings.Join(parts, "; "), true
+	}
+	ours, ok1 := cell("ours")
+	base, ok2 := cell("baseline")
+	if !ok1 || !ok2 {
+		fmt.Fprintf(b, "| %s | not measured | — | — | p99 ≤ 5 ms at 500 req/s |\n", label)
+	} else {
+		o, _ := rs[admissionKey(admissionGoalRate, "ours")].median("p99-ms")
+		t, _ := rs[admissionKey(admissionGoalRate, "baseline")].median("p99-ms")
+		mark := "met"
+		if o > admissionGoalMs {
+			mark = "missed"
+		}
+		fmt.Fprintf(b, "| %s | %s | server answering allowed: %s | p99 at 500/s: %s× | p99 ≤ 5 ms at 500 req/s (%s) |\n",
+			label, ours, base, ratio(o/t), mark)
+	}
+
+	// Each review alone: what the load divides among the cores.
+	o, t := rs["BenchmarkAdmission/serial/ours"], rs["BenchmarkAdmission/serial/baseline"]
+	var units []string
+	for u := range o {
+		if strings.HasSuffix(u, "-ms") {
+			units = append(units, u)
+		}
+	}
+	sort.Slice(units, func(i, j int) bool { // TrainJobs first
+		ti, tj := strings.HasPrefix(units[i], "TrainJob-"), strings.HasPrefix(units[j], "TrainJob-")
+		if ti != tj {
+			return ti
+		}
+		return units[i] > units[j]
+	})
+	var oc, tc []string
+	worst := 0.0
+	for _, u := range units {
+		ov, _ := o.median(u)
+		tv, ok := t.median(u)
+		if !ok {
+			continue
+		}
+		name := strings.ReplaceAll(strings.TrimSuffix(u, "-ms"), "-", " ")
+		oc = append(oc, fmt.Sprintf("%s %s ms", name, ms(ov)))
+		tc = append(tc, fmt.Sprintf("%s ms", ms(tv)))
+		worst = max(worst, ov/tv)
+	}
+	if len(oc) > 0 {
+		fmt.Fprintf(b, "| admission service time, one request at a time (median of 5 per review) | %s | %s | up to %s× | — |\n",
+			strings.Join(oc, "; "), strings.Join(tc, "; "), ratio(worst))
+	}
+}
+
+func ratio(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func controllerRow(b *strings.Builder, rs map[string]result) {
+	const label = "controller: 1,000 TrainJobs → all JobSets applied (envtest)"
+	r := rs["BenchmarkController"]
+	ours, ok1 := r.median("ours-jobs/s")
+	base, ok2 := r.median("baseline-jobs/s")
+	rt, ok3 := r.median("ratio")
+	if !ok1 || !ok2 || !ok3 {
+		fmt.Fprintf(b, "| %s | not measured | — | — | ≥ 0.8× |\n", label)
+		return
+	}
+	created, _ := r.median("create-s")
+	mark := "met"
+	if rt < 0.8 {
+		mark = "missed"
+	}
+	calls := func(who string) string {
+		reads, ok1 := r.median(who + "-reads/job")
+		writes, ok2 := r.median(who + "-writes/job")
+		if !ok1 || !ok2 {
+			return ""
+		}
+		return fmt.Sprintf(" (API requests per TrainJob: %.1f reads, %.1f writes)", reads, writes)
+	}
+	fmt.Fprintf(b, "| %s | %.1f TrainJobs/s%s | a reconciler applying one fixed JobSet: %.1f/s%s; the creates alone take %.1f s | %.2f× | ≥ 0.8× (%s) |\n",
+		label, ours, calls("ours"), base, calls("baseline"), created, rt, mark)
+}
+
+func coldStartRow(b *strings.Builder, rs map[string]result) {
+	const label = "cold start: `cuetrainer controller` to /readyz (certificate generated, policies loaded; envtest)"
+	r := rs["BenchmarkColdStart"]
+	ready, ok := r.median("ready-s")
+	if !ok {
+		fmt.Fprintf(b, "| %s | not measured | — | — | ≤ 2 s |\n", label)
+		return
+	}
+	worst, _ := r.median("ready-max-s")
+	policies, _ := r.median("policies-s")
+	mark := "met"
+	if worst > 2 {
+		mark = "missed"
+	}
+	fmt.Fprintf(b, "| %s | %.2f s median, %.2f s slowest of 5 (policies loaded in %.2f s) | — | — | ≤ 2 s (%s) |\n",
+		label, ready, worst, policies, mark)
+}
+
+// admissionPlot draws the admission latencies, false when none were
+// measured.
+func admissionPlot(rs map[string]result) ([]byte, bool, error) {
+	var ss []series
+	for _, s := range []struct {
+		who, pct, label string
+		c               color.RGBA
+		dashed          bool
+	}{
+		{"ours", "p99", "ours p99", color.RGBA{200, 40, 30, 255}, false},
+		{"ours", "p50", "ours p50", color.RGBA{240, 140, 40, 255}, true},
+		{"baseline", "p99", "baseline p99", color.RGBA{30, 70, 190, 255}, false},
+		{"baseline", "p50", "baseline p50", color.RGBA{90, 160, 230, 255}, true},
+	} {
+		pts := map[int]float64{}
+		for _, rate := range admissionRates {
+			if v, ok := rs[admissionKey(rate, s.who)].median(s.pct + "-ms"); ok {
+				pts[rate] = v
+			}
+		}
+		if len(pts) > 0 {
+			ss = append(ss, series{label: s.label, color: s.c, dashed: s.dashed, points: pts})
+		}
+	}
+	if len(ss) == 0 {
+		return nil, false, nil
+	}
+	img, err := plotLatency("admission latency against arrival rate (loopback https, open loop)", admissionRates, ss,
+		admissionGoalMs, admissionGoalRate, admissionTimeoutMs)
+	return img, err == nil, err
+}

@@ -1,0 +1,167 @@
+// Package bench_test holds the benchmarks of `make bench` that need a real
+// kube-apiserver and etcd (controller-runtime's envtest with the binaries
+// `make testbins-envtest` builds): admission latency under an open-loop
+// load, controller throughput, and the controller's cold start. Each is
+// measured beside a baseline in the same run. They are benchmarks, so `go
+// test ./...` compiles them and runs none; the control plane starts only
+// when one runs (go test -run '^$' -bench . ./test/bench).
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
+)
+
+var (
+	envOnce   sync.Once
+	env       *envtest.Environment
+	envCfg    *rest.Config
+	envClient client.Client
+	envErr    error
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	code := m.Run()
+	if env != nil {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// controlPlane starts the API server and etcd once, with the CRDs (ours,
+// JobSet's, the PodGroups') and the shipped runtimes (deploy/runtimes), and
+// no webhooks: what is measured talks to our servers itself. It skips the
+// benchmark when the binaries are not there.
+func controlPlane(b *testing.B) (*rest.Config, client.Client) {
+	b.Helper()
+	envOnce.Do(func() { envErr = startControlPlane() })
+	if envErr != nil {
+		if strings.Contains(envErr.Error(), "make testbins") {
+			b.Skip(envErr)
+		}
+		b.Fatal(envErr)
+	}
+	return envCfg, envClient
+}
+
+func startControlPlane() error {
+	dir, err := testenv.Binaries()
+	if err != nil {
+		return err
+	}
+	jobset, err := testenv.JobSetCRD()
+	if err != nil {
+		return err
+	}
+	root := testenv.Root()
+	e := &envtest.Environment{
+		BinaryAssetsDirectory: dir,
+		CRDInstallOptions: envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
+			jobset, filepath.Join(root, "deploy", "crds"), filepath.Join(root, "test", "integration", "testdata", "crds"),
+		}},
+	}
+	cfg, err := e.Start()
+	if err != nil {
+		return fmt.Errorf("starting the control plane: %w", err)
+	}
+	env = e
+	// The load of a benchmark is the load it makes, not the client's rate
+	// limit (as a controller is configured in a cluster, QPS is raised).
+	cfg.QPS, cfg.Burst = 1000, 2000
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	runtimes, _ := filepath.Glob(filepath.Join(root, "deploy", "runtimes", "*.yaml"))
+	for _, f := range runtimes {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		if err := applyFile(c, f); err != nil {
+			return err
+		}
+	}
+	envCfg, envClient = cfg, c
+	return nil
+}
+
+// applyFile creates or updates the objects of a YAML file.
+func applyFile(c client.Client, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("bench"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("%s: %s %s: %w", file, u.GetKind(), u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// namespace creates a namespace with a fresh name.
+func namespace(b *testing.B, c client.Client, prefix string) string {
+	b.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		b.Fatal(err)
+	}
+	return ns.Name
+}
+
+// freePort returns a port on 127.0.0.1 nothing listens on now.
+func freePort(b *testing.B) int {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitFor polls cond until it holds or the time is up.
+func waitFor(b *testing.B, within time.Duration, what string, cond func() error) {
+	b.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: not within %s: %v", what, within, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
