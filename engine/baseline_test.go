@@ -1,9 +1,9 @@
 package engine
 
 // A hand-written Go baseline for the render benchmarks: what a typed Go
-// controller does for a torch and a DeepSpeed (MPI) TrainJob, building the
-// same objects as the CUE with k8s and JobSet structs. It knows the two
-// runtimes it serves; the CUE knows every framework.
+// controller does for a torch, a TorchTune and a DeepSpeed (MPI) TrainJob,
+// building the same objects as the CUE with k8s and JobSet structs. It
+// knows the runtimes it serves; the CUE knows every framework.
 
 import (
 	"context"
@@ -32,6 +32,10 @@ type baselineRuntime struct {
 	object   map[string]any
 	template jobsetv1alpha2.JobSetSpec
 	mpi      bool
+	// tune: a TorchTune runtime (torchtune-<model>-<size>), whose TrainJob
+	// runs `tune run`; model is its TorchTune model.
+	tune  bool
+	model string
 }
 
 func newBaselineRuntime(tb testing.TB, obj map[string]any) *baselineRuntime {
@@ -46,6 +50,10 @@ func newBaselineRuntime(tb testing.TB, obj map[string]any) *baselineRuntime {
 		tb.Fatal(err)
 	}
 	_, rt.mpi = spec["mlPolicy"].(map[string]any)["mpi"]
+	if name := obj["metadata"].(map[string]any)["name"].(string); strings.HasPrefix(name, "torchtune-") {
+		parts := strings.Split(name, "-")
+		rt.tune, rt.model = true, strings.ReplaceAll(parts[1], ".", "_")+"/"+strings.ToUpper(parts[2])
+	}
 	return rt
 }
 
@@ -76,16 +84,48 @@ func baselineRender(rt *baselineRuntime, name string, numNodes int32, labels map
 	completionIndex := &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}
 	var objects []any
 	if !rt.mpi {
-		job := &spec.ReplicatedJobs[0]
-		job.Template.Spec.Parallelism, job.Template.Spec.Completions = ptr.To(numNodes), ptr.To(numNodes)
-		c := &job.Template.Spec.Template.Spec.Containers[0]
-		c.Env = upsertEnv(c.Env,
-			corev1.EnvVar{Name: "PET_NNODES", Value: fmt.Sprint(numNodes)},
-			corev1.EnvVar{Name: "PET_NPROC_PER_NODE", Value: "1"}, // auto on a node without GPUs or CPU requests
-			corev1.EnvVar{Name: "PET_NODE_RANK", ValueFrom: completionIndex},
-			corev1.EnvVar{Name: "PET_MASTER_ADDR", Value: fmt.Sprintf("%s-node-0-0.%s", name, name)},
-			corev1.EnvVar{Name: "PET_MASTER_PORT", Value: "29500"})
-		c.Ports = append(c.Ports, corev1.ContainerPort{ContainerPort: 29500})
+		for i := range spec.ReplicatedJobs {
+			job := &spec.ReplicatedJobs[i]
+			if job.Template.Labels["trainer.kubeflow.org/trainjob-ancestor-step"] != "trainer" {
+				job.Template.Spec.Parallelism, job.Template.Spec.Completions = ptr.To(int32(1)), ptr.To(int32(1))
+				continue
+			}
+			job.Template.Spec.Parallelism, job.Template.Spec.Completions = ptr.To(numNodes), ptr.To(numNodes)
+			c := &job.Template.Spec.Template.Spec.Containers[0]
+			procs := "1" // auto on a node without GPUs or CPU requests
+			gpus := c.Resources.Limits.Name("nvidia.com/gpu", "0").Value()
+			if gpus > 0 {
+				procs = "auto"
+			}
+			env := []corev1.EnvVar{
+				{Name: "PET_NNODES", Value: fmt.Sprint(numNodes)},
+				{Name: "PET_NPROC_PER_NODE", Value: procs},
+				{Name: "PET_NODE_RANK", ValueFrom: completionIndex},
+			}
+			if rt.tune {
+				// tune run: the recipe and config for the model, and the
+				// runtime's immutable configs; the rendezvous endpoint
+				// with more than one device.
+				command := []string{"tune", "run"}
+				if numNodes > 1 || gpus > 1 {
+					command = append(command, fmt.Sprintf("--rdzv_endpoint=%s-node-0-0.%s:29500", name, name))
+				}
+				command = append(command, "full_finetune_distributed", "--config", rt.model+"_full")
+				for _, arg := range c.Command {
+					switch strings.SplitN(arg, "=", 2)[0] {
+					case "output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file":
+						command = append(command, arg)
+					}
+				}
+				c.Command = command
+			} else {
+				env = append(env,
+					corev1.EnvVar{Name: "PET_MASTER_ADDR", Value: fmt.Sprintf("%s-node-0-0.%s", name, name)},
+					corev1.EnvVar{Name: "PET_MASTER_PORT", Value: "29500"})
+			}
+			c.Env = upsertEnv(c.Env, env...)
+			c.Ports = append(c.Ports, corev1.ContainerPort{ContainerPort: 29500})
+		}
 	} else {
 		secret := name + "-mpi-ssh-auth"
 		var hostfile strings.Builder
@@ -163,7 +203,7 @@ func TestBaselineEqualsEngine(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		nodes int32
-	}{{"03-torch-numnodes-override", 4}, {"28-deepspeed-shipped-minimal", 1}} {
+	}{{"03-torch-numnodes-override", 4}, {"36-torchtune-llama3.2-1b-default", 1}, {"28-deepspeed-shipped-minimal", 1}} {
 		s, tj, rt := baselineCase(t, c.name, c.nodes)
 		tj = varied(tj, 7)
 		tj.Object["metadata"].(map[string]any)["uid"] = "u"
@@ -195,6 +235,9 @@ func benchmarkBaseline(b *testing.B, caseName string, numNodes int32) {
 }
 
 func BenchmarkBaselineTorch(b *testing.B) { benchmarkBaseline(b, "03-torch-numnodes-override", 4) }
+func BenchmarkBaselineTorchTune(b *testing.B) {
+	benchmarkBaseline(b, "36-torchtune-llama3.2-1b-default", 1)
+}
 func BenchmarkBaselineDeepSpeed(b *testing.B) {
 	benchmarkBaseline(b, "28-deepspeed-shipped-minimal", 1)
 }

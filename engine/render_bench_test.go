@@ -59,6 +59,7 @@ func benchmarkRender(b *testing.B, caseName string) {
 
 func BenchmarkRenderTorch(b *testing.B)     { benchmarkRender(b, "03-torch-numnodes-override") }
 func BenchmarkRenderDeepSpeed(b *testing.B) { benchmarkRender(b, "28-deepspeed-shipped-minimal") }
+func BenchmarkRenderTorchTune(b *testing.B) { benchmarkRender(b, "36-torchtune-llama3.2-1b-default") }
 
 // BenchmarkRenderDistinctLabels renders TrainJobs that each carry a label
 // key never seen before, and reports the live heap after the run: with the
