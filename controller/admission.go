@@ -74,22 +74,26 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 		now = a.Now
 	}
 	s := a.Engine().NewSession(engine.SessionOptions{Release: a.Release, NoBuiltinRuntimes: true, Cluster: a.Cluster})
+	doc := engine.Document{File: "request", Object: obj}
+	ereq := engine.Request{Operation: string(req.Operation), OldObject: old, Now: now()}
 	evalStart := time.Now()
-	r := s.AdmitRequest(ctx, engine.Document{File: "request", Object: obj}, engine.Request{Operation: string(req.Operation), OldObject: old, Now: now()})
-	evaluationDuration.WithLabelValues("admit").Observe(time.Since(evalStart).Seconds())
-
 	if a.Mutating {
-		// Validation is the validating handler's: a mutation that cannot be
-		// worked out leaves the object as it is.
-		if r.Mutated == nil {
+		// Only the mutations are evaluated: validation is the validating
+		// handler's, and a mutation that cannot be worked out leaves the
+		// object as it is.
+		mutated, err := s.Mutate(doc, ereq)
+		evaluationDuration.WithLabelValues("mutate").Observe(time.Since(evalStart).Seconds())
+		if err != nil || mutated == nil {
 			return admission.Allowed("")
 		}
-		raw, err := json.Marshal(r.Mutated)
+		raw, err := json.Marshal(mutated)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 	}
+	r := s.AdmitRequest(ctx, doc, ereq)
+	evaluationDuration.WithLabelValues("admit").Observe(time.Since(evalStart).Seconds())
 
 	// A lookup that failed (the API server unreachable, say) or a rule that
 	// did not evaluate is the server's fault, not the object's: 500, which

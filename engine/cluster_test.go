@@ -229,12 +229,12 @@ func patched(t *testing.T, suspend bool, timeA, labelA string) Document {
 	return readOne(t, strings.Replace(text, `a: "A"`, "a: "+labelA, 1))
 }
 
-func patchTimes(r Result) map[string]any {
+func patchTimes(mutated map[string]any) map[string]any {
 	out := map[string]any{}
-	if r.Mutated == nil {
+	if mutated == nil {
 		return nil
 	}
-	for _, p := range r.Mutated["spec"].(map[string]any)["runtimePatches"].([]any) {
+	for _, p := range mutated["spec"].(map[string]any)["runtimePatches"].([]any) {
 		pm := p.(map[string]any)
 		out[pm["manager"].(string)] = pm["time"]
 	}
@@ -248,14 +248,17 @@ func TestMutationRuntimePatchTime(t *testing.T) {
 	cl := &mapCluster{}
 	cl.add(t, clusterRuntime)
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	admit := func(doc Document, req Request) Result {
+	admit := func(doc Document, req Request) map[string]any {
 		req.Now = now
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
-		r := s.AdmitRequest(context.Background(), doc, req)
-		if r.Rejected() {
+		if r := s.AdmitRequest(context.Background(), doc, req); r.Rejected() {
 			t.Fatalf("rejected: %v", findingStrings(r.Errors))
 		}
-		return r
+		mutated, err := s.Mutate(doc, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mutated
 	}
 	stamp := "2026-11-23T10:00:00Z"
 	earlier := "2026-01-02T03:04:05Z"
@@ -284,8 +287,8 @@ func TestMutationRuntimePatchTime(t *testing.T) {
 	}
 	// Without a time the rules make no mutation.
 	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
-	if r := s.AdmitRequest(context.Background(), patched(t, false, "", "A"), Request{}); r.Mutated != nil {
-		t.Errorf("no time given, yet mutated: %v", patchTimes(r))
+	if m, err := s.Mutate(patched(t, false, "", "A"), Request{}); m != nil || err != nil {
+		t.Errorf("no time given, yet mutated: %v (%v)", patchTimes(m), err)
 	}
 }
 

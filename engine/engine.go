@@ -106,6 +106,8 @@ type compiled struct {
 	// controllers are the parts of renders only a controller reads
 	// (controllers), by apiVersion and kind.
 	controllers map[string]map[string]cue.Value
+	// mutators are the kinds' mutating webhooks' rules (mutators).
+	mutators map[string]map[string]cue.Value
 	combined    sync.Map
 	runtimes    cue.Value
 	evaluations atomic.Int64
@@ -214,6 +216,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.controllers, err = e.byKind(c, "controllers"); err != nil {
+		return nil, err
+	}
+	if c.mutators, err = e.byKind(c, "mutators"); err != nil {
 		return nil, err
 	}
 	parts, err := e.byKind(c, "renderParts")
@@ -476,15 +481,10 @@ func (e *Engine) Owned() []Kind {
 	return out
 }
 
-// Mutates reports whether the kind's review makes mutations (has a mutating
-// webhook).
+// Mutates reports whether the kind has a mutator (a mutating webhook).
 func (e *Engine) Mutates(k Kind) bool {
-	v, ok := e.cur.Load().reviews[k.APIVersion][k.Kind]
-	if !ok {
-		return false
-	}
-	b, err := v.LookupPath(cue.ParsePath("mutates")).Bool()
-	return err == nil && b
+	_, ok := e.cur.Load().mutators[k.APIVersion][k.Kind]
+	return ok
 }
 
 // Summarized returns the kinds whose review summarises them for listings (the

@@ -70,9 +70,6 @@ type Result struct {
 	// Skipped for one nothing reads.
 	Context bool
 	Skipped bool
-	// Mutated is the input with the mutating rules' changes, nil when they
-	// change nothing.
-	Mutated map[string]any
 
 	// runtime is what the kind's lookup found, for the render, and
 	// existing the render's objects found in the cluster, by id.
@@ -328,12 +325,6 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		return s.internal(r, "object", err), nil
 	}
 	r.Object, _ = a.restore(r.Object).(map[string]any)
-	if r.Mutated, err = mutate(rv, input.(map[string]any)); err != nil {
-		return s.internal(r, "mutations", err), nil
-	}
-	if r.Mutated != nil {
-		r.Mutated, _ = a.restore(r.Mutated).(map[string]any)
-	}
 	crd, err := s.e.decodeFindings(rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
 	if err != nil {
 		return s.internal(r, "crd", err), nil
@@ -365,6 +356,43 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 }
 
 var pathMutations = cue.MakePath(cue.Str("mutations"))
+
+// Mutate works out a mutating webhook's changes to the object: the input
+// with the kind's mutations (mutators) made, nil when they change nothing
+// or the kind has none. It evaluates the mutator alone, not the review:
+// whether the object is valid is the validating webhook's question.
+func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
+	if doc.Err != nil || doc.Object == nil {
+		return nil, nil
+	}
+	c := s.e.compiled()
+	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
+	if !ok {
+		return nil, nil
+	}
+	a := s.e.opaque.aliases(nil)
+	cx := map[string]any{}
+	if req.Operation != "" {
+		cx["operation"] = req.Operation
+	}
+	if req.OldObject != nil {
+		cx["oldObject"] = a.alias(req.OldObject)
+	}
+	if !req.Now.IsZero() {
+		cx["now"] = req.Now.UTC().Format(time.RFC3339)
+	}
+	input := a.alias(doc.Object).(map[string]any)
+	rv := m.Unify(c.ctx.Encode(map[string]any{"input": input, "context": cx}))
+	out, err := mutate(rv, input)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mutations: %s", doc.Kind(), s.e.Details(err))
+	}
+	if out == nil {
+		return nil, nil
+	}
+	restored, _ := a.restore(out).(map[string]any)
+	return restored, nil
+}
 
 // mutate applies the review's mutations to a copy of the input; nil when
 // there are none.
