@@ -107,7 +107,7 @@ type compiled struct {
 	// (controllers), by apiVersion and kind.
 	controllers map[string]map[string]cue.Value
 	// mutators are the kinds' mutating webhooks' rules (mutators).
-	mutators map[string]map[string]cue.Value
+	mutators    map[string]map[string]cue.Value
 	combined    sync.Map
 	runtimes    cue.Value
 	evaluations atomic.Int64
