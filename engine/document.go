@@ -268,22 +268,72 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 // jsonForYAML rewrites valid JSON so that YAML reads it as JSON does (the
 // webhooks read the API server's JSON with ReadYAML), on the same lines:
 // tabs between tokens become spaces (YAML refuses a tab that starts a
-// line); in strings, \/ becomes /, a \u escape of a UTF-16 surrogate pair becomes one \U
+// line), line breaks before a key's colon go after it, and a key too long
+// for an implicit YAML key becomes an explicit one (? key); in strings, \/ becomes /, a \u escape of a UTF-16 surrogate pair becomes one \U
 // escape (YAML refuses surrogates; a lone one becomes U+FFFD, as
 // encoding/json reads it), and a character YAML refuses or reads as a line
 // break (DEL, C1 controls, NEL, LS, PS, BOM, U+FFFE, U+FFFF: YAML folds a raw
 // NEL into a space) is escaped.
+// longKey says whether the JSON string that starts at data[i] is an
+// object's key longer than YAML's implicit keys may be (1,024 characters;
+// 512 bytes of JSON, whatever its escapes become, stay under it).
+func longKey(data []byte, i int) bool {
+	j := i + 1
+	for j < len(data) && data[j] != '"' {
+		if data[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	if j-i < 512 {
+		return false
+	}
+	for j++; j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r'); j++ {
+	}
+	return j < len(data) && data[j] == ':'
+}
+
+// appendSpaces appends whitespace between JSON tokens, tabs as spaces.
+func appendSpaces(out, ws []byte) []byte {
+	for _, c := range ws {
+		if c == '\t' {
+			c = ' '
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 func jsonForYAML(data []byte) []byte {
 	out := make([]byte, 0, len(data)+len(data)/8)
 	inString := false
 	for i := 0; i < len(data); {
 		c := data[i]
 		switch {
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			// Whitespace between tokens. Before a key's colon it moves
+			// after the colon: YAML wants an implicit key's ':' on the
+			// key's line, and the line count stays the same.
+			j := i
+			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+				j++
+			}
+			if j < len(data) && data[j] == ':' {
+				out = append(out, ':')
+				out = appendSpaces(out, data[i:j])
+				i = j + 1
+			} else {
+				out = appendSpaces(out, data[i:j])
+				i = j
+			}
 		case !inString:
 			if c == '"' {
 				inString = true
-			} else if c == '\t' {
-				c = ' '
+				if longKey(data, i) {
+					// YAML takes an implicit key of at most 1024
+					// characters; an explicit one (? key) has no limit.
+					out = append(out, '?', ' ')
+				}
 			}
 			out = append(out, c)
 			i++
