@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -139,7 +138,7 @@ webhook: {host: %q, port: %d, certDir: %q}
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	probe := freeAddress()
+	probe := testenv.FreeAddress()
 	cuetrainer := filepath.Join(logs, "cuetrainer")
 	build := exec.Command("go", "build", "-o", cuetrainer, "./cmd/cuetrainer")
 	build.Dir = root
@@ -168,7 +167,7 @@ webhook: {host: %q, port: %d, certDir: %q}
 	}
 	if err := setUpCluster(ctx, root, probe); err != nil {
 		fmt.Fprintln(os.Stderr, "setting up the cluster:", err)
-		printLogs(os.Stderr)
+		testenv.PrintLogs(os.Stderr, logs, 6000)
 		return 1
 	}
 	return m.Run()
@@ -203,15 +202,6 @@ func startProcess(ctx context.Context, name string, args ...string) (*exec.Cmd, 
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	return cmd, nil
-}
-
-func freeAddress() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "0"
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // jobSetWebhooks reads the JobSet controller's webhook configurations, with
@@ -331,26 +321,7 @@ status:
 	return nil
 }
 
-// printLogs writes the tail of every process's log.
-func printLogs(w io.Writer) {
-	files, _ := filepath.Glob(filepath.Join(logs, "*.log"))
-	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		if len(data) > 4000 {
-			data = data[len(data)-4000:]
-		}
-		fmt.Fprintf(w, "=== %s (tail)\n%s\n", filepath.Base(f), data)
-	}
-}
-
 func need(t *testing.T) {
 	t.Helper()
-	testenv.Need(t, skipReason == "", skipReason)
-	t.Cleanup(func() {
-		if t.Failed() {
-			var b strings.Builder
-			printLogs(&b)
-			t.Log(b.String())
-		}
-	})
+	testenv.NeedProcesses(t, skipReason == "", skipReason, logs, 6000)
 }

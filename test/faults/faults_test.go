@@ -25,6 +25,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
 const burstSize = 60
@@ -289,7 +291,7 @@ func TestCertificateRotationKeepsAdmitting(t *testing.T) {
 	// A second replica, as the Deployment runs, checks every 3 s: after a
 	// renewal it serves the old certificate for up to 3 s, and the API
 	// server sends it a share of the requests.
-	port, err := freePort()
+	port, err := testenv.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +475,7 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 	failed, loaded := policyReloads(t)
 
 	broken := []byte("package schemas\n\nfoo: {\n")
-	if err := publish(policyDir, 2, map[string][]byte{"nodes.cue": maxNodesPolicy(8), "broken.cue": broken}); err != nil {
+	if err := testenv.Publish(policyDir, 2, map[string][]byte{"nodes.cue": maxNodesPolicy(8), "broken.cue": broken}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the broken policy counted", func() error {
@@ -491,7 +493,7 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 	}
 	converge(t, ns, []string{"while-broken"}, torchObjects)
 
-	if err := publish(policyDir, 3, map[string][]byte{"nodes.cue": maxNodesPolicy(4)}); err != nil {
+	if err := testenv.Publish(policyDir, 3, map[string][]byte{"nodes.cue": maxNodesPolicy(4)}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the fixed policy loaded", func() error {
@@ -504,7 +506,7 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 
 	// A controller (re)started while the ConfigMap is broken has no last
 	// good policy: it exits, and the webhooks are down until the fix.
-	if err := publish(policyDir, 4, map[string][]byte{"nodes.cue": maxNodesPolicy(4), "broken.cue": broken}); err != nil {
+	if err := testenv.Publish(policyDir, 4, map[string][]byte{"nodes.cue": maxNodesPolicy(4), "broken.cue": broken}); err != nil {
 		t.Fatal(err)
 	}
 	cuetrain.stop()
@@ -522,7 +524,7 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 	if line := logLine("broken.cue"); line == "" {
 		t.Error("the controller exited without naming broken.cue")
 	}
-	if err := publish(policyDir, 5, map[string][]byte{"nodes.cue": maxNodesPolicy(8)}); err != nil {
+	if err := testenv.Publish(policyDir, 5, map[string][]byte{"nodes.cue": maxNodesPolicy(8)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cuetrain.start(ctx); err != nil {

@@ -123,7 +123,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	webhookPort, err := freePort()
+	webhookPort, err := testenv.FreePort()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -142,7 +142,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := publish(policyDir, 1, map[string][]byte{"nodes.cue": maxNodesPolicy(8)}); err != nil {
+	if err := testenv.Publish(policyDir, 1, map[string][]byte{"nodes.cue": maxNodesPolicy(8)}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -162,7 +162,7 @@ func run(m *testing.M) int {
 	ctx := context.Background()
 	if err := cuetrain.start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		printLogs(os.Stderr)
+		testenv.PrintLogs(os.Stderr, logs, 6000)
 		return 1
 	}
 	defer cuetrain.stop()
@@ -197,23 +197,6 @@ func hostAddress() (string, error) {
 		}
 	}
 	return "", errors.New("no IPv4 address but loopback: the API server cannot reach a webhook endpoint")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func freeAddress() string {
-	p, err := freePort()
-	if err != nil {
-		return "0"
-	}
-	return "127.0.0.1:" + strconv.Itoa(p)
 }
 
 // installController applies what deploy/ installs besides the Deployment:
@@ -312,7 +295,7 @@ func (c *controllerProcess) spawn() error {
 	}
 	c.starts++
 	fmt.Fprintf(out, "\n=== start %d %s\n", c.starts, time.Now().Format(time.RFC3339Nano))
-	c.probe, c.metric = freeAddress(), freeAddress()
+	c.probe, c.metric = testenv.FreeAddress(), testenv.FreeAddress()
 	args := append(append([]string(nil), c.args...), "--health-probe-bind-address="+c.probe, "--metrics-bind-address="+c.metric)
 	c.cmd = exec.Command(c.bin, append(args, c.extra...)...)
 	c.cmd.Stdout, c.cmd.Stderr = out, out
@@ -450,66 +433,7 @@ admission: "trainer.kubeflow.org/v1alpha1": TrainJob: {
 `, max, max)
 }
 
-// publish lays files out in dir as the kubelet updates a ConfigMap volume:
-// a new hidden directory ..vN, the ..data link switched to it atomically,
-// and a link per file from the top; files no longer there lose their link.
-func publish(dir string, version int, files map[string][]byte) error {
-	v := fmt.Sprintf("..v%d", version)
-	if err := os.Mkdir(filepath.Join(dir, v), 0o755); err != nil {
-		return err
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, v, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	tmp := filepath.Join(dir, "..data_tmp")
-	if err := os.Symlink(v, tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
-		return err
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			if _, keep := files[e.Name()]; !keep {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	for name := range files {
-		link := filepath.Join(dir, name)
-		if _, err := os.Lstat(link); err == nil {
-			continue
-		}
-		if err := os.Symlink(filepath.Join("..data", name), link); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// printLogs writes the tail of every process's log.
-func printLogs(w io.Writer) {
-	files, _ := filepath.Glob(filepath.Join(logs, "*.log"))
-	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		if len(data) > 6000 {
-			data = data[len(data)-6000:]
-		}
-		fmt.Fprintf(w, "=== %s (tail)\n%s\n", filepath.Base(f), data)
-	}
-}
-
 func need(t *testing.T) {
 	t.Helper()
-	testenv.Need(t, skipReason == "", skipReason)
-	t.Cleanup(func() {
-		if t.Failed() {
-			var b strings.Builder
-			printLogs(&b)
-			t.Log(b.String())
-		}
-	})
+	testenv.NeedProcesses(t, skipReason == "", skipReason, logs, 6000)
 }

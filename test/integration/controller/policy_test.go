@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
 // TestPolicyReloadServesNewFramework: the running controller's policy
@@ -118,42 +120,11 @@ spec:
 	})
 }
 
-// publish lays files out in dir as the kubelet updates a ConfigMap volume:
-// a new hidden directory ..vN, the ..data link switched to it atomically,
-// and a link per file from the top; files no longer there lose their link.
+// publish lays the files out in dir as the kubelet updates a ConfigMap
+// volume (testenv.Publish).
 func publish(t *testing.T, dir string, version int, files map[string][]byte) {
 	t.Helper()
-	v := fmt.Sprintf("..v%d", version)
-	if err := os.Mkdir(filepath.Join(dir, v), 0o755); err != nil {
+	if err := testenv.Publish(dir, version, files); err != nil {
 		t.Fatal(err)
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, v, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tmp := filepath.Join(dir, "..data_tmp")
-	if err := os.Symlink(v, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			if _, keep := files[e.Name()]; !keep {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	for name := range files {
-		link := filepath.Join(dir, name)
-		if _, err := os.Lstat(link); err == nil {
-			continue
-		}
-		if err := os.Symlink(filepath.Join("..data", name), link); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
