@@ -288,9 +288,20 @@ func longKey(data []byte, i int) bool {
 	if j-i < 512 {
 		return false
 	}
-	for j++; j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r'); j++ {
-	}
+	j = skipJSONSpace(data, j+1)
 	return j < len(data) && data[j] == ':'
+}
+
+// isJSONSpace says whether c is whitespace between JSON tokens.
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipJSONSpace returns the index of the first non-whitespace byte of data
+// from i on.
+func skipJSONSpace(data []byte, i int) int {
+	for i < len(data) && isJSONSpace(data[i]) {
+		i++
+	}
+	return i
 }
 
 // appendSpaces appends whitespace between JSON tokens, tabs as spaces.
@@ -310,14 +321,11 @@ func jsonForYAML(data []byte) []byte {
 	for i := 0; i < len(data); {
 		c := data[i]
 		switch {
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+		case !inString && isJSONSpace(c):
 			// Whitespace between tokens. Before a key's colon it moves
 			// after the colon: YAML wants an implicit key's ':' on the
 			// key's line, and the line count stays the same.
-			j := i
-			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
-				j++
-			}
+			j := skipJSONSpace(data, i)
 			if j < len(data) && data[j] == ':' {
 				out = append(out, ':')
 				out = appendSpaces(out, data[i:j])

@@ -264,18 +264,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	// The objects reach the CUE with their opaque keys as tokens (see
 	// aliases.go); what comes back gets the keys again.
 	a := s.e.opaque.aliases(nil)
-	cx := map[string]any{}
+	cx := requestContext(req, a)
 	if s.opts.Release != "" {
 		cx["release"] = s.opts.Release
-	}
-	if req.Operation != "" {
-		cx["operation"] = req.Operation
-	}
-	if req.OldObject != nil {
-		cx["oldObject"] = a.alias(req.OldObject)
-	}
-	if !req.Now.IsZero() {
-		cx["now"] = req.Now.UTC().Format(time.RFC3339)
 	}
 	// Other groups' objects by name: the objects' keys are aliased, not
 	// their names.
@@ -357,6 +348,22 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 
 var pathMutations = cue.MakePath(cue.Str("mutations"))
 
+// requestContext is what a request tells the CUE (#Context): the operation,
+// the old object (its keys aliased by a) and the time.
+func requestContext(req Request, a *keyAliases) map[string]any {
+	cx := map[string]any{}
+	if req.Operation != "" {
+		cx["operation"] = req.Operation
+	}
+	if req.OldObject != nil {
+		cx["oldObject"] = a.alias(req.OldObject)
+	}
+	if !req.Now.IsZero() {
+		cx["now"] = req.Now.UTC().Format(time.RFC3339)
+	}
+	return cx
+}
+
 // Mutate works out a mutating webhook's changes to the object: the input
 // with the kind's mutations (mutators) made, nil when they change nothing
 // or the kind has none. It evaluates the mutator alone, not the review:
@@ -371,16 +378,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		return nil, nil
 	}
 	a := s.e.opaque.aliases(nil)
-	cx := map[string]any{}
-	if req.Operation != "" {
-		cx["operation"] = req.Operation
-	}
-	if req.OldObject != nil {
-		cx["oldObject"] = a.alias(req.OldObject)
-	}
-	if !req.Now.IsZero() {
-		cx["now"] = req.Now.UTC().Format(time.RFC3339)
-	}
+	cx := requestContext(req, a)
 	input := a.alias(doc.Object).(map[string]any)
 	rv := m.Unify(c.ctx.Encode(map[string]any{"input": input, "context": cx}))
 	out, err := mutate(rv, input)
