@@ -280,3 +280,72 @@ func TestListTypeRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreTypesKeepTheirFields: the marker defaults (jobset.cue) are added
+// to the core types on both sides, the runtime template's and the
+// TrainJob's (k8s.cue), without closing the types to the fields the
+// defaults name: every field of the core type is still allowed, and the
+// defaults still apply.
+func TestCoreTypesKeepTheirFields(t *testing.T) {
+	env := `[{name: A, valueFrom: {fieldRef: {fieldPath: metadata.name}}}, {name: B, valueFrom: {configMapKeyRef: {key: k}}}, {name: C, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}]`
+	volumes := `[{name: v, cephfs: {monitors: [m], secretRef: {}}}, {name: w, configMap: {items: [{key: k, path: p}]}}]`
+	rt := runtimeYAML("core", "", "", "{torch: {}}", "volumes: "+volumes+"\n                initContainers: [{name: init, image: img, env: "+env+"}]")
+	job := fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: ns}
+spec:
+  runtimeRef: {name: core}
+  trainer: {env: %s}
+  runtimePatches:
+  - manager: acme.io/m
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {volumes: %s, imagePullSecrets: [{}]}}}}}]}}}
+`, env, volumes)
+	s := testEngine(t).NewSession(SessionOptions{NoBuiltinRuntimes: true})
+	rs := admitAll(t, s, "in.yaml", rt+"---\n"+job)
+	for _, r := range rs {
+		if r.Rejected() {
+			t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))
+		}
+	}
+	at := func(obj map[string]any, path ...any) any {
+		var v any = obj
+		for _, p := range path {
+			switch p := p.(type) {
+			case string:
+				v = v.(map[string]any)[p]
+			case int:
+				v = v.([]any)[p]
+			}
+		}
+		return v
+	}
+	pod := at(rs[0].Object, "spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec")
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"runtime env fieldRef", at(pod.(map[string]any), "initContainers", 0, "env", 0, "valueFrom", "fieldRef", "fieldPath"), "metadata.name"},
+		{"runtime env configMapKeyRef name default", at(pod.(map[string]any), "initContainers", 0, "env", 1, "valueFrom", "configMapKeyRef", "name"), ""},
+		{"runtime cephfs secretRef name default", at(pod.(map[string]any), "volumes", 0, "cephfs", "secretRef", "name"), ""},
+		{"TrainJob env fieldRef", at(rs[1].Object, "spec", "trainer", "env", 0, "valueFrom", "fieldRef", "fieldPath"), "metadata.name"},
+		{"TrainJob env resourceFieldRef", at(rs[1].Object, "spec", "trainer", "env", 2, "valueFrom", "resourceFieldRef", "resource"), "limits.cpu"},
+		{"TrainJob env configMapKeyRef name default", at(rs[1].Object, "spec", "trainer", "env", 1, "valueFrom", "configMapKeyRef", "name"), ""},
+		{"TrainJob patch volume secretRef name default", at(rs[1].Object, "spec", "runtimePatches", 0, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "volumes", 0, "cephfs", "secretRef", "name"), ""},
+		{"TrainJob patch configMap items", at(rs[1].Object, "spec", "runtimePatches", 0, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "volumes", 1, "configMap", "items", 0, "path"), "p"},
+		{"TrainJob patch imagePullSecrets name default", at(rs[1].Object, "spec", "runtimePatches", 0, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "imagePullSecrets", 0, "name"), ""},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: got %#v, want %#v", c.name, c.got, c.want)
+		}
+	}
+
+	// And a field no core type has is still refused, on both sides.
+	bad := admitAll(t, testEngine(t).NewSession(SessionOptions{NoBuiltinRuntimes: true}), "in.yaml",
+		strings.Replace(rt, "fieldPath: metadata.name", "fieldPath: metadata.name, bogus: 1", 1)+"---\n"+
+			strings.Replace(job, "fieldPath: metadata.name", "fieldPath: metadata.name, bogus: 1", 1))
+	for _, r := range bad {
+		if !contains(findingStrings(r.Errors), "bogus") {
+			t.Errorf("%s: want bogus refused, got %v", r.Identity(), findingStrings(r.Errors))
+		}
+	}
+}
