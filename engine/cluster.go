@@ -51,7 +51,11 @@ func (l lookupRef) key() string { return l.Group + "/" + l.Kind + "/" + l.Namesp
 // renders from pinned copies). Objects of the kinds the engine admits come
 // back with their defaults, evaluated once per uid and resourceVersion.
 func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (*stored, error) {
-	if st, ok := s.objects[l.key()]; ok {
+	s.mu.RLock()
+	s.note(l.key())
+	st, ok := s.objects[l.key()]
+	s.mu.RUnlock()
+	if ok {
 		return st, nil
 	}
 	cl := s.opts.Cluster
@@ -149,7 +153,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 			return st
 		}
 	}
-	s := &Session{e: e, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
+	s := newSession(e, SessionOptions{})
 	_, st := s.evaluate(context.Background(), d, Request{})
 	if st == nil {
 		st = &stored{doc: d}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,9 @@ type Session struct {
 	e    *Engine
 	opts SessionOptions
 
+	// mu guards objects, context, seen and the journal: AdmitAll's
+	// evaluations read them while the documents before them are committed.
+	mu *sync.RWMutex
 	// objects holds every object admitted so far by identity, and where it
 	// came from.
 	objects map[string]*stored
@@ -41,6 +45,58 @@ type Session struct {
 	context map[string]map[string]any
 	// seen holds where each identity was first given, admitted or not.
 	seen map[string]Document
+	// journal lists, in order, what the documents admitted so far added for
+	// the documents after them: an identity key, or contextAdded.
+	journal *[]string
+	// reads, on the copy of a session that one of AdmitAll's evaluations
+	// runs on, records what the evaluation read of the session.
+	reads *reads
+	// redone counts AdmitAll's evaluations made again in their turn.
+	redone int
+}
+
+// contextAdded is the journal's entry for an object added to the context.
+const contextAdded = "\x00context"
+
+// reads is what one evaluation read of its session: the identities it
+// looked up and whether it read the context, from which entry of the
+// journal on.
+type reads struct {
+	from    int
+	started bool
+	keys    []string
+	context bool
+}
+
+// note records a read; the caller holds s.mu.
+func (s *Session) note(key string) {
+	rd := s.reads
+	if rd == nil {
+		return
+	}
+	if !rd.started {
+		rd.from, rd.started = len(*s.journal), true
+	}
+	if key == contextAdded {
+		rd.context = true
+		return
+	}
+	rd.keys = append(rd.keys, key)
+}
+
+// stale reports whether a document committed since rd's evaluation read the
+// session added something that evaluation read. Only the committer calls
+// it, and only the committer writes the journal.
+func (s *Session) stale(rd *reads) bool {
+	if !rd.started {
+		return false
+	}
+	for _, added := range (*s.journal)[rd.from:] {
+		if added == contextAdded && rd.context || slices.Contains(rd.keys, added) {
+			return true
+		}
+	}
+	return false
 }
 
 type stored struct {
@@ -96,13 +152,18 @@ func (r Result) Identity() string {
 // NewSession starts an empty cluster, holding the shipped runtimes unless
 // told otherwise.
 func (e *Engine) NewSession(opts SessionOptions) *Session {
-	s := &Session{e: e, opts: opts, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
+	s := newSession(e, opts)
 	if !opts.NoBuiltinRuntimes {
 		for _, st := range e.builtinRuntimes(opts.Release) {
 			s.objects[st.key()] = st
 		}
 	}
 	return s
+}
+
+func newSession(e *Engine, opts SessionOptions) *Session {
+	return &Session{e: e, opts: opts, mu: &sync.RWMutex{}, objects: map[string]*stored{}, context: map[string]map[string]any{},
+		seen: map[string]Document{}, journal: new([]string)}
 }
 
 // builtinRuntimes admits the shipped runtimes once per release the engine
@@ -113,7 +174,7 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 	if sts, ok := e.builtinByRelease[release]; ok {
 		return sts
 	}
-	s := &Session{e: e, opts: SessionOptions{Release: release}, objects: map[string]*stored{}, context: map[string]map[string]any{}, seen: map[string]Document{}}
+	s := newSession(e, SessionOptions{Release: release})
 	var sts []*stored
 	for _, doc := range e.builtin {
 		r, st := s.evaluate(context.Background(), doc, Request{})
@@ -157,49 +218,146 @@ func (s *Session) Admit(doc Document) Result {
 // AdmitRequest admits one document as an admission request does: an UPDATE
 // sees the old object, and the mutating rules get the request's time.
 func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) Result {
+	if r, ok := precheck(doc); !ok {
+		return r
+	}
+	if s.e.admits(doc.APIVersion(), doc.Kind()) {
+		r, st := s.evaluate(ctx, doc, req)
+		return s.commit(r, st)
+	}
+	return s.keep(doc)
+}
+
+// AdmitAll admits the documents as Admit does one after another, with the
+// same results, but evaluates up to workers of them at once. An evaluation
+// runs ahead of its turn, on what the documents before it have added by
+// then; in its turn, when one of them has since added an object it looked
+// up (a runtime defined between, say) or a context object, it is made
+// again. A session with a cluster admits one document after another.
+func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []Result {
+	out := make([]Result, len(docs))
+	evaluated := func(d Document) bool {
+		_, ok := precheck(d)
+		return ok && s.e.admits(d.APIVersion(), d.Kind())
+	}
+	if workers < 2 || s.opts.Cluster != nil {
+		for i, d := range docs {
+			out[i] = s.AdmitRequest(ctx, d, Request{})
+		}
+		return out
+	}
+	type ahead struct {
+		r     Result
+		st    *stored
+		reads *reads
+	}
+	slots := make([]chan ahead, len(docs))
+	for i, d := range docs {
+		if evaluated(d) {
+			slots[i] = make(chan ahead, 1)
+		}
+	}
+	jobs := make(chan int)
+	// window bounds how far the evaluations run ahead of the commits.
+	window := make(chan struct{}, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				// A view of the session that records what it reads.
+				v := &Session{e: s.e, opts: s.opts, mu: s.mu, objects: s.objects, context: s.context, seen: s.seen, journal: s.journal, reads: &reads{}}
+				r, st := v.evaluate(ctx, docs[i], Request{})
+				slots[i] <- ahead{r, st, v.reads}
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for i := range docs {
+			if slots[i] != nil {
+				window <- struct{}{}
+				jobs <- i
+			}
+		}
+	}()
+	for i, d := range docs {
+		if slots[i] == nil {
+			out[i] = s.AdmitRequest(ctx, d, Request{})
+			continue
+		}
+		a := <-slots[i]
+		<-window
+		if s.stale(a.reads) {
+			s.redone++
+			a.r, a.st = s.evaluate(ctx, d, Request{})
+		}
+		out[i] = s.commit(a.r, a.st)
+	}
+	wg.Wait()
+	return out
+}
+
+// precheck refuses what cannot be admitted at all: a document that did not
+// read, or that is no object with a name.
+func precheck(doc Document) (Result, bool) {
 	if doc.Err != nil {
-		return Result{Doc: doc, Errors: []Finding{{Phase: PhaseRead, Detail: doc.Err.Error()}}}
+		return Result{Doc: doc, Errors: []Finding{{Phase: PhaseRead, Detail: doc.Err.Error()}}}, false
 	}
 	r := Result{Doc: doc}
-	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	switch {
-	case kind == "" || apiVersion == "":
+	case doc.Kind() == "" || doc.APIVersion() == "":
 		missing := "kind"
-		if apiVersion == "" {
+		if doc.APIVersion() == "" {
 			missing = "apiVersion"
 		}
 		r.Errors = []Finding{{Phase: PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
-		return r
+		return r, false
 	case doc.Name() == "" && meta(doc.Object)["generateName"] == nil:
 		r.Errors = []Finding{{Phase: PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
-		return r
+		return r, false
 	}
+	return r, true
+}
 
-	if s.e.admits(apiVersion, kind) {
-		r, st := s.evaluate(ctx, doc, req)
-		key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
-		if r.Object != nil {
-			key = identityKey(apiVersion, kind, str(meta(r.Object)["namespace"]), doc.Name())
-		}
-		if prev, dup := s.seen[key]; dup {
-			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
-			return r
-		}
-		s.seen[key] = doc
-		if st == nil {
-			return r
-		}
-		if !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
-			s.objects[st.key()] = st
-		}
+// commit records an evaluated document in the session: its identity as
+// given, and the object for the documents after it when it is admitted.
+func (s *Session) commit(r Result, st *stored) Result {
+	doc := r.Doc
+	apiVersion, kind := doc.APIVersion(), doc.Kind()
+	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
+	if r.Object != nil {
+		key = identityKey(apiVersion, kind, str(meta(r.Object)["namespace"]), doc.Name())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, dup := s.seen[key]; dup {
+		r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
 		return r
 	}
+	s.seen[key] = doc
+	if st == nil {
+		return r
+	}
+	if !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
+		s.objects[st.key()] = st
+		*s.journal = append(*s.journal, st.key())
+	}
+	return r
+}
+
+// keep handles a document of a kind the CUE does not admit: another group's
+// object the rules read is kept as context; any other is skipped.
+func (s *Session) keep(doc Document) Result {
+	r := Result{Doc: doc}
+	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	if s.e.groups[groupOf(apiVersion)] {
 		r.Errors = []Finding{{Phase: PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
 			Supported: sortedKeys(s.e.cur.Load().reviews[apiVersion]), Detail: fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)}}
 		return r
 	}
 	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
 		r.Errors = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
 		return r
@@ -210,6 +368,7 @@ func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) R
 			s.context[f] = map[string]any{}
 		}
 		s.context[f][doc.Name()] = doc.Object
+		*s.journal = append(*s.journal, contextAdded)
 		r.Context = true
 		return r
 	}
@@ -277,9 +436,12 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		}
 		return out
 	}
+	s.mu.RLock()
+	s.note(contextAdded)
 	for f, objs := range s.context {
 		cx[f] = aliasNamed(objs)
 	}
+	s.mu.RUnlock()
 	if s.opts.Cluster != nil {
 		listed, err := s.clusterContext(ctx)
 		if err != nil {
