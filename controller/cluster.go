@@ -26,6 +26,8 @@ type cluster struct {
 	// before such a change keeps serving objects pruned by the old schema.
 	live       client.Reader
 	liveGroups map[string]bool
+	// cached, when set and true, lets reader serve liveGroups too.
+	cached func() bool
 }
 
 var _ engine.Cluster = cluster{}
@@ -46,7 +48,7 @@ func (c cluster) Get(ctx context.Context, group, kind, namespace, name string) (
 		namespace = ""
 	}
 	reader := c.reader
-	if c.live != nil && c.liveGroups[group] {
+	if c.live != nil && c.liveGroups[group] && (c.cached == nil || !c.cached()) {
 		reader = c.live
 	}
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {

@@ -22,7 +22,20 @@ var (
 		Name: "cuetrainer_engine_recycles_total",
 		Help: "CUE runtimes replaced by a fresh one (the engine bounds its memory so).",
 	}, func() float64 { return float64(recycled()) })
+	cacheReads = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cuetrainer_controller_cache_reads",
+		Help: "1 while the controller reads TrainJobs and runtimes from its cache (their CRDs unchanged since it started), 0 when it reads them from the API server.",
+	}, func() float64 {
+		if cachedReads() {
+			return 1
+		}
+		return 0
+	})
 )
+
+// cachedReads reports whether the controller reads its kinds from the
+// cache; set by Setup.
+var cachedReads = func() bool { return false }
 
 // recycled reports the current engine's recycles; set by Setup.
 var recycled = func() int64 { return 0 }
@@ -31,5 +44,5 @@ var recycled = func() int64 { return 0 }
 var metricsRegistry = metrics.Registry
 
 func init() {
-	metricsRegistry.MustRegister(admissionDuration, evaluationDuration, engineRecycles)
+	metricsRegistry.MustRegister(admissionDuration, evaluationDuration, engineRecycles, cacheReads)
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -81,7 +82,30 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if c == nil {
 		c = mgr.GetClient()
 	}
-	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
+	// The controller reads its own kinds from the cache while their CRDs
+	// are the ones it started with (crdWatch); the webhooks always read them
+	// from the API server, since a request may name a runtime created a
+	// moment before, which the cache may not have yet.
+	var names []string
+	for _, k := range e.Admitted() {
+		gvk := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
+		m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("the CRD of %s: %w", gvk.Kind, err)
+		}
+		names = append(names, m.Resource.Resource+"."+m.Resource.Group)
+	}
+	crds, err := newCRDWatch(context.Background(), mgr.GetAPIReader(), names)
+	if err != nil {
+		mgr.GetLogger().Info("reading the TrainJob and its runtime from the API server on every reconcile: the CRDs' generations cannot be read", "error", err.Error())
+		crds = nil
+	} else if err := crds.setup(mgr); err != nil {
+		return err
+	}
+	cachedReads = crds.Unchanged
+	rcl := cl
+	rcl.cached = crds.Unchanged
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: rcl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	b := ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob")

@@ -34,8 +34,10 @@ var TrainJobGVK = schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version
 type TrainJobReconciler struct {
 	Client client.Client
 	// Reader reads the TrainJob from the API server (not a cache that may
-	// still hold it, or hold it pruned by an older CRD); Client when nil.
+	// hold it pruned by an older CRD); Client when nil. Client reads it
+	// instead while Cached says the cache may serve it.
 	Reader   client.Reader
+	Cached   func() bool
 	Engine   func() *engine.Engine
 	Cluster  engine.Cluster
 	Recorder events.EventRecorder
@@ -49,7 +51,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	reader := r.Reader
-	if reader == nil {
+	if reader == nil || r.Cached != nil && r.Cached() {
 		reader = r.Client
 	}
 	if err := reader.Get(ctx, req.NamespacedName, tj); err != nil {
@@ -196,6 +198,9 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, tj *unstructured.
 			return err
 		}
 		status["conditions"] = raw
+	}
+	if len(old) == 0 && len(status) == 0 {
+		return nil // no status, and nothing to say
 	}
 	var before, after any
 	if err := convert(old, &before); err != nil {

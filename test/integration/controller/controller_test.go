@@ -286,6 +286,11 @@ func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 		}
 		return nil
 	})
+	// Its JobSet has no status yet, so neither has it: the controller has
+	// written none (reconciles that change nothing write nothing).
+	if n := applied.statusWrites(ns, "train-later"); n != 0 {
+		t.Errorf("%d status writes for a TrainJob whose status has nothing to say", n)
+	}
 
 	// The JobSet completes: the TrainJob's status follows.
 	js, _ = get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train")

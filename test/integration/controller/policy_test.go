@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
@@ -44,12 +45,24 @@ func TestPolicyReloadServesNewFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Until then the controller reads its kinds from its cache; after,
+	// from the API server (an informer opened under the old schema may
+	// serve objects pruned by it).
+	if got := gauge(t, "cuetrainer_controller_cache_reads"); got != 1 {
+		t.Errorf("before the CRDs changed: cache reads %v, want 1", got)
+	}
 	for _, crd := range crds {
 		u := &unstructured.Unstructured{Object: crd}
 		if err := k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("operator"), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
 	}
+	eventually(t, "the controller reading from the API server", func() error {
+		if got := gauge(t, "cuetrainer_controller_cache_reads"); got != 0 {
+			return fmt.Errorf("cache reads %v", got)
+		}
+		return nil
+	})
 	var runtime map[string]any
 	for _, d := range e.Builtin() {
 		if d.Name() == "tensorflow-distributed" {
@@ -127,4 +140,20 @@ func publish(t *testing.T, dir string, version int, files map[string][]byte) {
 	if err := testenv.Publish(dir, version, files); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// gauge reads one of the process's gauges (the controller runs in it).
+func gauge(t *testing.T, name string) float64 {
+	t.Helper()
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
 }

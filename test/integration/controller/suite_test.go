@@ -61,6 +61,36 @@ type recordingClient struct {
 	crashed atomic.Bool
 	mu      sync.Mutex
 	objects map[string]map[string]any // namespace/kind/name
+	// statusPatches counts the status writes by namespace/name.
+	statusPatches map[string]int
+}
+
+// Status records the status writes.
+func (r *recordingClient) Status() client.SubResourceWriter {
+	return recordingStatus{SubResourceWriter: r.inner().Status(), r: r}
+}
+
+type recordingStatus struct {
+	client.SubResourceWriter
+	r *recordingClient
+}
+
+func (s recordingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	s.r.mu.Lock()
+	if s.r.statusPatches == nil {
+		s.r.statusPatches = map[string]int{}
+	}
+	s.r.statusPatches[obj.GetNamespace()+"/"+obj.GetName()]++
+	s.r.mu.Unlock()
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// statusWrites returns how many times the controller wrote the object's
+// status.
+func (r *recordingClient) statusWrites(namespace, name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.statusPatches[namespace+"/"+name]
 }
 
 func (r *recordingClient) setClient(c client.Client) {
