@@ -47,11 +47,24 @@ func (c cluster) Get(ctx context.Context, group, kind, namespace, name string) (
 	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 		namespace = ""
 	}
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	live := c.live != nil && c.liveGroups[group]
+	if live && c.cached != nil && c.cached() {
+		// From the cache; what it lacks may have been created a moment
+		// ago (a runtime just before its TrainJob): the API server says.
+		err := c.reader.Get(ctx, key, u)
+		if err == nil {
+			return u.Object, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
 	reader := c.reader
-	if c.live != nil && c.liveGroups[group] && (c.cached == nil || !c.cached()) {
+	if live {
 		reader = c.live
 	}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+	if err := reader.Get(ctx, key, u); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

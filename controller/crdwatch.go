@@ -7,9 +7,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
@@ -55,7 +57,9 @@ func (w *crdWatch) setup(mgr ctrl.Manager) error {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(crdGVK)
 	w.reader = mgr.GetClient()
+	// On every replica, leader or not, so that its gauge is right on each.
 	return ctrl.NewControllerManagedBy(mgr).Named("crd-generations").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		For(crd, builder.OnlyMetadata, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			_, ok := w.generations[o.GetName()]
 			return ok
