@@ -279,13 +279,19 @@ func loadInstances(root string, files map[string][]byte, pkgs ...string) []*buil
 // schemas package. Files that could read anything besides themselves are
 // refused (checkPolicy), all of a directory's at once.
 func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error {
-	var refused []string
+	var refused, leftOut []string
 	err := walkPolicyDir(dir, func(p, rel string, data []byte) error {
 		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
 		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
 		display := p
 		if r, err := filepath.Rel(mustGetwd(), p); err == nil && !strings.HasPrefix(r, "..") {
 			display = r
+		}
+		// CUE's loader leaves these out of a package, as go does _test.go
+		// files: say so rather than load the directory without them.
+		if strings.HasSuffix(p, "_test.cue") || strings.HasSuffix(p, "_tool.cue") {
+			leftOut = append(leftOut, display)
+			return nil
 		}
 		if why := checkPolicy(display, data); len(why) > 0 {
 			refused = append(refused, why...)
@@ -295,8 +301,14 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		e.files[name] = display
 		return nil
 	})
-	if err != nil || len(refused) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(leftOut) > 0 {
+		return fmt.Errorf("policy refused: CUE leaves files named *_test.cue and *_tool.cue out of a package, so these would not be loaded; rename them (say, to .cue) or move them out of the policy directory:\n    %s", strings.Join(leftOut, "\n    "))
+	}
+	if len(refused) == 0 {
+		return nil
 	}
 	return fmt.Errorf("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network:\n    %s", strings.Join(refused, "\n    "))
 }

@@ -124,6 +124,37 @@ func TestPolicyRefused(t *testing.T) {
 	}
 }
 
+// TestPolicyFilesLeftOut: a policy file CUE's loader would leave out of
+// the package (*_test.cue, *_tool.cue) fails the load with its path,
+// rather than leaving its rules silently unenforced.
+func TestPolicyFilesLeftOut(t *testing.T) {
+	dir := writePolicy(t, map[string]string{
+		"rules.cue":         "package schemas\n",
+		"rules_test.cue":    "package schemas\n\nadmission: x: y: {}\n",
+		"sub/more_tool.cue": "package schemas\n",
+		"_scratch.cue":      "package schemas\nthis is not CUE\n",
+		"notes.md":          "not CUE",
+	})
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	if err == nil {
+		t.Fatal("the policy was loaded without its _test.cue and _tool.cue files")
+	}
+	msg := err.Error()
+	for _, want := range []string{"CUE leaves files named *_test.cue and *_tool.cue out of a package",
+		filepath.Join(dir, "rules_test.cue"), filepath.Join(dir, "sub", "more_tool.cue")} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q:\n%s", want, msg)
+		}
+	}
+	// Files starting with _ or . stay skipped, as cue skips them.
+	if strings.Contains(msg, "_scratch.cue") {
+		t.Errorf("the error names a file cue itself skips:\n%s", msg)
+	}
+	if _, err := New(Options{PolicyDirs: []string{writePolicy(t, map[string]string{"rules.cue": "package schemas\n", "_scratch.cue": "not CUE"})}}); err != nil {
+		t.Errorf("a policy with a file starting with _: %v", err)
+	}
+}
+
 // TestPolicyAllowedImports: a policy may import every package of CUE's
 // standard library but tool/..., and the Kubernetes types cuetrainer
 // carries; each import resolves, so none of the list is made up.
