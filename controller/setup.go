@@ -95,7 +95,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 		names = append(names, m.Resource.Resource+"."+m.Resource.Group)
 	}
-	crds, err := newCRDWatch(context.Background(), mgr.GetAPIReader(), names)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	crds, err := newCRDWatch(ctx, mgr.GetAPIReader(), names)
 	if err != nil {
 		mgr.GetLogger().Info("reading the TrainJob and its runtime from the API server on every reconcile: the CRDs' generations cannot be read", "error", err.Error())
 		crds = nil
