@@ -149,6 +149,11 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 			if err != nil {
 				return nil, err
 			}
+			// The values' type may carry markers (#Quantity's pattern) on
+			// the definition it names.
+			if err := referencedMarkers(elem, p); err != nil {
+				return nil, err
+			}
 			s["additionalProperties"] = p
 		case elem.Exists() || len(props) == 0:
 			// Open, or fields beside a pattern, which a structural schema
@@ -362,4 +367,24 @@ func containsAny(l []any, v any) bool {
 		}
 	}
 	return false
+}
+
+// referencedMarkers carries into s the markers of the definitions v names
+// (`[string]: #Quantity`): a pattern constraint's value has no doc comment
+// of its own.
+func referencedMarkers(v cue.Value, s map[string]any) error {
+	vals := []cue.Value{v}
+	if op, args := v.Expr(); op == cue.AndOp {
+		vals = args
+	}
+	for _, a := range vals {
+		root, path := a.ReferencePath()
+		if !root.Exists() || len(path.Selectors()) == 0 {
+			continue
+		}
+		if err := markers(root.LookupPath(path), s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

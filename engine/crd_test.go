@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"cuelang.org/go/cue"
 )
 
 // TestCELRuleMarker: an XValidation marker's arguments, Go-quoted, with
@@ -63,6 +65,18 @@ func TestCRDValidations(t *testing.T) {
 	}
 	if got := prop("spec", "trainer", "numNodes"); got["minimum"] != int64(0) {
 		t.Errorf("numNodes %v", got)
+	}
+	// Quantities are int-or-string with Kubernetes' pattern (controller-gen
+	// writes the same), the pattern the crd rules check (#QuantityPattern).
+	wantPattern, err := testEngine(t).compiled().schemas.LookupPath(cue.ParsePath("#QuantityPattern")).String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"limits", "requests"} {
+		got := prop("spec", "trainer", "resourcesPerNode", kind)["additionalProperties"].(map[string]any)
+		if got["pattern"] != wantPattern || got["x-kubernetes-int-or-string"] != true {
+			t.Errorf("resourcesPerNode.%s values: %v, want int-or-string with pattern %s", kind, got, wantPattern)
+		}
 	}
 	rules, _ := root["x-kubernetes-validations"].([]any)
 	if len(rules) != 2 || rules[1].(map[string]any)["message"] != "metadata.name must be no more than 63 characters" {

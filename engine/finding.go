@@ -224,15 +224,26 @@ func schemaFindings(err error, prefix []string, input map[string]any) []Finding 
 		out = append(out, f)
 	}
 	// A disjunction reports a summary beside the reason of each branch:
-	// keep the reasons.
+	// keep the reasons; a value of none of the branches' types is one
+	// error naming them all, as the API server says of an int-or-string
+	// ("must be of type integer,string").
 	paths := map[string]int{}
 	for _, f := range out {
 		paths[f.Path]++
 	}
+	const typeDetail = "must be of type "
+	typed := map[string]int{} // path: index in kept of its type error
 	kept := out[:0]
 	for _, f := range out {
 		if strings.Contains(f.Detail, "errors in empty disjunction") && paths[f.Path] > 1 {
 			continue
+		}
+		if t, ok := strings.CutPrefix(f.Detail, typeDetail); ok && f.Type == field.ErrorTypeTypeInvalid.String() {
+			if i, dup := typed[f.Path]; dup {
+				kept[i].Detail += "," + t
+				continue
+			}
+			typed[f.Path] = len(kept)
 		}
 		kept = append(kept, f)
 	}

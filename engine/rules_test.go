@@ -349,3 +349,50 @@ spec:
 		}
 	}
 }
+
+// TestQuantities: a resource quantity is an integer or a string of
+// Kubernetes' pattern, in a TrainJob's resourcesPerNode and in a runtime's
+// containers, reported in the API server's words; one that is not used to
+// reach a render as nothing (an internal error there).
+func TestQuantities(t *testing.T) {
+	const pattern = `'^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want []string
+	}{
+		{"valid", []string{jobYAML("torch-distributed", `{numNodes: 2, resourcesPerNode: {limits: {cpu: "500m", memory: 1.5Gi, nvidia.com/gpu: 2}, requests: {cpu: "+1e3", memory: ".5"}}}`)}, nil},
+		{"not a quantity", []string{jobYAML("torch-distributed", `{resourcesPerNode: {limits: {cpu: "two"}, requests: {memory: "1 Gi"}}}`)}, []string{
+			`spec.trainer.resourcesPerNode.limits.cpu: Invalid value: "two": spec.trainer.resourcesPerNode.limits.cpu in body should match ` + pattern,
+			`spec.trainer.resourcesPerNode.requests.memory: Invalid value: "1 Gi": spec.trainer.resourcesPerNode.requests.memory in body should match ` + pattern,
+		}},
+		{"neither integer nor string", []string{jobYAML("torch-distributed", `{resourcesPerNode: {limits: {cpu: 0.5, nvidia.com/gpu: true}}}`)}, []string{
+			`spec.trainer.resourcesPerNode.limits.cpu: Invalid value: 0.5: must be of type integer,string`,
+			`spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]: Invalid value: true: must be of type integer,string`,
+		}},
+		{"runtime containers", []string{runtimeYAML("q", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}",
+			`initContainers: [{name: init, image: img, resources: {limits: {cpu: "x"}}}]`)}, []string{
+			`spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[0].resources.limits.cpu: Invalid value: "x": spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[0].resources.limits.cpu in body should match ` + pattern,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := run(t, SessionOptions{}, tc.docs...)
+			got := o[len(o)-1].errors
+			if len(got) != len(tc.want) {
+				t.Fatalf("errors %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if !strings.HasSuffix(got[i], tc.want[i]) {
+					t.Errorf("error %d: %q, want %q", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+	// A render of the valid TrainJob sees its quantities.
+	s := testEngine(t).NewSession(SessionOptions{})
+	r := admitAll(t, s, "in.yaml", jobYAML("torch-distributed", `{numNodes: 2, resourcesPerNode: {limits: {cpu: "1500m", nvidia.com/gpu: 2}}}`))[0]
+	out := s.Render(r, RenderOptions{})
+	if len(out.Errors) > 0 {
+		t.Fatalf("render: %v", findingStrings(out.Errors))
+	}
+}
