@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -67,8 +68,7 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 		code = exitUsage
 	}
 	var admitted []engine.Result
-	for _, doc := range docs {
-		r := s.Admit(doc)
+	for _, r := range s.AdmitAll(cmd.Context(), docs, runtime.GOMAXPROCS(0)) {
 		printFindings(stderr, r, r.Warnings, r.Errors)
 		code = max(code, exitCode(r.Errors))
 		if !r.Rejected() {
