@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,26 +141,15 @@ func namespace(b *testing.B, c client.Client, prefix string) string {
 // freePort returns a port on 127.0.0.1 nothing listens on now.
 func freePort(b *testing.B) int {
 	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := testenv.FreePort()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // waitFor polls cond until it holds or the time is up.
 func waitFor(b *testing.B, within time.Duration, what string, cond func() error) {
 	b.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s: not within %s: %v", what, within, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(b, within, 20*time.Millisecond, what, cond)
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
 // ownedKinds are the kinds a render makes, as the API lists them.
@@ -182,17 +184,7 @@ func count(t *testing.T, ns, kind string) int {
 // error.
 func eventually(t *testing.T, d time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testenv.Eventually(t, d, 200*time.Millisecond, what, check)
 }
 
 func namespace(t *testing.T, name string) string {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
 // object reads a YAML object.
@@ -85,17 +87,7 @@ func eventually(t *testing.T, what string, check func() error) {
 
 func eventuallyWithin(t *testing.T, d time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, d, 100*time.Millisecond, what, check)
 }
 
 // hasCondition checks that the TrainJob has a condition with these fields.

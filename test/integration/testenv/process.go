@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that nothing listens on now.
@@ -18,6 +19,23 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Eventually polls check every interval until it passes, or fails the test
+// with its last error once within has passed.
+func Eventually(t testing.TB, within, interval time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, within, err)
+		}
+		time.Sleep(interval)
+	}
 }
 
 // FreeAddress is FreePort as host:port, "0" (any port) when there is none.
