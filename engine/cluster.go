@@ -135,23 +135,27 @@ const existingCacheSize = 1024
 // evaluated once per uid and resourceVersion. The object exists whatever the
 // rules say of it now; one that does not even fit the schema is kept as read.
 func (e *Engine) existing(obj map[string]any) *stored {
-	// A copy with integers as int64, whatever decoded it (YAML gives
-	// float64), which the caller may go on using.
-	obj, _ = roundTrip(obj).(map[string]any)
-	d := Document{File: "cluster", Object: obj}
-	if !e.admits(d.APIVersion(), d.Kind()) {
-		return &stored{doc: d}
-	}
+	raw := Document{File: "cluster", Object: obj}
+	admitted := e.admits(raw.APIVersion(), raw.Kind())
 	m := meta(obj)
-	key := identityKey(d.APIVersion(), d.Kind(), d.Namespace(), d.Name()) + "/" + str(m["uid"]) + "/" + str(m["resourceVersion"])
-	cacheable := str(m["uid"]) != "" && str(m["resourceVersion"]) != ""
+	key := identityKey(raw.APIVersion(), raw.Kind(), raw.Namespace(), raw.Name()) + "/" + str(m["uid"]) + "/" + str(m["resourceVersion"])
+	cacheable := admitted && str(m["uid"]) != "" && str(m["resourceVersion"]) != ""
 	if cacheable {
+		// Looked up before the copy below: a runtime read for every
+		// request is the same object most of the time.
 		e.existingMu.Lock()
 		st, ok := e.existingCache[key]
 		e.existingMu.Unlock()
 		if ok {
 			return st
 		}
+	}
+	// A copy with integers as int64, whatever decoded it (YAML gives
+	// float64), which the caller may go on using.
+	obj, _ = roundTrip(obj).(map[string]any)
+	d := Document{File: "cluster", Object: obj}
+	if !admitted {
+		return &stored{doc: d}
 	}
 	s := newSession(e, SessionOptions{})
 	_, st := s.evaluate(context.Background(), d, Request{})

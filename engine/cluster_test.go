@@ -143,19 +143,37 @@ func TestClusterPinnedCopy(t *testing.T) {
 	cl.add(t, clusterRuntime)
 	cl.objects["/ConfigMap/team/job-runtime-snapshot"] = cm
 
-	image := func(pinned bool) string {
+	render := func(pinned bool) Rendered {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: pinned})
 		r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
 		if r.Rejected() {
 			t.Fatalf("rejected: %v", findingStrings(r.Errors))
 		}
-		return imageOf(t, s.Render(r, RenderOptions{}))
+		return s.Render(r, RenderOptions{})
 	}
-	if got := image(true); got != "pinned:1" {
+	hasSnapshot := func(out Rendered) bool {
+		for _, o := range out.Objects {
+			if o["kind"] == "ConfigMap" && meta(o)["name"] == "job-runtime-snapshot" {
+				return true
+			}
+		}
+		return false
+	}
+	pinned, live := render(true), render(false)
+	if got := imageOf(t, pinned); got != "pinned:1" {
 		t.Errorf("pinned session renders %q, want the snapshot's pinned:1", got)
 	}
-	if got := image(false); got != "live:1" {
+	if got := imageOf(t, live); got != "live:1" {
 		t.Errorf("admission session renders %q, want the live live:1", got)
+	}
+	// The snapshot is made once: the controller, which finds it, does not
+	// apply it again; a render that does not look (offline, admission)
+	// lists it.
+	if hasSnapshot(pinned) {
+		t.Error("the controller's render applies the existing snapshot again")
+	}
+	if !hasSnapshot(live) {
+		t.Error("the render without the cluster's objects has no snapshot")
 	}
 
 	cm["metadata"].(map[string]any)["ownerReferences"].([]any)[0].(map[string]any)["uid"] = "other"

@@ -266,6 +266,12 @@ func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 		return nil
 	})
 
+	// The snapshot was made once, by the first reconcile: the later ones
+	// (the JobSet made again among them) found it and left it alone.
+	if n := applied.applyCount(ns, "ConfigMap", "train-runtime-snapshot"); n != 1 {
+		t.Errorf("the runtime snapshot was applied %d times, want once", n)
+	}
+
 	// A new TrainJob gets the edited runtime.
 	mustCreate(t, trainJob(ns, "train-later", ""))
 	eventually(t, "the later TrainJob's JobSet", func() error {

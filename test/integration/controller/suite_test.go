@@ -61,6 +61,8 @@ type recordingClient struct {
 	crashed atomic.Bool
 	mu      sync.Mutex
 	objects map[string]map[string]any // namespace/kind/name
+	// applies counts the applies by namespace/kind/name.
+	applies map[string]int
 	// statusPatches counts the status writes by namespace/name.
 	statusPatches map[string]int
 }
@@ -119,7 +121,12 @@ func (r *recordingClient) Apply(ctx context.Context, obj apiruntime.ApplyConfigu
 	}
 	u := unstructured.Unstructured{Object: m}
 	r.mu.Lock()
-	r.objects[u.GetNamespace()+"/"+u.GetKind()+"/"+u.GetName()] = m
+	key := u.GetNamespace() + "/" + u.GetKind() + "/" + u.GetName()
+	r.objects[key] = m
+	if r.applies == nil {
+		r.applies = map[string]int{}
+	}
+	r.applies[key]++
 	r.mu.Unlock()
 	return r.inner().Apply(ctx, obj, opts...)
 }
@@ -129,6 +136,13 @@ func (r *recordingClient) get(namespace, kind, name string) map[string]any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.objects[namespace+"/"+kind+"/"+name]
+}
+
+// applyCount returns how many times the controller applied the object.
+func (r *recordingClient) applyCount(namespace, kind, name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.applies[namespace+"/"+kind+"/"+name]
 }
 
 func (r *recordingClient) forget(namespace, kind, name string) {
