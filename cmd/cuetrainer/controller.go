@@ -39,6 +39,7 @@ type controllerOptions struct {
 	leaseDuration           time.Duration
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
+	concurrency             int
 }
 
 func newControllerCmd() *cobra.Command {
@@ -74,6 +75,7 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the lease is tried")
 	f.BoolVar(&o.webhooks, "webhooks", true, "serve the admission webhooks")
 	f.BoolVar(&o.reconcile, "reconcile", true, "run the TrainJob controller")
+	f.IntVar(&o.concurrency, "max-concurrent-reconciles", controller.DefaultConcurrency, "how many TrainJobs are reconciled at once (never the same one twice)")
 	f.DurationVar(&o.policyReload, "policy-reload-interval", 10*time.Second, "how often the policy directories are checked for changes (a new version is loaded without a restart; one that does not load leaves the last good one in force)")
 	return cmd
 }
@@ -83,6 +85,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	ctx := ctrl.SetupSignalHandler()
 	if o.namespace == "" {
 		return usageError{errors.New("--namespace (or $POD_NAMESPACE) is required")}
+	}
+	if o.concurrency < 1 {
+		return usageError{errors.New("--max-concurrent-reconciles must be at least 1")}
 	}
 	if o.certValidity <= 0 || o.certCheck <= 0 {
 		return usageError{errors.New("--cert-validity and --cert-check-interval must be positive")}
@@ -124,7 +129,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile}); err != nil {
+	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile, Concurrency: o.concurrency}); err != nil {
 		return err
 	}
 	if len(o.policyDirs) > 0 {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -46,8 +47,8 @@ var jobSetGVR = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "
 // controller` runs it; the baseline a reconciler that reads the TrainJob
 // from the cache and applies one fixed JobSet (ours, rendered once
 // beforehand) named after it: the same manager options, client,
-// server-side apply and field owner, and controller-runtime's default
-// concurrency, as ours. Each run has its own namespace, and its manager
+// server-side apply and field owner, and the same concurrency as ours
+// (controller.DefaultConcurrency reconciles at once). Each run has its own namespace, and its manager
 // caches that namespace only (else a manager would start by reconciling the
 // runs before it). The runs go baseline, ours, ours, baseline so that a
 // drift of the machine or of etcd's size weighs on both.
@@ -222,6 +223,7 @@ func startReconciler(b *testing.B, cfg *rest.Config, ns, who string, policies *c
 		js := &unstructured.Unstructured{}
 		js.SetGroupVersionKind(jobSetGVR.GroupVersion().WithKind("JobSet"))
 		err = ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob").Owns(js).
+			WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.DefaultConcurrency}).
 			Complete(&fixedReconciler{client: mgr.GetClient(), jobset: fixed})
 	}
 	if err != nil {

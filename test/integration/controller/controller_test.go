@@ -13,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -457,4 +459,30 @@ func TestControllerSuspendResume(t *testing.T) {
 	}
 	eventually(t, "Resumed", condition("False", "Resumed"))
 	eventually(t, "the JobSet resumed", jobSetSuspended(false))
+}
+
+// TestControllerConcurrency: the TrainJob controller reconciles
+// controller.DefaultConcurrency TrainJobs at once (the suite sets none).
+func TestControllerConcurrency(t *testing.T) {
+	need(t)
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "controller_runtime_max_concurrent_reconciles" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "trainjob" {
+					if got := m.GetGauge().GetValue(); got != controller.DefaultConcurrency {
+						t.Errorf("the trainjob controller reconciles %v at once, want %d", got, controller.DefaultConcurrency)
+					}
+					return
+				}
+			}
+		}
+	}
+	t.Fatal("no controller_runtime_max_concurrent_reconciles gauge for the trainjob controller")
 }
