@@ -67,7 +67,35 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	for _, k := range e.Admitted() {
 		live[schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).Group] = true
 	}
-	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live}
+	// The webhooks and the controller read their own kinds (runtimes, the
+	// TrainJob) from the cache while the CRDs are the ones they started with
+	// (crdWatch), and from the API server once one changed; what the cache
+	// lacks (a runtime created a moment before its TrainJob) is read from
+	// the API server.
+	var crds *crdWatch
+	if o.Webhooks || o.Reconcile {
+		var names []string
+		for _, k := range e.Admitted() {
+			gvk := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
+			m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				return fmt.Errorf("the CRD of %s: %w", gvk.Kind, err)
+			}
+			names = append(names, m.Resource.Resource+"."+m.Resource.Group)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		crds, err = newCRDWatch(ctx, mgr.GetAPIReader(), names)
+		if err != nil {
+			mgr.GetLogger().Info("reading the TrainJobs and runtimes from the API server every time: the CRDs' generations cannot be read", "error", err.Error())
+			crds = nil
+		} else if err := crds.setup(mgr); err != nil {
+			return err
+		}
+		cachedReads = crds.Unchanged
+	}
+	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged}
 	if o.Webhooks {
 		srv := mgr.GetWebhookServer()
 		for _, k := range e.Admitted() {
@@ -92,32 +120,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if c == nil {
 		c = mgr.GetClient()
 	}
-	// The controller reads its own kinds from the cache while their CRDs
-	// are the ones it started with (crdWatch); the webhooks always read them
-	// from the API server, since a request may name a runtime created a
-	// moment before, which the cache may not have yet.
-	var names []string
-	for _, k := range e.Admitted() {
-		gvk := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
-		m, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return fmt.Errorf("the CRD of %s: %w", gvk.Kind, err)
-		}
-		names = append(names, m.Resource.Resource+"."+m.Resource.Group)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	crds, err := newCRDWatch(ctx, mgr.GetAPIReader(), names)
-	if err != nil {
-		mgr.GetLogger().Info("reading the TrainJob and its runtime from the API server on every reconcile: the CRDs' generations cannot be read", "error", err.Error())
-		crds = nil
-	} else if err := crds.setup(mgr); err != nil {
-		return err
-	}
-	cachedReads = crds.Unchanged
-	rcl := cl
-	rcl.cached = crds.Unchanged
-	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: rcl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	concurrency := o.Concurrency

@@ -486,3 +486,31 @@ func TestControllerConcurrency(t *testing.T) {
 	}
 	t.Fatal("no controller_runtime_max_concurrent_reconciles gauge for the trainjob controller")
 }
+
+// TestWebhookReadsRuntimesFromCache: the TrainJob webhook reads the
+// runtime from its cache, not the API server, while the CRDs are the ones
+// it started with (TestPolicyReload changes them later: this runs first);
+// a TrainJob created a moment after its runtime is admitted all the same,
+// since what the cache lacks is read from the API server.
+func TestWebhookReadsRuntimesFromCache(t *testing.T) {
+	need(t)
+	if gauge(t, "cuetrainer_controller_cache_reads") != 1 {
+		t.Fatal("the CRDs changed before this test: the webhooks read from the API server")
+	}
+	ns := namespace(t, "cached")
+	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, trainJob(ns, "right-after", ""))
+	n := 0
+	eventuallyWithin(t, 30*time.Second, "a TrainJob admitted without a read of its runtime from the API server", func() error {
+		n++
+		before := runtimeGets.Load()
+		probe := object(t, trainJob(ns, fmt.Sprintf("probe-%d", n), ""))
+		if err := k8sClient.Create(context.Background(), probe, client.DryRunAll); err != nil {
+			return err
+		}
+		if got := runtimeGets.Load() - before; got != 0 {
+			return fmt.Errorf("%d reads of the runtime from the API server", got)
+		}
+		return nil
+	})
+}

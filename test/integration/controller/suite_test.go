@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,7 +248,9 @@ func run(m *testing.M) int {
 	// keeps the policies), the other reconciles and can be stopped and
 	// started again (TestControllerRestartDuringBurst).
 	wo := &env.WebhookInstallOptions
-	hooks, err := ctrl.NewManager(saCfg, ctrl.Options{
+	hooksCfg := rest.CopyConfig(saCfg)
+	hooksCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countRuntimeGets{rt} }
+	hooks, err := ctrl.NewManager(hooksCfg, ctrl.Options{
 		Metrics:        metricsserver.Options{BindAddress: "0"},
 		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		WebhookServer:  webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
@@ -285,6 +289,21 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 	}
 	return code
+}
+
+// runtimeGets counts the webhooks' manager's reads of one runtime from the
+// API server (not its informers' lists and watches).
+var runtimeGets atomic.Int64
+
+var runtimeGetPath = regexp.MustCompile(`^/apis/trainer\.kubeflow\.org/v1alpha1/(namespaces/[^/]+/)?(trainingruntimes|clustertrainingruntimes)/[^/]+$`)
+
+type countRuntimeGets struct{ http.RoundTripper }
+
+func (c countRuntimeGets) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && runtimeGetPath.MatchString(req.URL.Path) {
+		runtimeGets.Add(1)
+	}
+	return c.RoundTripper.RoundTrip(req)
 }
 
 var (
