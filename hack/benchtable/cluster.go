@@ -24,13 +24,14 @@ const (
 // admissionNote explains the admission rows under the table.
 const admissionNote = `
 Admission latency (test/bench BenchmarkAdmission): our webhook server (controller.Setup on a manager against envtest, ` +
-	`runtime lookups read from the API server as in a cluster) and a server with the same options whose handler answers ` +
+	`runtime lookups read from its cache, and from the API server what the cache lacks, as in a cluster) and a server with the same options whose handler answers ` +
 	`"allowed" without evaluating, both on 127.0.0.1 with a self-signed certificate over HTTP/1.1. An open-loop generator ` +
 	`sends AdmissionReviews at a fixed rate for 5 s per rate (a request at its scheduled time whatever the others are doing, ` +
 	`at most 64 keep-alive connections), and a latency counts from the scheduled time, queueing included. The mix: for each ` +
 	`shipped runtime three TrainJobs that use it (validating and mutating endpoints) and the runtime itself (validating). ` +
 	`A request not answered within 10 s (the webhooks' timeout) is an error. Controller: 1,000 TrainJobs (torch-distributed, 2 nodes) ` +
-	`created by 8 clients while the controller runs, until every JobSet exists; runs baseline, ours, ours, baseline, the ratio ` +
+	`created by 8 clients while the controller runs, until every JobSet exists; both reconcile 4 TrainJobs at once ` +
+	`(controller.DefaultConcurrency); runs baseline, ours, ours, baseline, the ratio ` +
 	`the mean of the two adjacent pairs. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
 	`Where the missed goals' time goes, profiled: [docs/bench-profile.md](docs/bench-profile.md).
 `
