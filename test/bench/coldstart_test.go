@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -49,7 +47,10 @@ func BenchmarkColdStart(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	kubeconfig := adminKubeconfig(b, env, dir)
+	kubeconfig, err := env.AdminKubeconfig("bench-controller", dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllerNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.Fatal(err)
@@ -145,24 +146,6 @@ func coldStart(b *testing.B, bin, kubeconfig, certDir string) (ready, policies t
 		}
 	}
 	return ready, policies
-}
-
-// adminKubeconfig writes a kubeconfig of an envtest user in system:masters.
-func adminKubeconfig(b *testing.B, e *envtest.Environment, dir string) string {
-	b.Helper()
-	u, err := e.AddUser(envtest.User{Name: "bench-controller", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := u.KubeConfig()
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(f, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return f
 }
 
 // syncBuffer is a bytes.Buffer the process's output can be written to while

@@ -9,6 +9,7 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +25,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
@@ -33,7 +33,7 @@ import (
 
 var (
 	envOnce   sync.Once
-	env       *envtest.Environment
+	env       *testenv.ControlPlane
 	envCfg    *rest.Config
 	envClient client.Client
 	envErr    error
@@ -43,9 +43,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	code := m.Run()
 	if env != nil {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
+		env.Stop()
 	}
 	os.Exit(code)
 }
@@ -67,33 +65,23 @@ func controlPlane(b *testing.B) (*rest.Config, client.Client) {
 }
 
 func startControlPlane() error {
-	dir, err := testenv.Binaries()
+	cp, skip, err := testenv.StartControlPlane(testenv.Options{CRDs: []string{"deploy/crds", "test/integration/testdata/crds"}})
+	if skip != "" {
+		return errors.New(skip)
+	}
 	if err != nil {
 		return err
 	}
-	jobset, err := testenv.JobSetCRD()
-	if err != nil {
-		return err
-	}
-	root := testenv.Root()
-	e := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDInstallOptions: envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
-			jobset, filepath.Join(root, "deploy", "crds"), filepath.Join(root, "test", "integration", "testdata", "crds"),
-		}},
-	}
-	cfg, err := e.Start()
-	if err != nil {
-		return fmt.Errorf("starting the control plane: %w", err)
-	}
-	env = e
+	env = cp
 	// The load of a benchmark is the load it makes, not the client's rate
 	// limit (as a controller is configured in a cluster, QPS is raised).
+	cfg := cp.Config
 	cfg.QPS, cfg.Burst = 1000, 2000
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
 	}
+	root := testenv.Root()
 	runtimes, _ := filepath.Glob(filepath.Join(root, "deploy", "runtimes", "*.yaml"))
 	for _, f := range runtimes {
 		if filepath.Base(f) == "kustomization.yaml" {

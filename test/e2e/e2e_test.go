@@ -43,58 +43,43 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	bins, err := testenv.ClusterBinaries()
-	if err != nil {
-		skipReason = err.Error()
-		return m.Run()
-	}
 	jobsetDir, err := testenv.JobSetModule()
 	if err != nil {
 		skipReason = err.Error()
 		return m.Run()
 	}
-	if logs, err = os.MkdirTemp("", "cuetrainer-e2e-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(logs)
-
 	mutating, validating, err := jobSetWebhooks(filepath.Join(jobsetDir, "config", "components", "webhook", "manifests.yaml"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	root := testenv.Root()
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: bins,
-		CRDInstallOptions: envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
-			filepath.Join(jobsetDir, "config", "components", "crd", "bases", "jobset.x-k8s.io_jobsets.yaml"),
-			filepath.Join(root, "deploy", "crds"),
-		}},
+	cp, skip, err := testenv.StartControlPlane(testenv.Options{
+		Cluster: true,
+		CRDs:    []string{"deploy/crds"},
 		// The JobSet controller serves these: envtest points them at its
 		// port, with a certificate of its own.
-		WebhookInstallOptions: envtest.WebhookInstallOptions{MutatingWebhooks: mutating, ValidatingWebhooks: validating},
+		Webhooks: envtest.WebhookInstallOptions{MutatingWebhooks: mutating, ValidatingWebhooks: validating},
+		// No node network to reconcile endpoints for; a new node is not
+		// tainted until a node lifecycle controller clears it.
+		APIServerFlags: map[string]string{"endpoint-reconciler-type": "none", "disable-admission-plugins": "TaintNodesByCondition"},
+	})
+	if skip != "" {
+		skipReason = skip
+		return m.Run()
 	}
-	api := env.ControlPlane.GetAPIServer()
-	// No node network to reconcile endpoints for; a new node is not
-	// tainted until a node lifecycle controller clears it.
-	api.Configure().Set("endpoint-reconciler-type", "none")
-	api.Configure().Set("disable-admission-plugins", "TaintNodesByCondition")
-	cfg, err := env.Start()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting etcd and kube-apiserver:", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
-	}()
-	if k8sClient, err = client.New(cfg, client.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	kubeconfig, err := adminKubeconfig(env)
+	defer cp.Stop()
+	env, bins, root := cp.Env, cp.Env.BinaryAssetsDirectory, testenv.Root()
+	k8sClient = cp.Client
+	if logs, err = os.MkdirTemp("", "cuetrainer-e2e-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(logs)
+	kubeconfig, err := cp.AdminKubeconfig("e2e-admin", logs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -171,20 +156,6 @@ webhook: {host: %q, port: %d, certDir: %q}
 		return 1
 	}
 	return m.Run()
-}
-
-// adminKubeconfig writes a kubeconfig of a cluster admin for the processes.
-func adminKubeconfig(env *envtest.Environment) (string, error) {
-	user, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return "", err
-	}
-	data, err := user.KubeConfig()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(logs, "kubeconfig")
-	return path, os.WriteFile(path, data, 0o600)
 }
 
 // startProcess starts a component with its output in the logs directory;

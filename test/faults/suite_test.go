@@ -63,16 +63,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	bins, err := testenv.Binaries()
-	if err != nil {
-		skipReason = err.Error()
-		return m.Run()
-	}
-	jobset, err := testenv.JobSetCRD()
-	if err != nil {
-		skipReason = err.Error()
-		return m.Run()
-	}
+	var err error
 	if hostIP, err = hostAddress(); err != nil {
 		skipReason = err.Error()
 		return m.Run()
@@ -82,47 +73,37 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(logs)
-
-	root := testenv.Root()
-	env = &envtest.Environment{
-		BinaryAssetsDirectory: bins,
-		CRDInstallOptions: envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
-			jobset, filepath.Join(root, "deploy", "crds"),
-		}},
-	}
-	api := env.ControlPlane.GetAPIServer()
-	// A directory of our own keeps the serving and client CAs across a
-	// restart of the API server (envtest makes new ones in a new directory).
-	api.CertDir = filepath.Join(logs, "kube-apiserver")
-	if err := os.Mkdir(api.CertDir, 0o700); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// Service webhooks go to an endpoint of the Service, not its cluster
-	// IP: there is no kube-proxy.
-	api.Configure().Set("enable-aggregator-routing", "true")
-	api.Configure().Set("endpoint-reconciler-type", "none")
 	apiLog, err := os.Create(filepath.Join(logs, "kube-apiserver.log"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer apiLog.Close()
-	api.Out, api.Err = apiLog, apiLog
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting etcd and kube-apiserver:", err)
-		return 1
+	cp, skip, err := testenv.StartControlPlane(testenv.Options{
+		CRDs: []string{"deploy/crds"},
+		// Service webhooks go to an endpoint of the Service, not its
+		// cluster IP: there is no kube-proxy.
+		APIServerFlags: map[string]string{"enable-aggregator-routing": "true", "endpoint-reconciler-type": "none"},
+		Configure: func(api *envtest.APIServer) error {
+			// A directory of our own keeps the serving and client CAs
+			// across a restart of the API server (envtest makes new ones
+			// in a new directory).
+			api.CertDir = filepath.Join(logs, "kube-apiserver")
+			api.Out, api.Err = apiLog, apiLog
+			return os.Mkdir(api.CertDir, 0o700)
+		},
+	})
+	if skip != "" {
+		skipReason = skip
+		return m.Run()
 	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
-	}()
-	if k8sClient, err = client.New(cfg, client.Options{}); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer cp.Stop()
+	env, k8sClient = cp.Env, cp.Client
+	root := testenv.Root()
 	webhookPort, err := testenv.FreePort()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -12,7 +12,6 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
@@ -47,33 +46,17 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := testenv.Binaries()
-	if err != nil {
-		skipReason = err.Error()
+	cp, skip, err := testenv.StartControlPlane(testenv.Options{CRDs: []string{"test/integration/testdata/crds"}})
+	if skip != "" {
+		skipReason = skip
 		return m.Run()
 	}
-	crd, err := testenv.JobSetCRD()
 	if err != nil {
-		skipReason = err.Error()
-		return m.Run()
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: []string{crd, "testdata/crds"}, ErrorIfPathMissing: true},
-	}
-	if cfg, err = env.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
-	}()
-	if k8sClient, err = client.New(cfg, client.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer cp.Stop()
+	cfg, k8sClient = cp.Config, cp.Client
 	return m.Run()
 }
 

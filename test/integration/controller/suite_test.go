@@ -181,18 +181,9 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	dir, err := testenv.Binaries()
-	if err != nil {
-		skipReason = err.Error()
-		return m.Run()
-	}
-	jobset, err := testenv.JobSetCRD()
-	if err != nil {
-		skipReason = err.Error()
-		return m.Run()
-	}
 	// The controller's policy directory, empty at start (a test adds a
 	// framework to it).
+	var err error
 	if policyDir, err = os.MkdirTemp("", "cuetrainer-policies-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -204,27 +195,24 @@ func run(m *testing.M) int {
 	}
 	eng := policies.Engine()
 	validating, mutating := controller.WebhookConfigurations(eng, controllerNamespace, "cuetrainer-webhook")
-	root := testenv.Root()
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDInstallOptions: envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
-			jobset, filepath.Join(root, "deploy", "crds"), filepath.Join(root, "test", "integration", "testdata", "crds"),
-		}},
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
+	cp, skip, err := testenv.StartControlPlane(testenv.Options{
+		CRDs: []string{"deploy/crds", "test/integration/testdata/crds"},
+		Webhooks: envtest.WebhookInstallOptions{
 			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validating},
 			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
 		},
+	})
+	if skip != "" {
+		skipReason = skip
+		return m.Run()
 	}
-	if cfg, err = env.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	testEnv = env
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
-	}()
+	defer cp.Stop()
+	env, root := cp.Env, testenv.Root()
+	testEnv, cfg = env, cp.Config
 	userCfg := rest.CopyConfig(cfg)
 	userCfg.WarningHandler = warnings
 	if k8sClient, err = client.New(userCfg, client.Options{}); err != nil {

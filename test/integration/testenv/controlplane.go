@@ -1,0 +1,108 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Options say what a suite's control plane has.
+type Options struct {
+	// Cluster asks for the simulated-cluster tier of binaries (make
+	// testbins), which the suite starts itself; else the envtest tier.
+	Cluster bool
+	// CRDs are the files or directories of CRDs, relative to the
+	// repository's root, installed beside JobSet's.
+	CRDs []string
+	// Webhooks are installed pointing at envtest's local serving host and
+	// port.
+	Webhooks envtest.WebhookInstallOptions
+	// APIServerFlags are set on the kube-apiserver's command line.
+	APIServerFlags map[string]string
+	// Configure may change the API server's process settings (its
+	// certificate directory, its output) before it starts.
+	Configure func(api *envtest.APIServer) error
+}
+
+// ControlPlane is a suite's etcd and kube-apiserver (envtest), with the
+// CRDs installed, and an admin client.
+type ControlPlane struct {
+	Env    *envtest.Environment
+	Config *rest.Config
+	Client client.Client
+}
+
+// StartControlPlane starts a suite's control plane. When the binaries or the
+// JobSet module are not there, it returns a reason to skip (Need fails
+// instead under CI=true) and no error; anything else that goes wrong is
+// an error.
+func StartControlPlane(o Options) (cp *ControlPlane, skip string, err error) {
+	find := Binaries
+	if o.Cluster {
+		find = ClusterBinaries
+	}
+	bins, err := find()
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	jobset, err := JobSetCRD()
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	paths := []string{jobset}
+	for _, p := range o.CRDs {
+		paths = append(paths, filepath.Join(Root(), p))
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: bins,
+		CRDInstallOptions:     envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: paths},
+		WebhookInstallOptions: o.Webhooks,
+	}
+	api := env.ControlPlane.GetAPIServer()
+	for k, v := range o.APIServerFlags {
+		api.Configure().Set(k, v)
+	}
+	if o.Configure != nil {
+		if err := o.Configure(api); err != nil {
+			return nil, "", err
+		}
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, "", fmt.Errorf("starting etcd and kube-apiserver: %w", err)
+	}
+	cp = &ControlPlane{Env: env, Config: cfg}
+	if cp.Client, err = client.New(cfg, client.Options{}); err != nil {
+		cp.Stop()
+		return nil, "", err
+	}
+	return cp, "", nil
+}
+
+// Stop stops the API server and etcd; what fails is printed, as TestMain
+// has no test to fail.
+func (cp *ControlPlane) Stop() {
+	if err := cp.Env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+	}
+}
+
+// AdminKubeconfig writes a kubeconfig of a new user named name, in
+// system:masters, to dir/kubeconfig and returns its path: for the processes
+// a suite starts (a controller, a scheduler).
+func (cp *ControlPlane) AdminKubeconfig(name, dir string) (string, error) {
+	u, err := cp.Env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := u.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, os.WriteFile(path, data, 0o600)
+}
