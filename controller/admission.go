@@ -92,6 +92,9 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 		}
 		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 	}
+	// The answer is allowed or denied, with warnings: the object with its
+	// defaults is not needed.
+	ereq.VerdictOnly = true
 	r := s.AdmitRequest(ctx, doc, ereq)
 	evaluationDuration.WithLabelValues("admit").Observe(time.Since(evalStart).Seconds())
 

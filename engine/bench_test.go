@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,6 +53,10 @@ func BenchmarkAdmitTrainJob(b *testing.B) {
 // one BenchmarkAdmitTrainJob measures is rejected for a reserved env), with
 // one env entry: the success path the webhooks and vet see most.
 func BenchmarkAdmitValidTrainJob(b *testing.B) {
+	benchmarkValidTrainJob(b, Request{})
+}
+
+func benchmarkValidTrainJob(b *testing.B, req Request) {
 	e := testEngine(b)
 	s := e.NewSession(SessionOptions{})
 	docs := make([]Document, 64)
@@ -61,7 +66,7 @@ func BenchmarkAdmitValidTrainJob(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		d := docs[i%len(docs)]
-		if r := s.Admit(d); r.Rejected() {
+		if r := s.AdmitRequest(context.Background(), d, req); r.Rejected() {
 			b.Fatalf("%s: %v", r.Identity(), r.Errors)
 		}
 		delete(s.seen, identityKey("trainer.kubeflow.org/v1alpha1", "TrainJob", "team-a", d.Name()))
@@ -70,11 +75,26 @@ func BenchmarkAdmitValidTrainJob(b *testing.B) {
 
 // BenchmarkAdmitRuntime measures one ClusterTrainingRuntime.
 func BenchmarkAdmitRuntime(b *testing.B) {
+	benchmarkRuntime(b, Request{})
+}
+
+func benchmarkRuntime(b *testing.B, req Request) {
 	e := testEngine(b)
 	doc := e.builtin[0]
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
-		s.Admit(doc)
+		if r := s.AdmitRequest(context.Background(), doc, req); r.Rejected() {
+			b.Fatalf("%s: %v", r.Identity(), r.Errors)
+		}
 	}
+}
+
+// BenchmarkAdmitVerdict measures what a validating webhook asks for, the
+// findings without the defaulted object (Request.VerdictOnly), for the
+// TrainJob of BenchmarkAdmitValidTrainJob and the runtime of
+// BenchmarkAdmitRuntime.
+func BenchmarkAdmitVerdict(b *testing.B) {
+	b.Run("TrainJob", func(b *testing.B) { benchmarkValidTrainJob(b, Request{VerdictOnly: true}) })
+	b.Run("Runtime", func(b *testing.B) { benchmarkRuntime(b, Request{VerdictOnly: true}) })
 }

@@ -29,6 +29,11 @@ type Request struct {
 	// Now is when the request came; the zero time means the rules get no
 	// time, and so make no mutation that needs one.
 	Now time.Time
+	// VerdictOnly asks for the findings alone (a validating webhook's
+	// answer): the object with its defaults is not decoded (Result.Object
+	// stays nil) and the session does not keep it for later documents.
+	// Decoding it is a fifth of a runtime's review.
+	VerdictOnly bool
 }
 
 // lookupRef is one object a review's lookup names (#RuntimeLookup).

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -441,5 +442,59 @@ controllers: (#APIVersion): TrainJob: {
 	}
 	if len(off.Objects) != 2 {
 		t.Errorf("offline render: %d objects, want the JobSet and the snapshot", len(off.Objects))
+	}
+}
+
+// TestVerdictOnly: a webhook's request (Request.VerdictOnly) gets the same
+// findings and warnings as a full admission, for valid and invalid
+// runtimes and TrainJobs, deprecated runtimes and missing ones, created
+// and updated, and no object.
+func TestVerdictOnly(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	deprecated := runtimeYAML("old", "trainer.kubeflow.org/support: deprecated, trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "")
+	cl.add(t, deprecated)
+	cl.add(t, runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
+	docs := []string{
+		deprecated,
+		runtimeYAML("bad", "", "", "{torch: {numProcPerNode: 0}}", ""),
+		jobYAML("torch", "{numNodes: 2}"),
+		jobYAML("old", "{numNodes: 2}"),
+		jobYAML("missing", "{numNodes: 2}"),
+		jobYAML("torch", "{numNodes: -1}"),
+		jobYAML("torch", "{env: [{name: PET_NNODES, value: '3'}]}"),
+	}
+	docs = append(docs, strings.Split(admitAllCorpus(3), "---\n")...)
+	checked, rejected, warned := 0, 0, 0
+	for _, text := range docs {
+		for _, d := range ReadYAML("doc.yaml", []byte(text)) {
+			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
+				full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				op.VerdictOnly = true
+				verdict := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				if verdict.Object != nil {
+					t.Errorf("%s: a verdict has the object", full.Identity())
+				}
+				if got, want := findingStrings(verdict.Errors), findingStrings(full.Errors); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %s: verdict errors %q, want %q", full.Identity(), op.Operation, got, want)
+				}
+				if got, want := findingStrings(verdict.Warnings), findingStrings(full.Warnings); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %s: verdict warnings %q, want %q", full.Identity(), op.Operation, got, want)
+				}
+				if full.Object != nil {
+					checked++
+				}
+				if len(full.Errors) > 0 {
+					rejected++
+				}
+				if len(full.Warnings) > 0 {
+					warned++
+				}
+			}
+		}
+	}
+	// The corpus has admitted objects, rejected ones and warnings.
+	if checked < 20 || rejected < 10 || warned < 2 {
+		t.Errorf("%d results with an object, %d rejected, %d with warnings: the corpus lacks cases", checked, rejected, warned)
 	}
 }

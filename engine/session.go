@@ -474,10 +474,12 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any)))
 		return r, nil
 	}
-	if err := object.Decode(&r.Object); err != nil {
-		return s.internal(r, "object", err), nil
+	if !req.VerdictOnly {
+		if err := object.Decode(&r.Object); err != nil {
+			return s.internal(r, "object", err), nil
+		}
+		r.Object, _ = a.restore(r.Object).(map[string]any)
 	}
-	r.Object, _ = a.restore(r.Object).(map[string]any)
 	crd, err := s.e.decodeFindings(rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
 	if err != nil {
 		return s.internal(r, "crd", err), nil
@@ -504,6 +506,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 			return s.internal(r, "summary", err), nil
 		}
 		r.Summary, _ = a.restore(r.Summary).(map[string]any)
+	}
+	if req.VerdictOnly {
+		return r, nil
 	}
 	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
 }
