@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,6 +97,13 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	cfg, err := o.restConfig()
 	if err != nil {
 		return usageError{fmt.Errorf("kubeconfig: %w", err)}
+	}
+	limit, err := setMemoryLimit(os.Getenv, debug.SetMemoryLimit)
+	if err != nil {
+		return usageError{err}
+	}
+	if limit > 0 {
+		ctrl.Log.Info("memory limit for the collector", "bytes", limit)
 	}
 	start := time.Now()
 	policies, err := controller.NewPolicyReloader(engine.Options{PolicyDirs: o.policyDirs}, o.policyReload)
@@ -190,4 +199,27 @@ func (o *controllerOptions) restConfig() (*rest.Config, error) {
 		cfg.QPS = -1
 	}
 	return cfg, nil
+}
+
+// memoryLimitEnv holds the container's memory limit in bytes (deploy/
+// passes it from the downward API).
+const memoryLimitEnv = "CUETRAINER_MEMORY_LIMIT"
+
+// setMemoryLimit gives the Go runtime a soft memory limit of nine tenths of
+// the container's ($CUETRAINER_MEMORY_LIMIT), so that the collector works
+// harder as the heap nears it rather than the kernel killing the process
+// (the informers' caches grow with the cluster). GOMEMLIMIT, when set, wins.
+// It returns the limit it set, 0 for none.
+func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, error) {
+	v := getenv(memoryLimitEnv)
+	if v == "" || getenv("GOMEMLIMIT") != "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("$%s=%q: want the container's memory limit in bytes", memoryLimitEnv, v)
+	}
+	limit := n / 10 * 9
+	set(limit)
+	return limit, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,5 +26,44 @@ current-context: c
 	}
 	if cfg.QPS >= 0 || cfg.RateLimiter != nil {
 		t.Errorf("QPS %v, rate limiter %v: client-side rate limiting is on", cfg.QPS, cfg.RateLimiter)
+	}
+}
+
+// TestSetMemoryLimit: nine tenths of the container's limit go to the Go
+// runtime, unless GOMEMLIMIT says otherwise; a value that is not a number
+// of bytes is an error.
+func TestSetMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		env        map[string]string
+		want       int64
+		wantErr    string
+		wantCalled bool
+	}{
+		{name: "no limit", env: map[string]string{}},
+		{name: "512Mi", env: map[string]string{memoryLimitEnv: "536870912"}, want: 483183819, wantCalled: true},
+		{name: "GOMEMLIMIT wins", env: map[string]string{memoryLimitEnv: "536870912", "GOMEMLIMIT": "100MiB"}},
+		{name: "a quantity, not bytes", env: map[string]string{memoryLimitEnv: "512Mi"}, wantErr: `$CUETRAINER_MEMORY_LIMIT="512Mi": want the container's memory limit in bytes`},
+		{name: "zero", env: map[string]string{memoryLimitEnv: "0"}, wantErr: `$CUETRAINER_MEMORY_LIMIT="0"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var called int64 = -1
+			got, err := setMemoryLimit(func(k string) string { return c.env[k] }, func(n int64) int64 { called = n; return 0 })
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("limit %d, want %d", got, c.want)
+			}
+			if (called >= 0) != c.wantCalled || c.wantCalled && called != c.want {
+				t.Errorf("runtime limit set to %d (-1: not set), want %d", called, c.want)
+			}
+		})
 	}
 }
