@@ -94,16 +94,16 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if o.certValidity <= 0 || o.certCheck <= 0 {
 		return usageError{errors.New("--cert-validity and --cert-check-interval must be positive")}
 	}
-	cfg, err := o.restConfig()
-	if err != nil {
-		return usageError{fmt.Errorf("kubeconfig: %w", err)}
-	}
 	limit, err := setMemoryLimit(os.Getenv, debug.SetMemoryLimit)
 	if err != nil {
 		return usageError{err}
 	}
 	if limit > 0 {
 		ctrl.Log.Info("memory limit for the collector", "bytes", limit)
+	}
+	cfg, err := o.restConfig()
+	if err != nil {
+		return usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
 	start := time.Now()
 	policies, err := controller.NewPolicyReloader(engine.Options{PolicyDirs: o.policyDirs}, o.policyReload)
