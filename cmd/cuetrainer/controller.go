@@ -34,6 +34,7 @@ type controllerOptions struct {
 	selfSignedCerts         bool
 	webhookPort             int
 	metricsAddr, probeAddr  string
+	metricsSecure           bool
 	leaderElect             bool
 	webhooks, reconcile     bool
 	policyReload            time.Duration
@@ -69,7 +70,8 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.DurationVar(&o.certValidity, "cert-validity", 365*24*time.Hour, "how long a generated certificate (and its CA) is valid; it is renewed when a third of that remains")
 	f.DurationVar(&o.certCheck, "cert-check-interval", time.Hour, "how often the generated certificate is checked for renewal")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "the webhook server's port")
-	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "where Prometheus metrics are served; 0 turns them off")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "where Prometheus metrics are served; 0 turns them off")
+	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve the metrics over HTTPS to clients the API server authenticates (a bearer token) and authorizes (get on the non-resource URL /metrics), as Kubeflow Trainer does; false: plain HTTP to anyone")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "where /healthz and /readyz are served")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "elect one replica to reconcile (webhooks are served by all)")
 	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a lease is held after its last renewal: a new leader waits that long after the old one dies")
@@ -114,7 +116,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	ctrl.Log.Info("policies loaded", "policyDirs", o.policyDirs, "took", time.Since(start).String())
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Metrics: metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics: o.metricsOptions(),
 		// Lookups read unstructured objects: from the informers, not the API server.
 		Client:                  client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -222,4 +224,19 @@ func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, e
 	limit := n / 10 * 9
 	set(limit)
 	return limit, nil
+}
+
+// metricsOptions serves the metrics as kubebuilder's projects and Kubeflow
+// Trainer do: over HTTPS (a self-signed certificate), to a caller the API
+// server authenticates with a TokenReview and authorizes with a
+// SubjectAccessReview (get on /metrics): controller.MetricsAuth.
+func (o *controllerOptions) metricsOptions() metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = controller.MetricsAuth
+		// HTTP/2 off, as for the webhooks.
+		opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
+	return opts
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -406,13 +407,9 @@ func withFlags(args []string, flags ...string) []string {
 // (controller-runtime's controller_runtime_webhook_requests_total).
 func webhookRequests(t *testing.T, c *controllerProcess) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + c.metric + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	body := scrape(t, c)
 	total := 0.0
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "controller_runtime_webhook_requests_total{") {
 			f := strings.Fields(sc.Text())
@@ -534,15 +531,37 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 	converge(t, ns, []string{"while-broken"}, torchObjects)
 }
 
-// policyReloads scrapes the controller's cuetrainer_policy_reloads_total.
-func policyReloads(t *testing.T) (failed, loaded float64) {
+// scrape reads a controller's metrics as Prometheus would: over HTTPS, with
+// the token of a service account bound to deploy/'s
+// cuetrainer-metrics-reader (the controller serves no one else).
+func scrape(t *testing.T, c *controllerProcess) []byte {
 	t.Helper()
-	resp, err := http.Get("http://" + cuetrain.metric + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, "https://"+c.metric+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+scraperToken)
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the controller's self-signed metrics certificate
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scraping %s: %s: %s", c.metric, resp.Status, body)
+	}
+	return body
+}
+
+// policyReloads scrapes the controller's cuetrainer_policy_reloads_total.
+func policyReloads(t *testing.T) (failed, loaded float64) {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(scrape(t, cuetrain)))
 	for sc.Scan() {
 		for label, v := range map[string]*float64{`result="failed"`: &failed, `result="loaded"`: &loaded} {
 			if rest, ok := strings.CutPrefix(sc.Text(), "cuetrainer_policy_reloads_total{"+label+"} "); ok {
