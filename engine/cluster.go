@@ -63,8 +63,7 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 	if ok {
 		return st, nil
 	}
-	cl := s.opts.Cluster
-	if cl == nil {
+	if s.opts.Cluster == nil {
 		return nil, nil
 	}
 	var obj map[string]any
@@ -76,7 +75,7 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 		obj = pinned
 	}
 	if obj == nil {
-		got, err := cl.Get(ctx, l.Group, l.Kind, l.Namespace, l.Name)
+		got, err := s.clusterGet(ctx, l.Group, l.Kind, l.Namespace, l.Name)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s %s: %w", l.Kind, l.Name, err)
 		}
@@ -88,12 +87,37 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 	return s.e.existing(obj), nil
 }
 
+// clusterGet reads an object from the session's cluster once: one
+// document's lookups may name the same object twice (the TrainJob's runtime
+// snapshot is the runtime's pinned copy and an existing object of its
+// render). A session with a cluster admits one document after another.
+func (s *Session) clusterGet(ctx context.Context, group, kind, namespace, name string) (map[string]any, error) {
+	key := group + "/" + kind + "/" + namespace + "/" + name
+	s.mu.RLock()
+	obj, ok := s.fetched[key]
+	s.mu.RUnlock()
+	if ok {
+		return obj, nil
+	}
+	obj, err := s.opts.Cluster.Get(ctx, group, kind, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.fetched == nil {
+		s.fetched = map[string]map[string]any{}
+	}
+	s.fetched[key] = obj
+	s.mu.Unlock()
+	return obj, nil
+}
+
 // pinnedCopy reads the copy of l's object kept in a ConfigMap, nil when there
 // is none. A copy that another object controls, that does not parse, or that
 // holds another object is an error, not a reason to read the live object.
 func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l lookupRef) (map[string]any, error) {
 	p := l.Pinned
-	cm, err := s.opts.Cluster.Get(ctx, "", "ConfigMap", p.Namespace, p.Name)
+	cm, err := s.clusterGet(ctx, "", "ConfigMap", p.Namespace, p.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", p.Namespace, p.Name, err)
 	}

@@ -16,6 +16,7 @@ import (
 type mapCluster struct {
 	objects map[string]map[string]any // group/kind/namespace/name
 	gets    int
+	read    map[string]int // gets by group/kind/namespace/name
 	err     error
 }
 
@@ -34,6 +35,10 @@ func (m *mapCluster) add(t *testing.T, text string) {
 
 func (m *mapCluster) Get(_ context.Context, group, kind, namespace, name string) (map[string]any, error) {
 	m.gets++
+	if m.read == nil {
+		m.read = map[string]int{}
+	}
+	m.read[group+"/"+kind+"/"+namespace+"/"+name]++
 	if m.err != nil {
 		return nil, m.err
 	}
@@ -160,7 +165,14 @@ func TestClusterPinnedCopy(t *testing.T) {
 		}
 		return false
 	}
-	pinned, live := render(true), render(false)
+	cl.read = nil
+	pinned := render(true)
+	// The snapshot is both the runtime's pinned copy and an existing object
+	// of the render: one read serves both.
+	if n := cl.read["/ConfigMap/team/job-runtime-snapshot"]; n != 1 {
+		t.Errorf("the snapshot was read %d times, want once", n)
+	}
+	live := render(false)
 	if got := imageOf(t, pinned); got != "pinned:1" {
 		t.Errorf("pinned session renders %q, want the snapshot's pinned:1", got)
 	}

@@ -53,6 +53,9 @@ type Session struct {
 	reads *reads
 	// redone counts AdmitAll's evaluations made again in their turn.
 	redone int
+	// fetched holds what the session read from its cluster, by
+	// group/kind/namespace/name (nil: not there); guarded by mu.
+	fetched map[string]map[string]any
 }
 
 // contextAdded is the journal's entry for an object added to the context.
