@@ -19,11 +19,11 @@ import (
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
 // crdWatch says whether the CRDs of the kinds the engine admits are still
-// the ones the controller started with. While they are, the controller
-// reads those kinds (the TrainJob, its runtime) from its cache. Once one
-// has changed, an informer may go on serving objects pruned by the old
-// schema (its watch was opened under it), so from then on the controller
-// reads them from the API server, until it restarts.
+// the ones the process started with. While they are, the controller and the
+// webhooks read those kinds (the TrainJob, its runtime) from the cache.
+// Once one has changed, an informer may go on serving objects pruned by the
+// old schema (its watch was opened under it), so from then on they read
+// them from the API server, until the process restarts.
 type crdWatch struct {
 	reader client.Reader
 	// generations are the CRDs' metadata.generation before the informers
@@ -34,7 +34,8 @@ type crdWatch struct {
 
 // newCRDWatch reads the generation of each named CRD from the API server.
 // It returns nil when it cannot (a CRD missing, or no permission to read
-// CRDs): the controller then always reads from the API server.
+// CRDs): the controller and the webhooks then always read from the API
+// server.
 func newCRDWatch(ctx context.Context, live client.Reader, names []string) (*crdWatch, error) {
 	w := &crdWatch{reader: live, generations: map[string]int64{}}
 	for _, name := range names {

@@ -24,7 +24,7 @@ var (
 	}, func() float64 { return float64(recycled()) })
 	cacheReads = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "cuetrainer_controller_cache_reads",
-		Help: "1 while the controller reads TrainJobs and runtimes from its cache (their CRDs unchanged since it started), 0 when it reads them from the API server.",
+		Help: "1 while the controller and the webhooks read TrainJobs and runtimes from the cache (their CRDs unchanged since the process started), 0 when they read them from the API server.",
 	}, func() float64 {
 		if cachedReads() {
 			return 1
@@ -33,8 +33,8 @@ var (
 	})
 )
 
-// cachedReads reports whether the controller reads its kinds from the
-// cache; set by Setup.
+// cachedReads reports whether the controller and the webhooks read their
+// kinds from the cache; set by Setup.
 var cachedReads = func() bool { return false }
 
 // recycled reports the current engine's recycles; set by Setup.
