@@ -26,10 +26,8 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -117,7 +115,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "installing deploy/:", err)
 		return 1
 	}
-	if scraperToken, err = metricsScraper(); err != nil {
+	// A service account that may read the controller's metrics.
+	if scraperToken, err = testenv.ServiceAccountToken(context.Background(), k8sClient, controllerNamespace, "scraper", "cuetrainer-metrics-reader"); err != nil {
 		fmt.Fprintln(os.Stderr, "the metrics scraper:", err)
 		return 1
 	}
@@ -213,29 +212,6 @@ func installController(root string, webhookPort int) error {
 		}
 	}
 	return k8sClient.Create(ctx, endpointSlice("host", webhookPort))
-}
-
-// metricsScraper makes a service account bound to deploy/'s
-// cuetrainer-metrics-reader, and returns a token of it.
-func metricsScraper() (string, error) {
-	ctx := context.Background()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "scraper"}}
-	if err := k8sClient.Create(ctx, sa); err != nil {
-		return "", err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "faults-metrics-scraper"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cuetrainer-metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: controllerNamespace, Name: "scraper"}},
-	}
-	if err := k8sClient.Create(ctx, binding); err != nil {
-		return "", err
-	}
-	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
-	if err := k8sClient.SubResource("token").Create(ctx, sa, tr); err != nil {
-		return "", err
-	}
-	return tr.Status.Token, nil
 }
 
 // endpointSlice is an endpoint of the webhook Service: this host at port.

@@ -8,15 +8,13 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
 // TestMetricsAuth: the metrics filter, running with deploy/'s RBAC against
@@ -26,28 +24,20 @@ func TestMetricsAuth(t *testing.T) {
 	need(t)
 	ctx := context.Background()
 	ns := namespace(t, "metrics")
-	token := func(name string) string {
+	token := func(name, clusterRole string) string {
 		t.Helper()
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		if err := k8sClient.Create(ctx, sa); err != nil {
+		tok, err := testenv.ServiceAccountToken(ctx, k8sClient, ns, name, clusterRole)
+		if err != nil {
 			t.Fatal(err)
 		}
-		tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}
-		if err := k8sClient.SubResource("token").Create(ctx, sa, tr); err != nil {
-			t.Fatal(err)
+		if clusterRole != "" {
+			t.Cleanup(func() {
+				_ = k8sClient.Delete(context.Background(), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name}})
+			})
 		}
-		return tr.Status.Token
+		return tok
 	}
-	scraper, nobody := token("scraper"), token("nobody")
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-scraper"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cuetrainer-metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "scraper"}},
-	}
-	if err := k8sClient.Create(ctx, binding); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), binding) })
+	scraper, nobody := token("scraper", "cuetrainer-metrics-reader"), token("nobody", "")
 	// The filter keeps its answers a minute: ask it once the binding holds.
 	eventually(t, "the scraper allowed to get /metrics", func() error {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{

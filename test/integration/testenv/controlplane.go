@@ -1,11 +1,17 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -105,4 +111,29 @@ func (cp *ControlPlane) AdminKubeconfig(name, dir string) (string, error) {
 	}
 	path := filepath.Join(dir, "kubeconfig")
 	return path, os.WriteFile(path, data, 0o600)
+}
+
+// ServiceAccountToken creates the service account namespace/name, binds it
+// to clusterRole when one is named (a ClusterRoleBinding named
+// namespace-name), and returns a token of it, valid for an hour.
+func ServiceAccountToken(ctx context.Context, c client.Client, namespace, name, clusterRole string) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := c.Create(ctx, sa); err != nil {
+		return "", err
+	}
+	if clusterRole != "" {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: clusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: namespace, Name: name}},
+		}
+		if err := c.Create(ctx, binding); err != nil {
+			return "", err
+		}
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return "", err
+	}
+	return tr.Status.Token, nil
 }
