@@ -59,7 +59,9 @@ cue-vet:
 # cue-gen regenerates cue.mod/gen from the pinned Go modules. k8s.io/* v0.37
 # tags embedded structs `json:""` rather than `json:",inline"`, which
 # `cue get go` takes for a field named after the type: the sed turns those
-# back into embeddings.
+# back into embeddings. hack/cuelocal then copies the packages a runtime's
+# template reaches through imports (batch/v1, jobset) into the schemas
+# package (schemas/k8s_gen.cue), which reads them without an import.
 cue-gen:
 	rm -rf cue.mod/gen
 	$(CUE) get go k8s.io/api/core/v1 k8s.io/apimachinery/pkg/apis/meta/v1 \
@@ -67,6 +69,7 @@ cue-gen:
 	find cue.mod/gen -name '*.cue' | xargs sed -E -i \
 		-e 's/^(\s+)([A-Z][A-Za-z0-9]*):\s+(([a-z0-9]+\.)?#\2)( |$$)/\1\3\5/' \
 		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/'
+	$(GO) run ./hack/cuelocal -o schemas/k8s_gen.cue
 
 # manifests regenerates deploy/'s generated parts from the CUE: the CRDs,
 # the webhook configurations and the shipped runtimes (a test fails when
