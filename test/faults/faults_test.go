@@ -543,7 +543,14 @@ func scrape(t *testing.T, c *controllerProcess) []byte {
 	req.Header.Set("Authorization", "Bearer "+scraperToken)
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the controller's self-signed metrics certificate
-	resp, err := hc.Do(req)
+	// A controller a test just restarted answers /readyz a moment before
+	// its metrics server listens (both are the manager's runnables).
+	var resp *http.Response
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if resp, err = hc.Do(req); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
