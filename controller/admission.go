@@ -93,8 +93,11 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 	}
 	// The answer is allowed or denied, with warnings: the object with its
-	// defaults is not needed.
+	// defaults is not needed. The API server calls a validating webhook once
+	// the object passed its CRD's checks, so the review leaves out the
+	// CUE's copy of them.
 	ereq.VerdictOnly = true
+	ereq.SchemaChecked = true
 	r := s.AdmitRequest(ctx, doc, ereq)
 	evaluationDuration.WithLabelValues("admit").Observe(time.Since(evalStart).Seconds())
 

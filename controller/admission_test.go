@@ -101,7 +101,14 @@ func review(op, object, old string) []byte {
 
 const (
 	goodJob = `{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j","namespace":"team"},"spec":{"runtimeRef":{"name":"torch-distributed"}}}`
-	badJob  = `{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j","namespace":"team"},"spec":{"runtimeRef":{"name":"torch-distributed"},"trainer":{"numNodes":-1}}}`
+	// badJob's numNodes has the wrong type: the API server's words (422).
+	badJob = `{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j","namespace":"team"},"spec":{"runtimeRef":{"name":"torch-distributed"},"trainer":{"numNodes":"two"}}}`
+	// reservedEnvJob sets an env the torch plugin injects: Kubeflow's
+	// webhook's words (403).
+	reservedEnvJob = `{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j","namespace":"team"},"spec":{"runtimeRef":{"name":"torch-distributed"},"trainer":{"env":[{"name":"PET_NNODES","value":"3"}]}}}`
+	// belowMinimumJob fails only the CRD's own checks (numNodes' minimum),
+	// which the API server makes before it calls a validating webhook.
+	belowMinimumJob = `{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j","namespace":"team"},"spec":{"runtimeRef":{"name":"torch-distributed"},"trainer":{"numNodes":-1}}}`
 	// patchedJob has a runtime patch without a time, which the mutating
 	// handler stamps, and a string YAML reads otherwise than JSON: a raw
 	// NEL, which YAML folds into a space (the patch then rewrote it).
@@ -136,6 +143,8 @@ func TestAdmissionAnswers(t *testing.T) {
 		{"object nested too deep", review("CREATE", strings.Repeat(`{"a":`, 150)+"1"+strings.Repeat("}", 150), ""), false, false, 400, "nested deeper than 100 levels"},
 		{"old object malformed", review("UPDATE", goodJob, `"x"`), false, false, 400, "decoding the old object"},
 		{"rejected", review("CREATE", badJob, ""), false, false, 422, "spec.trainer.numNodes"},
+		{"rejected by the webhook's rules", review("CREATE", reservedEnvJob, ""), false, false, 403, "must not have reserved envs"},
+		{"the CRD's checks are the API server's", review("CREATE", belowMinimumJob, ""), false, true, 200, ""},
 		{"admitted", review("CREATE", goodJob, ""), false, true, 200, ""},
 		{"delete is allowed", review("DELETE", "", ""), false, true, 200, ""},
 		{"mutating, nothing to mutate", review("CREATE", goodJob, ""), true, true, 200, ""},

@@ -63,7 +63,8 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	start := time.Now()
 	s := r.Engine().NewSession(engine.SessionOptions{Release: r.Release, NoBuiltinRuntimes: true, Cluster: r.Cluster, Controller: true})
-	admitted := s.AdmitRequest(ctx, engine.Document{File: "cluster", Object: tj.Object}, engine.Request{Operation: "UPDATE", OldObject: tj.Object})
+	// The TrainJob passed its CRD's checks when it was written.
+	admitted := s.AdmitRequest(ctx, engine.Document{File: "cluster", Object: tj.Object}, engine.Request{Operation: "UPDATE", OldObject: tj.Object, SchemaChecked: true})
 	if admitted.Object == nil {
 		// It does not even fit the schema (the CRD let it in): say so once.
 		r.fail(tj, findings(admitted.Errors))

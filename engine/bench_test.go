@@ -97,4 +97,43 @@ func benchmarkRuntime(b *testing.B, req Request) {
 func BenchmarkAdmitVerdict(b *testing.B) {
 	b.Run("TrainJob", func(b *testing.B) { benchmarkValidTrainJob(b, Request{VerdictOnly: true}) })
 	b.Run("Runtime", func(b *testing.B) { benchmarkRuntime(b, Request{VerdictOnly: true}) })
+	// As a webhook asks, for objects the API server has checked against
+	// the CRD (Request.SchemaChecked).
+	b.Run("TrainJob/SchemaChecked", func(b *testing.B) { benchmarkValidTrainJob(b, Request{VerdictOnly: true, SchemaChecked: true}) })
+	b.Run("Runtime/SchemaChecked", func(b *testing.B) { benchmarkRuntime(b, Request{VerdictOnly: true, SchemaChecked: true}) })
+}
+
+// BenchmarkReconcile measures the controller's evaluation of one reconcile:
+// a TrainJob read from the cluster admitted as an update (schema-checked,
+// since the API server checked it when it was written) against its runtime
+// in the cluster, then rendered with the controller's parts. Each of 64
+// TrainJobs is reconciled in turn, as in the benchmark's burst.
+func BenchmarkReconcile(b *testing.B) {
+	e := testEngine(b)
+	var runtime map[string]any
+	for _, d := range e.builtin {
+		if d.Name() == "torch-distributed" {
+			runtime = copyJSON(d.Object).(map[string]any)
+		}
+	}
+	if runtime == nil {
+		b.Fatal("no torch-distributed runtime")
+	}
+	meta := runtime["metadata"].(map[string]any)
+	meta["uid"], meta["resourceVersion"] = "rt-uid", "7"
+	cl := &mapCluster{objects: map[string]map[string]any{"trainer.kubeflow.org/ClusterTrainingRuntime//torch-distributed": runtime}}
+	docs := make([]Document, 64)
+	for i := range docs {
+		docs[i] = ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0]
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := docs[i%len(docs)]
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+		r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
+		out := s.Render(r, RenderOptions{})
+		if r.Rejected() || len(out.Errors) > 0 || len(out.Objects) == 0 {
+			b.Fatalf("%s: %v %v", r.Identity(), r.Errors, out.Errors)
+		}
+	}
 }

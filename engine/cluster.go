@@ -34,6 +34,12 @@ type Request struct {
 	// stays nil) and the session does not keep it for later documents.
 	// Decoding it is a fifth of a runtime's review.
 	VerdictOnly bool
+	// SchemaChecked says the API server has checked the object against its
+	// kind's CRD (its OpenAPI and CEL rules): a validating webhook is called
+	// after those checks pass, and an object the controller reads from the
+	// cluster passed them when it was written. The review then leaves out
+	// the CUE's copy of them (crdChecks), some two fifths of a TrainJob's.
+	SchemaChecked bool
 }
 
 // lookupRef is one object a review's lookup names (#RuntimeLookup).

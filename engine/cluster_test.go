@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -508,5 +509,84 @@ func TestVerdictOnly(t *testing.T) {
 	// The corpus has admitted objects, rejected ones and warnings.
 	if checked < 20 || rejected < 10 || warned < 2 {
 		t.Errorf("%d results with an object, %d rejected, %d with warnings: the corpus lacks cases", checked, rejected, warned)
+	}
+}
+
+// TestSchemaChecked: for an object the API server has checked against its
+// CRD (Request.SchemaChecked), the review leaves out the CUE's copy of the
+// CRD's checks (crdChecks) and nothing else. Over objects of every kind
+// that pass those checks, the findings and the defaulted object are the
+// same with and without it. An object that fails them gets only those of
+// its CRD-phase errors that the review's own rules find, the rules the
+// CRD does not carry (test/integration's TestCRDChecksAreTheAPIServers
+// shows that the API server refuses what the checks left out find).
+func TestSchemaChecked(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
+	cl.add(t, runtimeYAML("old", "trainer.kubeflow.org/support: deprecated, trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
+	docs := []string{
+		// The CRD's checks fail, one kind and rule after another.
+		jobYAML("torch", "{numNodes: -1}"),
+		jobYAML("torch", "{numProcPerNode: 0}"),
+		jobYAML("torch", "{env: [{name: A}, {name: A}]}"),
+		strings.Replace(jobYAML("torch", "{}"), "name: job,", "name: "+strings.Repeat("j", 70)+",", 1),
+		runtimeYAML("two", "", "", "{torch: {}, mpi: {}}", ""),
+		runtimeYAML("mpi0", "", "", "{mpi: {numProcPerNode: 0}}", ""),
+		runtimeYAML("flux0", "", "", "{flux: {numProcPerNode: 0}}", ""),
+		runtimeYAML("quantity", "", "", "{torch: {}}", "initContainers: [{name: prep, image: x, resources: {limits: {cpu: lots}}}]"),
+		runtimeYAML("targets", "", "", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [node, node]}]}}}", ""),
+		runtimeYAML("mpi-intel", "", "", "{mpi: {mpiImplementation: Intel}}", ""),
+		// The CRD does not carry these: the review's own rules, in the CRD's
+		// phase.
+		runtimeYAML("elastic", "", "", "{torch: {elasticPolicy: {minNodes: 3, maxNodes: 2}}}", ""),
+		runtimeYAML("procs0", "", "", "{torch: {numProcPerNode: 0}}", ""),
+		strings.Replace(jobYAML("torch", "{}"), "spec:\n", "spec:\n  podTemplateOverrides: [{targetJobs: [{name: node}]}]\n", 1),
+		// They pass, and the rest of the review finds something or not.
+		runtimeYAML("bad", "", "", "{torch: {numProcPerNode: 3}}", ""),
+		jobYAML("torch", "{numNodes: 2}"),
+		jobYAML("old", "{numNodes: 2}"),
+		jobYAML("missing", "{numNodes: 2}"),
+		jobYAML("torch", "{env: [{name: PET_NNODES, value: '3'}]}"),
+	}
+	docs = append(docs, strings.Split(admitAllCorpus(5), "---\n")...)
+	// crdRejected counts the results whose CRD errors the checks left out
+	// (some or all), reviewsOwn those the review's own rules find alone.
+	same, crdRejected, reviewsOwn := 0, 0, 0
+	for _, text := range docs {
+		for _, d := range ReadYAML("doc.yaml", []byte(text)) {
+			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
+				full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				op.SchemaChecked = true
+				checked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				if hasPhase(full.Errors, PhaseCRD) {
+					fullCRD := findingStrings(full.Errors)
+					for _, f := range findingStrings(checked.Errors) {
+						if !slices.Contains(fullCRD, f) {
+							t.Errorf("%s %s: with SchemaChecked %q, not among %q", full.Identity(), op.Operation, f, fullCRD)
+						}
+					}
+					if len(checked.Errors) < len(full.Errors) {
+						crdRejected++
+					} else {
+						reviewsOwn++
+					}
+					continue
+				}
+				same++
+				if got, want := findingStrings(checked.Errors), findingStrings(full.Errors); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %s: errors %q, want %q", full.Identity(), op.Operation, got, want)
+				}
+				if got, want := findingStrings(checked.Warnings), findingStrings(full.Warnings); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %s: warnings %q, want %q", full.Identity(), op.Operation, got, want)
+				}
+				if !reflect.DeepEqual(checked.Object, full.Object) {
+					t.Errorf("%s %s: the defaulted object differs:\n%v\nwant\n%v", full.Identity(), op.Operation, checked.Object, full.Object)
+				}
+			}
+		}
+	}
+	if crdRejected < 18 || reviewsOwn < 6 || same < 40 {
+		t.Errorf("%d results with CRD errors the checks left out, %d with the review's own, %d that pass: the corpus lacks cases", crdRejected, reviewsOwn, same)
 	}
 }

@@ -285,6 +285,9 @@ func markers(v cue.Value, s map[string]any) error {
 			case "Enum":
 				var enum []any
 				for _, e := range strings.Split(value, ";") {
+					if uq, err := strconv.Unquote(e); err == nil {
+						e = uq // "" is the empty string, as controller-gen reads it
+					}
 					enum = append(enum, e)
 				}
 				s["enum"] = enum

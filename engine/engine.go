@@ -94,7 +94,11 @@ type compiled struct {
 	// reviews holds the review of each admitted kind, by apiVersion and
 	// kind; lookups what a review needs the engine to find first; renders
 	// how each kind that renders is rendered.
-	reviews   map[string]map[string]cue.Value
+	reviews map[string]map[string]cue.Value
+	// checked holds the same reviews without the CRD's checks
+	// (crdChecks), for objects the API server has checked
+	// (Request.SchemaChecked).
+	checked   map[string]map[string]cue.Value
 	lookups   map[string]map[string]cue.Value
 	renders   map[string]map[string]cue.Value
 	plans     map[string]map[string]cue.Value
@@ -203,8 +207,34 @@ func (e *Engine) compile() (*compiled, error) {
 	}
 	c.schemas, c.runtimes = values[0], values[1]
 	var err error
-	if c.reviews, err = e.byKind(c, "admission"); err != nil {
+	if c.checked, err = e.byKind(c, "admission"); err != nil {
 		return nil, err
+	}
+	crdChecks, err := e.byKind(c, "crdChecks")
+	if err != nil {
+		return nil, err
+	}
+	// A review with its kind's CRD checks is made once, here: a request
+	// unifies it with the object once, as it does the review alone.
+	c.reviews = map[string]map[string]cue.Value{}
+	for apiVersion, kinds := range c.checked {
+		c.reviews[apiVersion] = map[string]cue.Value{}
+		for kind, review := range kinds {
+			if checks, ok := crdChecks[apiVersion][kind]; ok {
+				review = review.Unify(checks)
+				if err := review.Validate(); err != nil {
+					return nil, e.cueError("adding the CRD checks of "+kind, err)
+				}
+			}
+			c.reviews[apiVersion][kind] = review
+		}
+	}
+	for apiVersion, kinds := range crdChecks {
+		for kind := range kinds {
+			if _, ok := c.checked[apiVersion][kind]; !ok {
+				return nil, fmt.Errorf("crdChecks: %s %s has no review (admission)", apiVersion, kind)
+			}
+		}
 	}
 	if c.lookups, err = e.byKind(c, "lookups"); err != nil {
 		return nil, err

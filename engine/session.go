@@ -422,6 +422,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	r := Result{Doc: doc}
 	c := s.e.compiled()
 	review := c.reviews[doc.APIVersion()][doc.Kind()]
+	if req.SchemaChecked {
+		review = c.checked[doc.APIVersion()][doc.Kind()]
+	}
 
 	// The objects reach the CUE with their opaque keys as tokens (see
 	// aliases.go); what comes back gets the keys again.

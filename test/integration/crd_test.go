@@ -4,12 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -132,4 +135,116 @@ func TestGeneratedCRDsRejectLikeKubeflow(t *testing.T) {
 	if checked < 5 {
 		t.Errorf("checked %d cases the CRD rejects, want the corpus's (65, 67, 68, 69, 71, 73)", checked)
 	}
+}
+
+// TestCRDChecksAreTheAPIServers: what the webhooks and the controller leave
+// to the API server (engine.Request.SchemaChecked, the CUE's crdChecks) the
+// API server does refuse. For objects that break one CRD check after
+// another, of every kind, the CRD-phase errors a full review finds and a
+// schema-checked one does not are errors the API server, with only the
+// generated CRDs installed, answers with: it refuses each object as
+// Invalid, and its message holds each of them in the same words.
+func TestCRDChecksAreTheAPIServers(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e := loadEngine(t)
+	installGeneratedCRDs(t, e)
+	job := func(name, spec string) string {
+		return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: " + name + ", namespace: crd-checks}\nspec:\n  runtimeRef: {name: torch-distributed}\n" + spec
+	}
+	patch := func(pod string) string {
+		return "  runtimePatches: [{manager: acme.io/x, trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: " + pod + "}}}}]}}}}]\n"
+	}
+	runtime := func(name, mlPolicy, extra, pod string) string {
+		return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: " + name + ", labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n" +
+			"  mlPolicy: " + mlPolicy + "\n" + extra +
+			"  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n" +
+			"          spec: {template: {spec: {containers: [{name: node, image: img" + pod + "}]}}}\n"
+	}
+	docs := []string{
+		job("num-nodes", "  trainer: {numNodes: -1}\n"),
+		job("procs", "  trainer: {numProcPerNode: 0}\n"),
+		job("procs-word", "  trainer: {numProcPerNode: fast}\n"),
+		job("env", "  trainer: {env: [{name: A}, {name: A}]}\n"),
+		job(strings.Repeat("n", 64), ""),
+		job("1name", ""),
+		job("managed", "  managedBy: example.com/other\n"),
+		job("image", "  trainer: {image: "+strings.Repeat("i", 501)+"}\n"),
+		job("storage", "  initializer: {dataset: {storageUri: not-a-uri}}\n"),
+		job("deadline", "  activeDeadlineSeconds: 0\n"),
+		job("manager", "  runtimePatches: [{manager: \"\"}]\n"),
+		job("managers", "  runtimePatches: [{manager: acme.io/x}, {manager: acme.io/x}]\n"),
+		job("patch-containers", patch("{containers: [{name: a}, {name: a}]}")),
+		job("patch-grace", patch("{terminationGracePeriodSeconds: -1}")),
+		runtime("mpi-procs", "{mpi: {numProcPerNode: 0}}", "", ""),
+		runtime("mpi-impl", "{mpi: {mpiImplementation: Intel}}", "", ""),
+		runtime("mpi-ssh", "{mpi: {sshAuthMountPath: /"+strings.Repeat("s", 4100)+"}}", "", ""),
+		runtime("flux-procs", "{flux: {numProcPerNode: 0}}", "", ""),
+		runtime("quantity", "{torch: {}}", "", ", resources: {limits: {cpu: lots}}"),
+		runtime("targets-set", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [a, a]}]}}}", "", ""),
+		runtime("targets-node", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [node]}]}}}", "", ""),
+		runtime("targets-job", "{torch: {envInjection: {targets: [{jobName: \"\", containerNames: [a]}]}}}", "", ""),
+		runtime("volcano-mode", "{torch: {}}", "  podGroupPolicy: {volcano: {networkTopology: {mode: medium}}}\n", ""),
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: empty-template}\nspec: {template: {}}\n",
+	}
+	// The review's own CRD-phase rules, which the CRD does not carry: a
+	// schema-checked review keeps them.
+	for _, text := range []string{
+		runtime("torch-procs", "{torch: {numProcPerNode: 0}}", "", ""),
+		runtime("torch-elastic", "{torch: {elasticPolicy: {minNodes: 3, maxNodes: 2}}}", "", ""),
+		job("overrides", "  podTemplateOverrides: [{targetJobs: [{name: node}]}]\n"),
+	} {
+		d := engine.ReadYAML("doc.yaml", []byte(text))[0]
+		full := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{})
+		checked := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{SchemaChecked: true})
+		if !full.Rejected() || !slices.Equal(findingText(checked.Errors), findingText(full.Errors)) {
+			t.Errorf("%s: schema-checked errors %q, want the full review's %q", full.Identity(), findingText(checked.Errors), findingText(full.Errors))
+		}
+	}
+	left := 0
+	for _, text := range docs {
+		for _, d := range engine.ReadYAML("doc.yaml", []byte(text)) {
+			full := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{})
+			checked := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{SchemaChecked: true})
+			kept := map[string]bool{}
+			for _, f := range checked.Errors {
+				kept[f.String()] = true
+			}
+			var leftOut []string
+			for _, f := range full.Errors {
+				if f.Phase == engine.PhaseCRD && !kept[f.String()] {
+					leftOut = append(leftOut, f.String())
+				}
+			}
+			if len(leftOut) == 0 {
+				t.Errorf("%s: no CRD check left out (full review: %v): the case checks nothing", full.Identity(), full.Errors)
+				continue
+			}
+			left += len(leftOut)
+			// A create, not an apply: server-side apply refuses a list
+			// with a duplicate key before validation, in its own words.
+			ensureNamespace(t, ctx, d.Namespace())
+			err := k8sClient.Create(ctx, &unstructured.Unstructured{Object: d.Object}, client.DryRunAll)
+			if !apierrors.IsInvalid(err) {
+				t.Errorf("%s: the API server answered %v, want it Invalid: %q", full.Identity(), err, leftOut)
+				continue
+			}
+			for _, f := range leftOut {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("%s: the API server says\n  %v\nnot\n  %s", full.Identity(), err, f)
+				}
+			}
+		}
+	}
+	if left < len(docs) {
+		t.Errorf("%d CRD errors left out over %d objects", left, len(docs))
+	}
+}
+
+func findingText(fs []engine.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.String())
+	}
+	return out
 }
