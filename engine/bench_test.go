@@ -125,6 +125,14 @@ func BenchmarkReconcile(b *testing.B) {
 	docs := make([]Document, 64)
 	for i := range docs {
 		docs[i] = ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0]
+		// As the API server stores it: who set which field.
+		docs[i].Object["metadata"].(map[string]any)["managedFields"] = []any{
+			map[string]any{"manager": "kubectl", "operation": "Apply", "apiVersion": "trainer.kubeflow.org/v1alpha1", "time": "2026-11-23T10:00:00Z", "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:spec": map[string]any{"f:runtimeRef": map[string]any{"f:name": map[string]any{}}, "f:trainer": map[string]any{"f:numNodes": map[string]any{}}}}},
+			map[string]any{"manager": "cuetrainer", "operation": "Update", "subresource": "status", "apiVersion": "trainer.kubeflow.org/v1alpha1", "time": "2026-11-23T10:00:01Z", "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:status": map[string]any{".": map[string]any{}, "f:conditions": map[string]any{".": map[string]any{}, `k:{"type":"Created"}`: map[string]any{
+					".": map[string]any{}, "f:lastTransitionTime": map[string]any{}, "f:message": map[string]any{}, "f:reason": map[string]any{}, "f:status": map[string]any{}, "f:type": map[string]any{}}}}}},
+		}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

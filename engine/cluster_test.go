@@ -590,3 +590,64 @@ func TestSchemaChecked(t *testing.T) {
 		t.Errorf("%d results with CRD errors the checks left out, %d with the review's own, %d that pass: the corpus lacks cases", crdRejected, reviewsOwn, same)
 	}
 }
+
+// TestSchemaCheckedLeavesOutServerManagedFields: a schema-checked review is
+// not given the fields the API server writes itself (serverManaged): an
+// object's managedFields neither reach the rules nor come back in the
+// defaulted object, and the caller's object is left as it was. vet, which
+// is not schema-checked, still checks their shape.
+func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
+	managed := `
+  managedFields:
+  - {manager: kubectl, operation: Apply, apiVersion: trainer.kubeflow.org/v1alpha1, fieldsType: FieldsV1,
+     fieldsV1: {"f:spec": {"f:trainer": {"f:env": {"k:{\"name\":\"A\"}": {}}}}}}`
+	text := strings.Replace(jobYAML("torch", "{numNodes: 2, env: [{name: A, value: x}]}"), "metadata: {name: job, namespace: ns}", "metadata:\n  name: job\n  namespace: ns"+managed, 1)
+	d := ReadYAML("job.yaml", []byte(text))[0]
+	before := copyJSON(d.Object)
+	full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{})
+	checked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
+	if full.Rejected() || checked.Rejected() {
+		t.Fatalf("rejected: %v / %v", full.Errors, checked.Errors)
+	}
+	if _, ok := full.Object["metadata"].(map[string]any)["managedFields"]; !ok {
+		t.Errorf("the full review's object lost its managedFields")
+	}
+	if _, ok := checked.Object["metadata"].(map[string]any)["managedFields"]; ok {
+		t.Errorf("the schema-checked review was given the managedFields")
+	}
+	if !reflect.DeepEqual(d.Object, before) {
+		t.Errorf("the caller's object changed")
+	}
+	if checked.Doc.Object["metadata"].(map[string]any)["managedFields"] == nil {
+		t.Errorf("the result's document lost its managedFields")
+	}
+	// Their shape: vet checks it, a schema-checked review does not look.
+	bad := ReadYAML("job.yaml", []byte(strings.Replace(jobYAML("torch", "{}"), "metadata: {name: job, namespace: ns}", "metadata: {name: job, namespace: ns, managedFields: [{manager: 7}]}", 1)))[0]
+	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{}); !hasPhase(r.Errors, PhaseSchema) {
+		t.Errorf("vet of a malformed managedFields: %v, want a schema error", r.Errors)
+	}
+	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{SchemaChecked: true}); r.Rejected() {
+		t.Errorf("a schema-checked review looked at the managedFields: %v", r.Errors)
+	}
+}
+
+func TestWithoutServerManaged(t *testing.T) {
+	spec := map[string]any{"a": 1}
+	obj := map[string]any{"metadata": map[string]any{"name": "x", "managedFields": []any{1}}, "spec": spec}
+	e := &Engine{serverManaged: [][]string{{"metadata", "managedFields"}, {"status"}, {"spec", "a", "b"}}}
+	got := e.withoutServerManaged(obj)
+	if want := map[string]any{"metadata": map[string]any{"name": "x"}, "spec": spec}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if _, ok := obj["metadata"].(map[string]any)["managedFields"]; !ok {
+		t.Errorf("the input changed: %v", obj)
+	}
+	// Nothing to drop: the same map back, not a copy.
+	plain := map[string]any{"metadata": map[string]any{"name": "x"}}
+	if got := e.withoutServerManaged(plain); reflect.ValueOf(got).Pointer() != reflect.ValueOf(plain).Pointer() {
+		t.Errorf("a copy of an object without the fields")
+	}
+}

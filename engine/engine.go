@@ -76,6 +76,9 @@ type Engine struct {
 	owned map[string]map[string]bool
 	// opaque says which map keys reach an evaluation as tokens.
 	opaque *opaqueKeys
+	// serverManaged are the paths of the fields a schema-checked review is
+	// not given (serverManaged).
+	serverManaged [][]string
 	// builtin are the shipped runtimes, as authored, in name order;
 	// builtinByRelease the same admitted, per release vetted for.
 	builtin          []Document
@@ -188,6 +191,14 @@ func New(opts Options) (*Engine, error) {
 	e.opaque = &opaqueKeys{named: namedStrings(e.instances)}
 	if err := c.schemas.LookupPath(cue.ParsePath("opaqueMaps")).Decode(&e.opaque.suffixes); err != nil {
 		return nil, e.cueError("reading opaqueMaps", err)
+	}
+	if err := c.schemas.LookupPath(cue.ParsePath("serverManaged")).Decode(&e.serverManaged); err != nil {
+		return nil, e.cueError("reading serverManaged", err)
+	}
+	for _, p := range e.serverManaged {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("serverManaged: an empty path")
+		}
 	}
 	if err := e.loadBuiltin(c); err != nil {
 		return nil, err
@@ -537,6 +548,43 @@ func (e *Engine) Summarized() []Kind {
 		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(cue.ParsePath("summary")).Exists() {
 			out = append(out, k)
 		}
+	}
+	return out
+}
+
+// withoutServerManaged returns obj without the fields the API server manages
+// (serverManaged), copying only the maps on their paths; obj is unchanged.
+func (e *Engine) withoutServerManaged(obj map[string]any) map[string]any {
+	for _, p := range e.serverManaged {
+		obj = without(obj, p)
+	}
+	return obj
+}
+
+// without returns m without the field at path, sharing what is off the path.
+func without(m map[string]any, path []string) map[string]any {
+	v, ok := m[path[0]]
+	if !ok {
+		return m
+	}
+	var rest any
+	if len(path) > 1 {
+		sub, isMap := v.(map[string]any)
+		if !isMap {
+			return m
+		}
+		if rest = without(sub, path[1:]); len(rest.(map[string]any)) == len(sub) {
+			return m // nothing to drop below
+		}
+	}
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		out[k] = x
+	}
+	if len(path) == 1 {
+		delete(out, path[0])
+	} else {
+		out[path[0]] = rest
 	}
 	return out
 }

@@ -424,6 +424,11 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	review := c.reviews[doc.APIVersion()][doc.Kind()]
 	if req.SchemaChecked {
 		review = c.checked[doc.APIVersion()][doc.Kind()]
+		// Nor are the fields the API server writes itself evaluated.
+		doc.Object = s.e.withoutServerManaged(doc.Object)
+		if req.OldObject != nil {
+			req.OldObject = s.e.withoutServerManaged(req.OldObject)
+		}
 	}
 
 	// The objects reach the CUE with their opaque keys as tokens (see
