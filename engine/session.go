@@ -617,7 +617,7 @@ func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, a *keyA
 	v := lk.FillPath(pathInput, a.alias(doc.Object))
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
-		if decodeJSON(ref, &l) == nil { // else the review reports what is wrong with the input
+		if ref.Decode(&l) == nil { // else the review reports what is wrong with the input
 			if runtime, err = s.find(ctx, doc.Object, l); err != nil {
 				return nil, nil, nil, err
 			}
@@ -640,7 +640,7 @@ func (s *Session) findAll(ctx context.Context, input map[string]any, v cue.Value
 		return nil, nil
 	}
 	var refs map[string]lookupRef
-	if decodeJSON(v, &refs) != nil {
+	if v.Decode(&refs) != nil {
 		return nil, nil // the review reports what is wrong with the input
 	}
 	var found map[string]any
