@@ -479,33 +479,26 @@ func TestVerdictOnly(t *testing.T) {
 	}
 	docs = append(docs, strings.Split(admitAllCorpus(3), "---\n")...)
 	checked, rejected, warned := 0, 0, 0
-	for _, text := range docs {
-		for _, d := range ReadYAML("doc.yaml", []byte(text)) {
-			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
-				full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
-				op.VerdictOnly = true
-				verdict := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
-				if verdict.Object != nil {
-					t.Errorf("%s: a verdict has the object", full.Identity())
-				}
-				if got, want := findingStrings(verdict.Errors), findingStrings(full.Errors); !reflect.DeepEqual(got, want) {
-					t.Errorf("%s %s: verdict errors %q, want %q", full.Identity(), op.Operation, got, want)
-				}
-				if got, want := findingStrings(verdict.Warnings), findingStrings(full.Warnings); !reflect.DeepEqual(got, want) {
-					t.Errorf("%s %s: verdict warnings %q, want %q", full.Identity(), op.Operation, got, want)
-				}
-				if full.Object != nil {
-					checked++
-				}
-				if len(full.Errors) > 0 {
-					rejected++
-				}
-				if len(full.Warnings) > 0 {
-					warned++
-				}
-			}
+	compareRequests(e, cl, docs, func(r *Request) { r.VerdictOnly = true }, func(op Request, full, verdict Result) {
+		if verdict.Object != nil {
+			t.Errorf("%s: a verdict has the object", full.Identity())
 		}
-	}
+		if got, want := findingStrings(verdict.Errors), findingStrings(full.Errors); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: verdict errors %q, want %q", full.Identity(), op.Operation, got, want)
+		}
+		if got, want := findingStrings(verdict.Warnings), findingStrings(full.Warnings); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: verdict warnings %q, want %q", full.Identity(), op.Operation, got, want)
+		}
+		if full.Object != nil {
+			checked++
+		}
+		if len(full.Errors) > 0 {
+			rejected++
+		}
+		if len(full.Warnings) > 0 {
+			warned++
+		}
+	})
 	// The corpus has admitted objects, rejected ones and warnings.
 	if checked < 20 || rejected < 10 || warned < 2 {
 		t.Errorf("%d results with an object, %d rejected, %d with warnings: the corpus lacks cases", checked, rejected, warned)
@@ -553,39 +546,32 @@ func TestSchemaChecked(t *testing.T) {
 	// crdRejected counts the results whose CRD errors the checks left out
 	// (some or all), reviewsOwn those the review's own rules find alone.
 	same, crdRejected, reviewsOwn := 0, 0, 0
-	for _, text := range docs {
-		for _, d := range ReadYAML("doc.yaml", []byte(text)) {
-			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
-				full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
-				op.SchemaChecked = true
-				checked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
-				if hasPhase(full.Errors, PhaseCRD) {
-					fullCRD := findingStrings(full.Errors)
-					for _, f := range findingStrings(checked.Errors) {
-						if !slices.Contains(fullCRD, f) {
-							t.Errorf("%s %s: with SchemaChecked %q, not among %q", full.Identity(), op.Operation, f, fullCRD)
-						}
-					}
-					if len(checked.Errors) < len(full.Errors) {
-						crdRejected++
-					} else {
-						reviewsOwn++
-					}
-					continue
-				}
-				same++
-				if got, want := findingStrings(checked.Errors), findingStrings(full.Errors); !reflect.DeepEqual(got, want) {
-					t.Errorf("%s %s: errors %q, want %q", full.Identity(), op.Operation, got, want)
-				}
-				if got, want := findingStrings(checked.Warnings), findingStrings(full.Warnings); !reflect.DeepEqual(got, want) {
-					t.Errorf("%s %s: warnings %q, want %q", full.Identity(), op.Operation, got, want)
-				}
-				if !reflect.DeepEqual(checked.Object, full.Object) {
-					t.Errorf("%s %s: the defaulted object differs:\n%v\nwant\n%v", full.Identity(), op.Operation, checked.Object, full.Object)
+	compareRequests(e, cl, docs, func(r *Request) { r.SchemaChecked = true }, func(op Request, full, checked Result) {
+		if hasPhase(full.Errors, PhaseCRD) {
+			fullCRD := findingStrings(full.Errors)
+			for _, f := range findingStrings(checked.Errors) {
+				if !slices.Contains(fullCRD, f) {
+					t.Errorf("%s %s: with SchemaChecked %q, not among %q", full.Identity(), op.Operation, f, fullCRD)
 				}
 			}
+			if len(checked.Errors) < len(full.Errors) {
+				crdRejected++
+			} else {
+				reviewsOwn++
+			}
+			return
 		}
-	}
+		same++
+		if got, want := findingStrings(checked.Errors), findingStrings(full.Errors); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: errors %q, want %q", full.Identity(), op.Operation, got, want)
+		}
+		if got, want := findingStrings(checked.Warnings), findingStrings(full.Warnings); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: warnings %q, want %q", full.Identity(), op.Operation, got, want)
+		}
+		if !reflect.DeepEqual(checked.Object, full.Object) {
+			t.Errorf("%s %s: the defaulted object differs:\n%v\nwant\n%v", full.Identity(), op.Operation, checked.Object, full.Object)
+		}
+	})
 	if crdRejected < 18 || reviewsOwn < 6 || same < 40 {
 		t.Errorf("%d results with CRD errors the checks left out, %d with the review's own, %d that pass: the corpus lacks cases", crdRejected, reviewsOwn, same)
 	}
@@ -649,5 +635,22 @@ func TestWithoutServerManaged(t *testing.T) {
 	plain := map[string]any{"metadata": map[string]any{"name": "x"}}
 	if got := e.withoutServerManaged(plain); reflect.ValueOf(got).Pointer() != reflect.ValueOf(plain).Pointer() {
 		t.Errorf("a copy of an object without the fields")
+	}
+}
+
+// compareRequests admits every document of docs twice over, as a create
+// and as an update of itself, each time in a fresh session on cl: once as
+// asked and once with change made to the request, and hands both results
+// to check.
+func compareRequests(e *Engine, cl Cluster, docs []string, change func(*Request), check func(op Request, asked, changed Result)) {
+	for _, text := range docs {
+		for _, d := range ReadYAML("doc.yaml", []byte(text)) {
+			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
+				asked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				change(&op)
+				changed := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				check(op, asked, changed)
+			}
+		}
 	}
 }
