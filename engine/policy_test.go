@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -281,5 +282,34 @@ func TestLoaderFetchesNoModule(t *testing.T) {
 	load.Instances([]string{"./x"}, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
 	if asked.Load() == 0 {
 		t.Error("the default registry was not asked either: this test shows nothing")
+	}
+}
+
+// TestPolicyCRDChecks: a policy's crdChecks join its kind's review for vet
+// and are left out for a schema-checked request; checks for a kind without
+// a review are refused at load, naming the kind.
+func TestPolicyCRDChecks(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
+
+crdChecks: (#APIVersion): TrainJob: {
+	object: _
+	crd: teamLabel: [if object.metadata.labels.team == _|_ {path: "metadata.labels", type: "Required value", detail: "team"}]
+}
+`})
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ReadYAML("j.yaml", []byte(jobYAML("torch-distributed", "{numNodes: 1}")))[0]
+	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{}); !hasPhase(r.Errors, PhaseCRD) {
+		t.Errorf("vet: %v, want the policy's CRD check", r.Errors)
+	}
+	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{SchemaChecked: true}); r.Rejected() {
+		t.Errorf("schema-checked: %v, want the policy's CRD check left to the API server", r.Errors)
+	}
+
+	dir = writePolicy(t, map[string]string{"p.cue": "package schemas\n\ncrdChecks: \"example.com/v1\": Widget: crd: x: []\n"})
+	if _, err := New(Options{PolicyDirs: []string{dir}}); err == nil || !strings.Contains(err.Error(), "crdChecks: example.com/v1 Widget has no review") {
+		t.Errorf("crdChecks for a kind without a review: %v", err)
 	}
 }
