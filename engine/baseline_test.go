@@ -189,7 +189,8 @@ func toMaps(tb testing.TB, objs []any) []map[string]any {
 // baselineCase renders a case with the engine and with the baseline.
 func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Result, *baselineRuntime) {
 	s, tj := renderInput(tb, caseName)
-	runtime, _, _, err := s.lookup(context.Background(), s.e.cur.Load(), Document{Object: tj.Object}, nil)
+	c := s.e.cur.Load()
+	runtime, _, _, err := s.lookup(context.Background(), c, Document{Object: tj.Object}, c.ctx.Encode(s.e.opaque.aliases(nil).alias(tj.Object)))
 	if err != nil || runtime == nil {
 		tb.Fatalf("no runtime for the case: %v", err)
 	}

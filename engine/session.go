@@ -464,7 +464,10 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		}
 	}
 	facts := []any{doc.Object}
-	runtime, found, existing, err := s.lookup(ctx, c, doc, a)
+	// The object is encoded once, for its lookups and its review.
+	input := a.alias(doc.Object)
+	encoded := c.ctx.Encode(input)
+	runtime, found, existing, err := s.lookup(ctx, c, doc, encoded)
 	if err != nil {
 		return s.internal(r, "the lookups", err), nil
 	}
@@ -478,8 +481,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	cx["quantities"] = quantities(facts...)
 
-	input := a.alias(doc.Object)
-	rv := review.Unify(c.ctx.Encode(map[string]any{"input": input, "context": cx}))
+	rv := review.Unify(c.ctx.Encode(map[string]any{"input": encoded, "context": cx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
 		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any)))
@@ -609,12 +611,12 @@ var (
 // of the render that exist. The lookup is computed from the input alone,
 // before the review. What does not exist is left out (the rules say what
 // that means); what cannot be read is an error.
-func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, a *keyAliases) (runtime *stored, found, existing map[string]any, err error) {
+func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, input cue.Value) (runtime *stored, found, existing map[string]any, err error) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return nil, nil, nil, nil
 	}
-	v := lk.FillPath(pathInput, a.alias(doc.Object))
+	v := lk.FillPath(pathInput, input)
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
 		if ref.Decode(&l) == nil { // else the review reports what is wrong with the input
