@@ -186,8 +186,9 @@ func (e *Engine) existing(obj map[string]any) *stored {
 		}
 	}
 	// A copy with integers as int64, whatever decoded it (YAML gives
-	// float64), which the caller may go on using.
-	obj, _ = roundTrip(obj).(map[string]any)
+	// float64), which the caller may go on using; without the fields the
+	// API server writes itself, which no rule reads (serverManaged).
+	obj, _ = roundTrip(e.withoutServerManaged(obj)).(map[string]any)
 	d := Document{File: "cluster", Object: obj}
 	if !admitted {
 		return &stored{doc: d}
@@ -230,7 +231,7 @@ func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any
 				out[f] = map[string]any{}
 			}
 			for _, o := range objs {
-				out[f][str(meta(o)["name"])] = o
+				out[f][str(meta(o)["name"])] = s.e.withoutServerManaged(o)
 			}
 		}
 	}

@@ -654,3 +654,41 @@ func compareRequests(e *Engine, cl Cluster, docs []string, change func(*Request)
 		}
 	}
 }
+
+// TestClusterObjectsWithoutServerManagedFields: objects read from the
+// cluster (a runtime, the render's existing objects, the context kinds)
+// reach an evaluation without the fields the API server writes itself, and
+// the cluster's copies keep them.
+func TestClusterObjectsWithoutServerManagedFields(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	managed := "managedFields: [{manager: kubectl, operation: Apply, fieldsType: FieldsV1, fieldsV1: {\"f:spec\": {}}}]"
+	cl.add(t, strings.Replace(runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""), "  name: torch\n", "  name: torch\n  uid: rt-1\n  resourceVersion: '3'\n  "+managed+"\n", 1))
+	cl.add(t, "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: job, namespace: ns, "+managed+"}\nspec: {suspend: true}\n")
+	cl.add(t, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high, "+managed+"}\nvalue: 1000\n")
+	d := ReadYAML("job.yaml", []byte(jobYAML("torch", "{numNodes: 2}")))[0]
+	s := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true, Controller: true})
+	r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
+	if r.Rejected() || r.runtime == nil || r.existing["jobset"] == nil {
+		t.Fatalf("errors %v, runtime %v, existing %v", r.Errors, r.runtime != nil, r.existing)
+	}
+	has := func(obj any) bool {
+		_, ok := obj.(map[string]any)["metadata"].(map[string]any)["managedFields"]
+		return ok
+	}
+	if has(r.runtime.doc.Object) || has(r.existing["jobset"]) {
+		t.Errorf("managedFields reached the evaluation: runtime %v, jobset %v", has(r.runtime.doc.Object), has(r.existing["jobset"]))
+	}
+	listed, err := s.clusterContext(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := listed["priorityClasses"]["high"]; pc == nil || has(pc) {
+		t.Errorf("the PriorityClass as the rules get it: %v", pc)
+	}
+	for key, obj := range cl.objects {
+		if !has(obj) {
+			t.Errorf("the cluster's %s lost its managedFields", key)
+		}
+	}
+}
