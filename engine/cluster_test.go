@@ -357,6 +357,19 @@ status:
 	if got := admit(patched(t, true, "", "changed"), patched(t, false, "", "A")); len(got) != 1 || got[0] != want {
 		t.Errorf("suspended, JobSet active: %v", got)
 	}
+	// The JobSet is read for an update that changes runtimePatches, and
+	// for no other.
+	const jobSetKey = "jobset.x-k8s.io/JobSet/team/job"
+	before := cl.read[jobSetKey]
+	admit(patched(t, true, "", "A"), patched(t, true, "", "A"))
+	admit(patched(t, false, "", "A"), patched(t, false, "", "A"))
+	if n := cl.read[jobSetKey] - before; n != 0 {
+		t.Errorf("updates that leave runtimePatches alone read the JobSet %d times", n)
+	}
+	admit(patched(t, true, "", "changed"), patched(t, true, "", "A"))
+	if n := cl.read[jobSetKey] - before; n != 1 {
+		t.Errorf("an update that changes runtimePatches read the JobSet %d times, want 1", n)
+	}
 
 	bad := `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: KIND

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -422,6 +423,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	r := Result{Doc: doc}
 	c := s.e.compiled()
 	review := c.reviews[doc.APIVersion()][doc.Kind()]
+	// An update of the object to itself (the controller's review of a
+	// stored object): the old object is the object, encoded once.
+	unchanged := sameMap(req.OldObject, doc.Object)
 	if req.SchemaChecked {
 		review = c.checked[doc.APIVersion()][doc.Kind()]
 		// Nor are the fields the API server writes itself evaluated.
@@ -429,6 +433,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		if req.OldObject != nil {
 			req.OldObject = s.e.withoutServerManaged(req.OldObject)
 		}
+	}
+	if unchanged {
+		req.OldObject = nil
 	}
 
 	// The objects reach the CUE with their opaque keys as tokens (see
@@ -467,7 +474,10 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	// The object is encoded once, for its lookups and its review.
 	input := a.alias(doc.Object)
 	encoded := c.ctx.Encode(input)
-	runtime, found, existing, err := s.lookup(ctx, c, doc, encoded)
+	if unchanged {
+		cx["oldObject"] = encoded
+	}
+	runtime, found, existing, err := s.lookup(ctx, c, doc, encoded, lookupContext(cx))
 	if err != nil {
 		return s.internal(r, "the lookups", err), nil
 	}
@@ -530,6 +540,19 @@ var pathMutations = cue.MakePath(cue.Str("mutations"))
 
 // requestContext is what a request tells the CUE (#Context): the operation,
 // the old object (its keys aliased by a) and the time.
+// lookupContext is what a kind's lookups know of the request (the
+// operation, the old object): the part of its review's context they may
+// read.
+func lookupContext(cx map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, f := range []string{"operation", "oldObject"} {
+		if v, ok := cx[f]; ok {
+			out[f] = v
+		}
+	}
+	return out
+}
+
 func requestContext(req Request, a *keyAliases) map[string]any {
 	cx := map[string]any{}
 	if req.Operation != "" {
@@ -608,15 +631,16 @@ var (
 
 // lookup finds what the document's kind says its review needs: the runtime,
 // and more objects by context field; for the controller, also the objects
-// of the render that exist. The lookup is computed from the input alone,
-// before the review. What does not exist is left out (the rules say what
-// that means); what cannot be read is an error.
-func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, input cue.Value) (runtime *stored, found, existing map[string]any, err error) {
+// of the render that exist. The lookup is computed from the input and the
+// request alone (rctx: the operation, the old object), before the review.
+// What does not exist is left out (the rules say what that means); what
+// cannot be read is an error.
+func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, input cue.Value, rctx map[string]any) (runtime *stored, found, existing map[string]any, err error) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return nil, nil, nil, nil
 	}
-	v := lk.FillPath(pathInput, input)
+	v := lk.Unify(c.ctx.Encode(map[string]any{"input": input, "context": rctx}))
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
 		if ref.Decode(&l) == nil { // else the review reports what is wrong with the input
@@ -695,4 +719,9 @@ func (s *Session) Listed() []Listed {
 func (e *Engine) admits(apiVersion, kind string) bool {
 	_, ok := e.cur.Load().reviews[apiVersion][kind]
 	return ok
+}
+
+// sameMap says whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
