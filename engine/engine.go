@@ -76,8 +76,8 @@ type Engine struct {
 	owned map[string]map[string]bool
 	// opaque says which map keys reach an evaluation as tokens.
 	opaque *opaqueKeys
-	// serverManaged are the paths of the fields a schema-checked review is
-	// not given (serverManaged).
+	// serverManaged are the paths of the fields a schema-checked review and
+	// objects read from a cluster are not given (serverManaged).
 	serverManaged [][]string
 	// builtin are the shipped runtimes, as authored, in name order;
 	// builtinByRelease the same admitted, per release vetted for.

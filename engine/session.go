@@ -426,6 +426,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	// An update of the object to itself (the controller's review of a
 	// stored object): the old object is the object, encoded once.
 	unchanged := sameMap(req.OldObject, doc.Object)
+	if unchanged {
+		req.OldObject = nil
+	}
 	if req.SchemaChecked {
 		review = c.checked[doc.APIVersion()][doc.Kind()]
 		// Nor are the fields the API server writes itself evaluated.
@@ -433,9 +436,6 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		if req.OldObject != nil {
 			req.OldObject = s.e.withoutServerManaged(req.OldObject)
 		}
-	}
-	if unchanged {
-		req.OldObject = nil
 	}
 
 	// The objects reach the CUE with their opaque keys as tokens (see
@@ -471,11 +471,14 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		}
 	}
 	facts := []any{doc.Object}
-	// The object is encoded once, for its lookups and its review.
+	// The object and the old one are encoded once, for the lookups and the
+	// review.
 	input := a.alias(doc.Object)
 	encoded := c.ctx.Encode(input)
 	if unchanged {
 		cx["oldObject"] = encoded
+	} else if old, ok := cx["oldObject"]; ok {
+		cx["oldObject"] = c.ctx.Encode(old)
 	}
 	runtime, found, existing, err := s.lookup(ctx, c, doc, encoded, lookupContext(cx))
 	if err != nil {
@@ -540,19 +543,6 @@ var pathMutations = cue.MakePath(cue.Str("mutations"))
 
 // requestContext is what a request tells the CUE (#Context): the operation,
 // the old object (its keys aliased by a) and the time.
-// lookupContext is what a kind's lookups know of the request (the
-// operation, the old object): the part of its review's context they may
-// read.
-func lookupContext(cx map[string]any) map[string]any {
-	out := map[string]any{}
-	for _, f := range []string{"operation", "oldObject"} {
-		if v, ok := cx[f]; ok {
-			out[f] = v
-		}
-	}
-	return out
-}
-
 func requestContext(req Request, a *keyAliases) map[string]any {
 	cx := map[string]any{}
 	if req.Operation != "" {
@@ -565,6 +555,19 @@ func requestContext(req Request, a *keyAliases) map[string]any {
 		cx["now"] = req.Now.UTC().Format(time.RFC3339)
 	}
 	return cx
+}
+
+// lookupContext is what a kind's lookups know of the request (the
+// operation, the old object): the part of its review's context they may
+// read.
+func lookupContext(cx map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, f := range []string{"operation", "oldObject"} {
+		if v, ok := cx[f]; ok {
+			out[f] = v
+		}
+	}
+	return out
 }
 
 // Mutate works out a mutating webhook's changes to the object: the input
