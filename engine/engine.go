@@ -62,6 +62,11 @@ type Engine struct {
 	// by identity, uid and resourceVersion (see existing).
 	existingMu    sync.Mutex
 	existingCache map[string]*stored
+	// reviewCache holds the controller's reviews of stored objects (see
+	// reviewKey); reviewsMade counts the reviews evaluated, for tests.
+	reviewMu    sync.Mutex
+	reviewCache map[string]*cachedReview
+	reviewsMade atomic.Int64
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge

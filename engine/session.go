@@ -460,30 +460,73 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		cx[f] = aliasNamed(objs)
 	}
 	s.mu.RUnlock()
+	var listed map[string]map[string]any
 	if s.opts.Cluster != nil {
-		listed, err := s.clusterContext(ctx)
-		if err != nil {
+		var err error
+		if listed, err = s.clusterContext(ctx); err != nil {
 			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: err.Error()})
 			return r, nil
 		}
-		for f, objs := range listed {
-			cx[f] = aliasNamed(objs)
-		}
 	}
-	facts := []any{doc.Object}
+	// A review the engine kept (see reviewcache.go) is used again while
+	// what it read is unchanged; its lookups' references in any case.
+	key := s.reviewKey(doc, req, unchanged)
+	var cached *cachedReview
+	if key != "" {
+		cached = s.e.cachedReview(key)
+	}
+	var (
+		input   any
+		encoded cue.Value
+	)
 	// The object and the old one are encoded once, for the lookups and the
 	// review.
-	input := a.alias(doc.Object)
-	encoded := c.ctx.Encode(input)
-	if unchanged {
-		cx["oldObject"] = encoded
-	} else if old, ok := cx["oldObject"]; ok {
-		cx["oldObject"] = c.ctx.Encode(old)
+	encode := func() {
+		input = a.alias(doc.Object)
+		encoded = c.ctx.Encode(input)
+		if unchanged {
+			cx["oldObject"] = encoded
+		} else if old, ok := cx["oldObject"]; ok {
+			cx["oldObject"] = c.ctx.Encode(old)
+		}
 	}
-	runtime, found, existing, err := s.lookup(ctx, c, doc, encoded, lookupContext(cx))
+	var refs *lookupRefs
+	if cached != nil {
+		refs = cached.refs
+	} else {
+		encode()
+		refs = s.lookupRefs(c, doc, encoded, lookupContext(cx))
+	}
+	runtime, found, existing, err := s.resolve(ctx, doc, refs)
 	if err != nil {
 		return s.internal(r, "the lookups", err), nil
 	}
+	var reads string
+	if key != "" {
+		var ok bool
+		if reads, ok = readsOf(runtime, found, listed); !ok {
+			key = ""
+		}
+	}
+	if key != "" && cached != nil && cached.reads == reads {
+		return cached.use(r.Doc, runtime, existing)
+	}
+	if input == nil {
+		encode()
+	}
+	// keep keeps the review's result under key, when it may be kept.
+	keep := func(r Result, st *stored) (Result, *stored) {
+		if key != "" {
+			// A copy: the caller may change what it gets.
+			kept, _ := (&cachedReview{result: r}).use(Document{}, nil, nil)
+			s.e.keepReview(key, &cachedReview{refs: refs, reads: reads, kept: st != nil, result: kept})
+		}
+		return r, st
+	}
+	for f, objs := range listed {
+		cx[f] = aliasNamed(objs)
+	}
+	facts := []any{doc.Object}
 	r.runtime, r.existing = runtime, existing
 	if runtime != nil {
 		cx["runtime"] = a.alias(runtime.doc.Object)
@@ -494,11 +537,12 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	cx["quantities"] = quantities(facts...)
 
+	s.e.reviewsMade.Add(1)
 	rv := review.Unify(c.ctx.Encode(map[string]any{"input": encoded, "context": cx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
 		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any)))
-		return r, nil
+		return keep(r, nil)
 	}
 	if !req.VerdictOnly {
 		if err := object.Decode(&r.Object); err != nil {
@@ -513,7 +557,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	crd = a.restoreFindings(crd)
 	if len(crd) > 0 {
 		r.Errors = crd
-		return r, nil
+		return keep(r, nil)
 	}
 	for _, phase := range []Phase{PhaseWebhook, PhasePolicy} {
 		fs, err := s.e.decodeFindings(rv.LookupPath(pathReview[phase]), phase)
@@ -534,9 +578,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		r.Summary, _ = a.restore(r.Summary).(map[string]any)
 	}
 	if req.VerdictOnly {
-		return r, nil
+		return keep(r, nil)
 	}
-	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
+	return keep(r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary})
 }
 
 var pathMutations = cue.MakePath(cue.Str("mutations"))
@@ -639,39 +683,72 @@ var (
 // What does not exist is left out (the rules say what that means); what
 // cannot be read is an error.
 func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, input cue.Value, rctx map[string]any) (runtime *stored, found, existing map[string]any, err error) {
+	return s.resolve(ctx, doc, s.lookupRefs(c, doc, input, rctx))
+}
+
+// lookupRefs is what a kind's lookups name for one input and request.
+type lookupRefs struct {
+	runtime  *lookupRef
+	objects  map[string]lookupRef
+	existing map[string]lookupRef
+}
+
+// lookupRefs evaluates the kind's lookups (nil when it has none). A lookup
+// that does not decode names nothing: the review reports what is wrong with
+// the input.
+func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx map[string]any) *lookupRefs {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
-		return nil, nil, nil, nil
+		return nil
 	}
 	v := lk.Unify(c.ctx.Encode(map[string]any{"input": input, "context": rctx}))
+	refs := &lookupRefs{objects: decodeRefs(v.LookupPath(pathLookupObjects))}
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
-		if ref.Decode(&l) == nil { // else the review reports what is wrong with the input
-			if runtime, err = s.find(ctx, doc.Object, l); err != nil {
-				return nil, nil, nil, err
-			}
+		if ref.Decode(&l) == nil {
+			refs.runtime = &l
 		}
-	}
-	if found, err = s.findAll(ctx, doc.Object, v.LookupPath(pathLookupObjects)); err != nil {
-		return nil, nil, nil, err
 	}
 	if s.opts.Controller {
-		if existing, err = s.findAll(ctx, doc.Object, v.LookupPath(pathLookupExisting)); err != nil {
+		refs.existing = decodeRefs(v.LookupPath(pathLookupExisting))
+	}
+	return refs
+}
+
+// decodeRefs decodes a struct of lookups by field, nil when there is none
+// or it does not decode.
+func decodeRefs(v cue.Value) map[string]lookupRef {
+	if !v.Exists() {
+		return nil
+	}
+	var refs map[string]lookupRef
+	if v.Decode(&refs) != nil {
+		return nil
+	}
+	return refs
+}
+
+// resolve finds the objects refs name.
+func (s *Session) resolve(ctx context.Context, doc Document, refs *lookupRefs) (runtime *stored, found, existing map[string]any, err error) {
+	if refs == nil {
+		return nil, nil, nil, nil
+	}
+	if refs.runtime != nil {
+		if runtime, err = s.find(ctx, doc.Object, *refs.runtime); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	if found, err = s.findAll(ctx, doc.Object, refs.objects); err != nil {
+		return nil, nil, nil, err
+	}
+	if existing, err = s.findAll(ctx, doc.Object, refs.existing); err != nil {
+		return nil, nil, nil, err
 	}
 	return runtime, found, existing, nil
 }
 
 // findAll finds the objects a struct of lookups names, by field.
-func (s *Session) findAll(ctx context.Context, input map[string]any, v cue.Value) (map[string]any, error) {
-	if !v.Exists() {
-		return nil, nil
-	}
-	var refs map[string]lookupRef
-	if v.Decode(&refs) != nil {
-		return nil, nil // the review reports what is wrong with the input
-	}
+func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[string]lookupRef) (map[string]any, error) {
 	var found map[string]any
 	for _, f := range sortedKeys(refs) {
 		st, err := s.find(ctx, input, refs[f])

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The controller reviews a stored object again on every reconcile, most of
+// them brought by its owned objects' events (a JobSet's status changing as
+// its pods start) while the object itself, its runtime and the context
+// kinds' objects stay as they were. A review is a function of those alone
+// (the CUE cannot read anything else), so it is kept by the object's
+// identity, uid and resourceVersion, and used again while what its lookups
+// found and the context kinds' objects keep the uids and resourceVersions
+// they had. The lookups' references, a function of the object and the
+// request alone, are kept with it. What the render reads besides (the
+// objects that exist) is read again on every reconcile.
+
+// reviewCacheSize bounds the reviews kept.
+const reviewCacheSize = 1024
+
+// cachedReview is one review kept (see reviewKey).
+type cachedReview struct {
+	// refs are what the lookups named; reads identifies what they found
+	// and the context the review read (see readsOf).
+	refs  *lookupRefs
+	reads string
+	// result is the review's result, its Object with its defaults, and
+	// kept whether evaluate gave it a stored copy.
+	result Result
+	kept   bool
+}
+
+// reviewKey is the key of a review the engine may keep, "" for one it may
+// not: only a controller's review of a stored object as an update to itself
+// (the object has a uid and a resourceVersion), without a time, in a session
+// that holds no objects or context of its own.
+func (s *Session) reviewKey(doc Document, req Request, unchanged bool) string {
+	if !s.opts.Controller || s.opts.Cluster == nil || !unchanged || !req.Now.IsZero() {
+		return ""
+	}
+	s.mu.RLock()
+	own := len(s.objects) > 0 || len(s.context) > 0
+	s.mu.RUnlock()
+	m := meta(doc.Object)
+	uid, rv := str(m["uid"]), str(m["resourceVersion"])
+	if own || uid == "" || rv == "" {
+		return ""
+	}
+	return strings.Join([]string{identityKey(doc.APIVersion(), doc.Kind(), doc.Namespace(), doc.Name()), uid, rv, req.Operation,
+		strconv.FormatBool(req.SchemaChecked), strconv.FormatBool(req.VerdictOnly), s.opts.Release}, "\x00")
+}
+
+// readsOf identifies what a review read besides its object: the runtime and
+// objects its lookups found and the context kinds' objects, each by uid and
+// resourceVersion; false when one of them has neither, so that the review
+// is not kept.
+func readsOf(runtime *stored, found map[string]any, listed map[string]map[string]any) (string, bool) {
+	var b strings.Builder
+	add := func(what string, obj any) bool {
+		o, _ := obj.(map[string]any)
+		m := meta(o)
+		uid, rv := str(m["uid"]), str(m["resourceVersion"])
+		if uid == "" || rv == "" {
+			return false
+		}
+		b.WriteString(what)
+		b.WriteByte(0)
+		b.WriteString(uid)
+		b.WriteByte(0)
+		b.WriteString(rv)
+		b.WriteByte(0)
+		return true
+	}
+	if runtime != nil && !add("runtime", runtime.doc.Object) {
+		return "", false
+	}
+	for _, f := range sortedKeys(found) {
+		if !add("object\x00"+f, found[f]) {
+			return "", false
+		}
+	}
+	for _, f := range sortedKeys(listed) {
+		b.WriteString("context\x00" + f + "\x00")
+		for _, name := range sortedKeys(listed[f]) {
+			if !add(name, listed[f][name]) {
+				return "", false
+			}
+		}
+	}
+	return b.String(), true
+}
+
+// cachedReview returns the review kept under key, nil when there is none.
+func (e *Engine) cachedReview(key string) *cachedReview {
+	e.reviewMu.Lock()
+	defer e.reviewMu.Unlock()
+	return e.reviewCache[key]
+}
+
+// keepReview keeps a review, which nothing changes after.
+func (e *Engine) keepReview(key string, cr *cachedReview) {
+	e.reviewMu.Lock()
+	defer e.reviewMu.Unlock()
+	if e.reviewCache == nil || len(e.reviewCache) >= reviewCacheSize {
+		e.reviewCache = map[string]*cachedReview{}
+	}
+	e.reviewCache[key] = cr
+}
+
+// use gives the kept review's result for doc, with copies of what a caller
+// may change, and the runtime and existing objects read for this request.
+func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any) (Result, *stored) {
+	r := Result{Doc: doc, Errors: slices.Clone(cr.result.Errors), Warnings: slices.Clone(cr.result.Warnings), runtime: runtime, existing: existing}
+	if cr.result.Object != nil {
+		r.Object = deepCopy(cr.result.Object).(map[string]any)
+	}
+	if cr.result.Summary != nil {
+		r.Summary = deepCopy(cr.result.Summary).(map[string]any)
+	}
+	if !cr.kept {
+		return r, nil
+	}
+	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
+}

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const volcanoRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt, namespace: team, uid: volcano-rt-uid, resourceVersion: "7"}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  podGroupPolicy: {volcano: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                priorityClassName: high
+                containers: [{name: node, image: live:1}]
+`
+
+const storedTrainJob = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: team, uid: kept-job-uid, resourceVersion: "3"}
+spec:
+  runtimeRef: {name: rt, kind: TrainingRuntime}
+  trainer: {args: [train.py]}
+`
+
+// TestControllerKeepsReviews: the controller's review of a stored TrainJob
+// is kept by its uid and resourceVersion and used again, with the same
+// result, while its runtime and the context kinds' objects keep theirs; a
+// change to any of them reviews it again, and what a caller changes in a
+// result does not reach the next one. Other sessions keep nothing.
+func TestControllerKeepsReviews(t *testing.T) {
+	e := testEngine(t) // shared: the objects' uids are this test's own
+	cl := &mapCluster{}
+	cl.add(t, volcanoRuntime)
+	reconcile := func(tj string) (Result, Rendered) {
+		t.Helper()
+		d := readOne(t, tj)
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+		r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
+		return r, s.Render(r, RenderOptions{})
+	}
+	// reviews reconciles tj and reports whether its review was made (not
+	// one kept).
+	reviews := func(tj string) (Result, Rendered, bool) {
+		t.Helper()
+		before := e.reviewsMade.Load()
+		r, out := reconcile(tj)
+		return r, out, e.reviewsMade.Load() != before
+	}
+	refused := func(r Result) bool {
+		return strings.Contains(strings.Join(findingStrings(r.Errors), "\n"), `PriorityClass "high" doesn't exist`)
+	}
+
+	first, _, made := reviews(storedTrainJob)
+	if !made || !refused(first) {
+		t.Fatalf("first review: made %v, errors %v; want it made, refusing the missing PriorityClass", made, findingStrings(first.Errors))
+	}
+	again, _, made := reviews(storedTrainJob)
+	if made {
+		t.Errorf("the same TrainJob, runtime and context: reviewed again, want the kept review")
+	}
+	if !reflect.DeepEqual(again.Errors, first.Errors) || !reflect.DeepEqual(again.Warnings, first.Warnings) {
+		t.Errorf("the kept review's findings differ:\n%v\n%v", findingStrings(again.Errors), findingStrings(first.Errors))
+	}
+
+	// The PriorityClass is created: the context changed.
+	cl.add(t, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high, uid: pc-uid, resourceVersion: '1'}\nvalue: 1000\n")
+	admitted, out, made := reviews(storedTrainJob)
+	if !made || admitted.Rejected() {
+		t.Fatalf("after the PriorityClass's creation: made %v, errors %v; want a new review admitting it", made, findingStrings(admitted.Errors))
+	}
+	if len(out.Objects) == 0 || len(out.Errors) > 0 {
+		t.Fatalf("render: %d objects, errors %v", len(out.Objects), findingStrings(out.Errors))
+	}
+	// A caller changes what it got; the next reconcile uses the kept
+	// review and renders the same objects.
+	meta(admitted.Object)["name"] = "changed"
+	admitted.Errors = append(admitted.Errors, Finding{Detail: "added"})
+	reused, outKept, made := reviews(storedTrainJob)
+	if made {
+		t.Errorf("unchanged since: reviewed again")
+	}
+	if reused.Rejected() || str(meta(reused.Object)["name"]) != "job" {
+		t.Errorf("the kept review changed with its caller's copy: name %v, errors %v", meta(reused.Object)["name"], findingStrings(reused.Errors))
+	}
+	if reused.runtime != admitted.runtime {
+		t.Errorf("the kept review's runtime is not the one found")
+	}
+	if !reflect.DeepEqual(outKept.Objects, out.Objects) {
+		t.Errorf("the render from the kept review differs")
+	}
+
+	// A new resourceVersion of the runtime (its image changed): reviewed
+	// again, and rendered with it.
+	cl.add(t, strings.NewReplacer(`resourceVersion: "7"`, `resourceVersion: "8"`, "live:1", "live:2").Replace(volcanoRuntime))
+	_, out, made = reviews(storedTrainJob)
+	if !made || !strings.Contains(imageOf(t, out), "live:2") {
+		t.Errorf("after the runtime's update: made %v, image %s; want a new review with live:2", made, imageOf(t, out))
+	}
+	// A new resourceVersion of the TrainJob.
+	if _, _, made = reviews(strings.Replace(storedTrainJob, `resourceVersion: "3"`, `resourceVersion: "4"`, 1)); !made {
+		t.Errorf("a new resourceVersion of the TrainJob: not reviewed")
+	}
+	// The PriorityClass is gone again.
+	delete(cl.objects, "scheduling.k8s.io/PriorityClass//high")
+	if r, _, made := reviews(storedTrainJob); !made || !refused(r) {
+		t.Errorf("after the PriorityClass's deletion: made %v, errors %v", made, findingStrings(r.Errors))
+	}
+
+	// Not kept: an object without a resourceVersion, a webhook's review,
+	// a review that is not an update of the object to itself.
+	noVersion := strings.Replace(storedTrainJob, `, resourceVersion: "3"`, "", 1)
+	for i := 0; i < 2; i++ {
+		if _, _, made := reviews(noVersion); !made {
+			t.Errorf("without a resourceVersion, time %d: a kept review used", i+1)
+		}
+	}
+	kept := func() int {
+		e.reviewMu.Lock()
+		defer e.reviewMu.Unlock()
+		return len(e.reviewCache)
+	}
+	before := kept()
+	d := readOne(t, storedTrainJob)
+	webhook := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
+	webhook.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true, VerdictOnly: true})
+	controller := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+	controller.AdmitRequest(context.Background(), d, Request{Operation: "CREATE", SchemaChecked: true})
+	if n := kept() - before; n != 0 {
+		t.Errorf("%d reviews kept for a webhook and a create, want none", n)
+	}
+}
