@@ -103,6 +103,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if limit > 0 {
 		ctrl.Log.Info("memory limit for the collector", "bytes", limit)
 	}
+	if gc := tuneServerGC(os.Getenv, limit > 0, debug.SetGCPercent); gc > 0 {
+		ctrl.Log.Info("collector's target under the memory limit", "GOGC", gc)
+	}
 	cfg, err := o.restConfig()
 	if err != nil {
 		return usageError{fmt.Errorf("kubeconfig: %w", err)}
@@ -224,6 +227,22 @@ func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, e
 	limit := n / 10 * 9
 	set(limit)
 	return limit, nil
+}
+
+// tuneServerGC sets the collector's target to controller.GCPercent when a
+// soft memory limit is in force (limited: $CUETRAINER_MEMORY_LIMIT set it;
+// or GOMEMLIMIT) and GOGC does not set the target itself. It returns the
+// target it set, 0 when it left the runtime's alone: without a limit the
+// default keeps the heap at twice what is live.
+func tuneServerGC(getenv func(string) string, limited bool, set func(int) int) int {
+	if getenv("GOGC") != "" {
+		return 0
+	}
+	if m := getenv("GOMEMLIMIT"); !limited && (m == "" || m == "off") {
+		return 0
+	}
+	set(controller.GCPercent)
+	return controller.GCPercent
 }
 
 // metricsOptions serves the metrics as kubebuilder's projects and Kubeflow

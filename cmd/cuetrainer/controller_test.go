@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/controller"
 )
 
 // TestControllerRestConfigNoClientRateLimit: the controller's client is
@@ -63,6 +65,32 @@ func TestSetMemoryLimit(t *testing.T) {
 			}
 			if (called >= 0) != c.wantCalled || c.wantCalled && called != c.want {
 				t.Errorf("runtime limit set to %d (-1: not set), want %d", called, c.want)
+			}
+		})
+	}
+}
+
+func TestTuneServerGC(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		env     map[string]string
+		limited bool
+		want    int
+	}{
+		{name: "no limit: the default", env: map[string]string{}},
+		{name: "CUETRAINER_MEMORY_LIMIT set the limit", env: map[string]string{}, limited: true, want: controller.GCPercent},
+		{name: "GOMEMLIMIT", env: map[string]string{"GOMEMLIMIT": "400MiB"}, want: controller.GCPercent},
+		{name: "GOMEMLIMIT off", env: map[string]string{"GOMEMLIMIT": "off"}},
+		{name: "GOGC wins", env: map[string]string{"GOGC": "100"}, limited: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			set := -1
+			got := tuneServerGC(func(k string) string { return c.env[k] }, c.limited, func(n int) int { set = n; return 100 })
+			if got != c.want {
+				t.Errorf("target %d, want %d (0: left alone)", got, c.want)
+			}
+			if (set >= 0) != (c.want > 0) || c.want > 0 && set != c.want {
+				t.Errorf("runtime's target set to %d (-1: not set), want %d", set, c.want)
 			}
 		})
 	}

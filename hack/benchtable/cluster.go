@@ -32,7 +32,8 @@ Admission latency (test/bench BenchmarkAdmission): our webhook server (controlle
 	`A request not answered within 10 s (the webhooks' timeout) is an error. Controller: 1,000 TrainJobs (torch-distributed, 2 nodes) ` +
 	`created by 8 clients while the controller runs, until every JobSet exists; both reconcile 4 TrainJobs at once ` +
 	`(controller.DefaultConcurrency); runs baseline, ours, ours, baseline, the ratio ` +
-	`the mean of the two adjacent pairs. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
+	`the mean of the two adjacent pairs. Both benchmarks' process runs under the memory limit of deploy/ (460 MiB) with the ` +
+	`collector's target the controller command then sets (GOGC 200, controller.GCPercent), baselines included. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
 	`Where the missed goals' time goes, profiled: [docs/bench-profile.md](docs/bench-profile.md).
 `
 

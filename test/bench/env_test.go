@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -39,8 +41,22 @@ var (
 	envErr    error
 )
 
+// deployMemoryLimit is the soft memory limit the controller command sets
+// in the Deployment of deploy/ (nine tenths of its container's 512Mi).
+const deployMemoryLimit = 512 << 20 / 10 * 9
+
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	// The process runs our servers as deploy/ runs the controller: under
+	// its memory limit, with the collector's target the controller command
+	// then sets (controller.GCPercent). The baselines, in the same process,
+	// run with the same. GOGC and GOMEMLIMIT, when set, win.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(deployMemoryLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(controller.GCPercent)
+	}
 	code := m.Run()
 	if env != nil {
 		env.Stop()
