@@ -190,7 +190,8 @@ func toMaps(tb testing.TB, objs []any) []map[string]any {
 func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Result, *baselineRuntime) {
 	s, tj := renderInput(tb, caseName)
 	c := s.e.cur.Load()
-	runtime, _, _, err := s.lookup(context.Background(), c, Document{Object: tj.Object}, c.ctx.Encode(s.e.opaque.aliases(nil).alias(tj.Object)), nil)
+	doc := Document{Object: tj.Object}
+	runtime, _, _, err := s.resolve(context.Background(), doc, s.lookupRefs(c, doc, c.ctx.Encode(s.e.opaque.aliases(nil).alias(tj.Object)), nil))
 	if err != nil || runtime == nil {
 		tb.Fatalf("no runtime for the case: %v", err)
 	}

@@ -109,16 +109,24 @@ func (e *Engine) keepReview(key string, cr *cachedReview) {
 	e.reviewCache[key] = cr
 }
 
-// use gives the kept review's result for doc, with copies of what a caller
-// may change, and the runtime and existing objects read for this request.
+// copied is a copy of a review's findings, Object and Summary, what a
+// caller may change, without the document and what was read for it.
+func (r Result) copied() Result {
+	c := Result{Errors: slices.Clone(r.Errors), Warnings: slices.Clone(r.Warnings)}
+	if r.Object != nil {
+		c.Object = deepCopy(r.Object).(map[string]any)
+	}
+	if r.Summary != nil {
+		c.Summary = deepCopy(r.Summary).(map[string]any)
+	}
+	return c
+}
+
+// use gives the kept review's result for doc, a copy, with the runtime and
+// existing objects read for this request.
 func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any) (Result, *stored) {
-	r := Result{Doc: doc, Errors: slices.Clone(cr.result.Errors), Warnings: slices.Clone(cr.result.Warnings), runtime: runtime, existing: existing}
-	if cr.result.Object != nil {
-		r.Object = deepCopy(cr.result.Object).(map[string]any)
-	}
-	if cr.result.Summary != nil {
-		r.Summary = deepCopy(cr.result.Summary).(map[string]any)
-	}
+	r := cr.result.copied()
+	r.Doc, r.runtime, r.existing = doc, runtime, existing
 	if !cr.kept {
 		return r, nil
 	}

@@ -518,8 +518,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	keep := func(r Result, st *stored) (Result, *stored) {
 		if key != "" {
 			// A copy: the caller may change what it gets.
-			kept, _ := (&cachedReview{result: r}).use(Document{}, nil, nil)
-			s.e.keepReview(key, &cachedReview{refs: refs, reads: reads, kept: st != nil, result: kept})
+			s.e.keepReview(key, &cachedReview{refs: refs, reads: reads, kept: st != nil, result: r.copied()})
 		}
 		return r, st
 	}
@@ -676,17 +675,10 @@ var (
 	pathLookupExisting = cue.MakePath(cue.Str("existing"))
 )
 
-// lookup finds what the document's kind says its review needs: the runtime,
-// and more objects by context field; for the controller, also the objects
-// of the render that exist. The lookup is computed from the input and the
-// request alone (rctx: the operation, the old object), before the review.
-// What does not exist is left out (the rules say what that means); what
-// cannot be read is an error.
-func (s *Session) lookup(ctx context.Context, c *compiled, doc Document, input cue.Value, rctx map[string]any) (runtime *stored, found, existing map[string]any, err error) {
-	return s.resolve(ctx, doc, s.lookupRefs(c, doc, input, rctx))
-}
-
-// lookupRefs is what a kind's lookups name for one input and request.
+// lookupRefs is what a kind's lookups name for one input and request: the
+// runtime, and more objects by context field; for the controller, also the
+// objects of the render that exist. They are computed from the input and
+// the request alone (the operation, the old object), before the review.
 type lookupRefs struct {
 	runtime  *lookupRef
 	objects  map[string]lookupRef
@@ -728,7 +720,8 @@ func decodeRefs(v cue.Value) map[string]lookupRef {
 	return refs
 }
 
-// resolve finds the objects refs name.
+// resolve finds the objects refs name. What does not exist is left out
+// (the rules say what that means); what cannot be read is an error.
 func (s *Session) resolve(ctx context.Context, doc Document, refs *lookupRefs) (runtime *stored, found, existing map[string]any, err error) {
 	if refs == nil {
 		return nil, nil, nil, nil
