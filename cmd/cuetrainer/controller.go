@@ -210,10 +210,9 @@ func (o *controllerOptions) restConfig() (*rest.Config, error) {
 // passes it from the downward API).
 const memoryLimitEnv = "CUETRAINER_MEMORY_LIMIT"
 
-// setMemoryLimit gives the Go runtime a soft memory limit of nine tenths of
-// the container's ($CUETRAINER_MEMORY_LIMIT), so that the collector works
-// harder as the heap nears it rather than the kernel killing the process
-// (the informers' caches grow with the cluster). GOMEMLIMIT, when set, wins.
+// setMemoryLimit gives the Go runtime the soft memory limit of
+// controller.MemoryLimit for the container's ($CUETRAINER_MEMORY_LIMIT):
+// the informers' caches grow with the cluster. GOMEMLIMIT, when set, wins.
 // It returns the limit it set, 0 for none.
 func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, error) {
 	v := getenv(memoryLimitEnv)
@@ -224,7 +223,7 @@ func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, e
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("$%s=%q: want the container's memory limit in bytes", memoryLimitEnv, v)
 	}
-	limit := n / 10 * 9
+	limit := controller.MemoryLimit(n)
 	set(limit)
 	return limit, nil
 }

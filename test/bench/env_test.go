@@ -41,9 +41,9 @@ var (
 	envErr    error
 )
 
-// deployMemoryLimit is the soft memory limit the controller command sets
-// in the Deployment of deploy/ (nine tenths of its container's 512Mi).
-const deployMemoryLimit = 512 << 20 / 10 * 9
+// deployMemory is the memory limit of the controller's container in
+// deploy/manager.yaml.
+const deployMemory = 512 << 20
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 	// then sets (controller.GCPercent). The baselines, in the same process,
 	// run with the same. GOGC and GOMEMLIMIT, when set, win.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(deployMemoryLimit)
+		debug.SetMemoryLimit(controller.MemoryLimit(deployMemory))
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(controller.GCPercent)
