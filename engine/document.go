@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -657,12 +658,14 @@ func (e *Engine) documentFromValue(v cue.Value, file string) (Document, error) {
 		return Document{}, fmt.Errorf("CUE: the value is not an object")
 	}
 	d := docs[0]
+	pos := v.Pos()
 	if file == "" {
-		d.File = e.displayFile(v.Pos().Filename())
+		pos = declaration(v)
+		d.File = e.displayFile(pos.Filename())
 	}
-	d.Line = v.Pos().Line()
+	d.Line = pos.Line()
 	d.lines = map[string]int{}
-	walkPositions(v, "", d.lines)
+	walkPositions(v, "", pos.Filename(), d.lines)
 	return d, nil
 }
 
@@ -673,9 +676,74 @@ func (e *Engine) displayFile(f string) string {
 	return f
 }
 
-func walkPositions(v cue.Value, p string, lines map[string]int) {
-	if p != "" {
-		lines[p] = v.Pos().Line()
+// declaration is where a value declared in CUE was written: in the file
+// most of its fields are written in (not a pattern it met, which adds a
+// field or two), at its first value there.
+func declaration(v cue.Value) token.Pos {
+	count := map[string]int{}
+	first := map[string]token.Pos{}
+	note := func(p token.Pos) {
+		if !p.IsValid() {
+			return
+		}
+		if f, ok := first[p.Filename()]; !ok || p.Line() < f.Line() {
+			first[p.Filename()] = p
+		}
+	}
+	// The leaves of the value, by file.
+	var leaves func(v cue.Value, depth int)
+	leaves = func(v cue.Value, depth int) {
+		var it interface {
+			Next() bool
+			Value() cue.Value
+		}
+		switch v.IncompleteKind() {
+		case cue.StructKind:
+			fields, err := v.Fields()
+			if err != nil {
+				return
+			}
+			it = fields
+		case cue.ListKind:
+			items, err := v.List()
+			if err != nil {
+				return
+			}
+			it = &items
+		}
+		if it == nil || depth > 20 {
+			p := v.Pos()
+			count[p.Filename()]++
+			if depth == 1 {
+				note(p)
+			}
+			return
+		}
+		for it.Next() {
+			leaves(it.Value(), depth+1)
+		}
+	}
+	leaves(v, 0)
+	for _, p := range conjunctPositions(v) {
+		note(p)
+	}
+	best := v.Pos()
+	for f, n := range count {
+		if f != "" && (n > count[best.Filename()] || n == count[best.Filename()] && f < best.Filename()) {
+			best = first[f]
+		}
+	}
+	if p, ok := first[best.Filename()]; ok {
+		return p
+	}
+	return best
+}
+
+// walkPositions records the line of each field written in file (another
+// file's lines would mislead: a field a definition gives).
+func walkPositions(v cue.Value, p, file string, lines map[string]int) {
+	if pos := v.Pos(); p != "" && pos.Filename() == file {
+		lines[p] = pos.Line()
 	}
 	switch v.IncompleteKind() {
 	case cue.StructKind:
@@ -685,7 +753,7 @@ func walkPositions(v cue.Value, p string, lines map[string]int) {
 		}
 		for it.Next() {
 			child := childPath(p, it.Selector().Unquoted())
-			walkPositions(it.Value(), child, lines)
+			walkPositions(it.Value(), child, file, lines)
 		}
 	case cue.ListKind:
 		it, err := v.List()
@@ -693,7 +761,7 @@ func walkPositions(v cue.Value, p string, lines map[string]int) {
 			return
 		}
 		for i := 0; it.Next(); i++ {
-			walkPositions(it.Value(), fmt.Sprintf("%s[%d]", p, i), lines)
+			walkPositions(it.Value(), fmt.Sprintf("%s[%d]", p, i), file, lines)
 		}
 	}
 }

@@ -17,10 +17,12 @@ import (
 	"sync/atomic"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 
 	"github.com/cuetrainer/cuetrainer"
 )
@@ -84,15 +86,21 @@ type Engine struct {
 	// serverManaged are the paths of the fields a schema-checked review and
 	// objects read from a cluster are not given (serverManaged).
 	serverManaged [][]string
-	// builtin are the shipped runtimes, as authored, in name order;
-	// builtinByRelease the same admitted, per release vetted for.
+	// builtin are the shipped runtimes and those policies declare, as
+	// authored, in name order; builtinByRelease the same admitted, per
+	// release vetted for, and builtinRejected those the rules reject.
 	builtin          []Document
 	builtinMu        sync.Mutex
 	builtinByRelease map[string][]*stored
+	builtinRejected  map[string][]Result
+	// declared names the runtimes a policy declares (in package schemas).
+	declared map[string]bool
 
 	// files maps the loader's file names back to the files on disk (policy
 	// files) or in the repository (embedded files).
 	files map[string]string
+	// policyFiles are the admin's files, parsed, by loader file name.
+	policyFiles map[string]*policyFile
 }
 
 // compiled is the CUE compiled into one runtime.
@@ -119,7 +127,10 @@ type compiled struct {
 	// (controllers), by apiVersion and kind.
 	controllers map[string]map[string]cue.Value
 	// mutators are the kinds' mutating webhooks' rules (mutators).
-	mutators    map[string]map[string]cue.Value
+	mutators map[string]map[string]cue.Value
+	// probes make documents to try a policy's rules on, from each
+	// runtime, by the runtime's apiVersion and kind (probes).
+	probes      map[string]map[string]cue.Value
 	combined    sync.Map
 	runtimes    cue.Value
 	evaluations atomic.Int64
@@ -132,7 +143,7 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{files: map[string]string{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
+	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
 	}
@@ -162,12 +173,17 @@ func New(opts Options) (*Engine, error) {
 	e.instances = loadInstances(root, files, "./schemas", "./runtimes")
 	for _, inst := range e.instances {
 		if inst.Err != nil {
-			return nil, e.cueError("loading CUE", inst.Err)
+			return nil, loadError(e.loadSummary(), e.cueProblems(inst.Err))
 		}
 	}
 	c, err := e.compile()
 	if err != nil {
 		return nil, err
+	}
+	if len(e.policyFiles) > 0 {
+		if err := loadError(e.loadSummary(), e.lintPolicy(c)); err != nil {
+			return nil, err
+		}
 	}
 	e.cur.Store(c)
 	if err := c.schemas.LookupPath(cue.ParsePath("merges")).Decode(&e.merges); err != nil {
@@ -208,6 +224,11 @@ func New(opts Options) (*Engine, error) {
 	if err := e.loadBuiltin(c); err != nil {
 		return nil, err
 	}
+	if len(e.policyFiles) > 0 {
+		if err := loadError(e.loadSummary(), e.tryPolicy()); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -218,7 +239,7 @@ func (e *Engine) compile() (*compiled, error) {
 	for i, inst := range e.instances {
 		values[i] = c.ctx.BuildInstance(inst)
 		if err := values[i].Validate(); err != nil {
-			return nil, e.cueError("compiling CUE", err)
+			return nil, loadError(e.loadSummary(), e.cueProblemsIn(err, values[i]))
 		}
 	}
 	c.schemas, c.runtimes = values[0], values[1]
@@ -245,13 +266,8 @@ func (e *Engine) compile() (*compiled, error) {
 			c.reviews[apiVersion][kind] = review
 		}
 	}
-	for apiVersion, kinds := range crdChecks {
-		for kind := range kinds {
-			if _, ok := c.checked[apiVersion][kind]; !ok {
-				return nil, fmt.Errorf("crdChecks: %s %s has no review (admission)", apiVersion, kind)
-			}
-		}
-	}
+	// crdChecks for a kind without a review are a policy's mistake
+	// (checkKind says so at load).
 	if c.lookups, err = e.byKind(c, "lookups"); err != nil {
 		return nil, err
 	}
@@ -265,6 +281,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.mutators, err = e.byKind(c, "mutators"); err != nil {
+		return nil, err
+	}
+	if c.probes, err = e.byKind(c, "probes"); err != nil {
 		return nil, err
 	}
 	parts, err := e.byKind(c, "renderParts")
@@ -321,11 +340,24 @@ func loadInstances(root string, files map[string][]byte, pkgs ...string) []*buil
 	return load.Instances(pkgs, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, Registry: noRegistry{}})
 }
 
+// policyFile is one of an admin's CUE files, as loaded.
+type policyFile struct {
+	// display is the file's name as the admin knows it (relative to the
+	// working directory when below it).
+	display string
+	file    *ast.File
+}
+
+// schemasPackage is the package an admin's files join.
+const schemasPackage = "schemas"
+
 // addPolicyDir adds every .cue file below dir, in lexical order, to the
 // schemas package. Files that could read anything besides themselves are
-// refused (checkPolicy), all of a directory's at once.
+// refused (checkPolicy), all of a directory's at once, and so are files
+// the loader would leave out or put in another package.
 func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error {
 	var refused, leftOut []string
+	var problems []Problem
 	err := walkPolicyDir(dir, func(p, rel string, data []byte) error {
 		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
 		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
@@ -339,12 +371,19 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 			leftOut = append(leftOut, display)
 			return nil
 		}
-		if why := checkPolicy(display, data); len(why) > 0 {
+		f, err := parser.ParseFile(display, data, parser.ParseComments)
+		if err != nil {
+			problems = append(problems, e.cueProblems(err)...)
+			return nil
+		}
+		if why := checkPolicy(f); len(why) > 0 {
 			refused = append(refused, why...)
 			return nil
 		}
+		problems = append(problems, packageProblems(display, f)...)
 		files[name] = data
 		e.files[name] = display
+		e.policyFiles[name] = &policyFile{display: display, file: f}
 		return nil
 	})
 	if err != nil {
@@ -353,10 +392,33 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 	if len(leftOut) > 0 {
 		return fmt.Errorf("policy refused: CUE leaves files named *_test.cue and *_tool.cue out of a package, so these would not be loaded; rename them (say, to .cue) or move them out of the policy directory:\n    %s", strings.Join(leftOut, "\n    "))
 	}
-	if len(refused) == 0 {
-		return nil
+	if len(refused) > 0 {
+		return fmt.Errorf("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network:\n    %s", strings.Join(refused, "\n    "))
 	}
-	return fmt.Errorf("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network:\n    %s", strings.Join(refused, "\n    "))
+	return loadError("the policy does not load", problems)
+}
+
+// packageProblems says what is wrong with a policy file's package clause:
+// a file without one is not part of any package (the loader would leave it
+// out, and every rule in it), and one of another package would not join
+// the schemas.
+func packageProblems(display string, f *ast.File) []Problem {
+	name := f.PackageName()
+	switch name {
+	case schemasPackage:
+		return nil
+	case "":
+		return []Problem{{File: display, Line: 1, Column: 1,
+			Message: fmt.Sprintf("the file has no package clause, so CUE would leave it out of the policy: begin it with `package %s`", schemasPackage)}}
+	}
+	pos := f.Pos()
+	for _, d := range f.Decls {
+		if pkg, ok := d.(*ast.Package); ok {
+			pos = pkg.Name.Pos()
+		}
+	}
+	return []Problem{{File: display, Line: pos.Line(), Column: pos.Column(),
+		Message: fmt.Sprintf("package %s: a policy file is in package %s, which it adds to: write `package %s`", name, schemasPackage, schemasPackage)}}
 }
 
 // walkPolicyDir calls fn for each CUE file of a policy directory, in lexical
@@ -445,22 +507,37 @@ func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Va
 // schemas; one of the name of a shipped runtime replaces it.
 func (e *Engine) loadBuiltin(c *compiled) error {
 	byName := map[string]Document{}
-	for _, pkg := range []cue.Value{c.runtimes, c.schemas} {
+	var problems []Problem
+	for i, pkg := range []cue.Value{c.runtimes, c.schemas} {
 		v := pkg.LookupPath(cue.ParsePath("clusterTrainingRuntimes"))
 		if !v.Exists() {
 			continue
 		}
 		it, err := v.Fields()
 		if err != nil {
-			return e.cueError("reading runtimes", err)
+			return loadError(e.loadSummary(), e.cueProblems(err))
 		}
 		for it.Next() {
 			doc, err := e.documentFromValue(it.Value(), "")
 			if err != nil {
-				return err
+				// A runtime is an object: every field has its value.
+				if verr := it.Value().Validate(cue.Concrete(true)); verr != nil {
+					err = verr
+				}
+				for _, p := range e.cueProblems(err) {
+					p.Message += "\n    (a runtime declared in CUE is an object, as in YAML: give every field its value)"
+					problems = append(problems, p)
+				}
+				continue
 			}
 			byName[doc.Name()] = doc
+			if i == 1 {
+				e.declared[doc.Name()] = true
+			}
 		}
+	}
+	if err := loadError(e.loadSummary(), problems); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(byName) {
 		e.builtin = append(e.builtin, byName[name])
@@ -470,6 +547,15 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 
 // Builtin returns the shipped runtimes, as authored.
 func (e *Engine) Builtin() []Document { return e.builtin }
+
+// loadSummary says what does not load: an admin's policy, or (a defect of
+// cuetrainer's) the embedded CUE.
+func (e *Engine) loadSummary() string {
+	if len(e.policyFiles) > 0 {
+		return "the policy does not load"
+	}
+	return "the embedded CUE does not load"
+}
 
 // cueError words a CUE error with the positions of its CUE sources.
 func (e *Engine) cueError(what string, err error) error {

@@ -29,6 +29,11 @@ const (
 	PhaseRead Phase = "read"
 	// PhaseRender: the object cannot be rendered.
 	PhaseRender Phase = "render"
+	// PhaseRuleError: a rule of the loaded CUE could not be evaluated for
+	// the object (it reads what is not there, or writes a finding that
+	// is no #FieldError): a defect in the rule, the admin's to fix, not
+	// the object's. The object's other findings stand.
+	PhaseRuleError Phase = "rule-error"
 )
 
 // Finding is one error or warning about an object.
@@ -47,6 +52,9 @@ type Finding struct {
 	Value     json.RawMessage `json:"value,omitempty"`
 	Supported []string        `json:"supported,omitempty"`
 	Detail    string          `json:"detail"`
+	// Source is where in the CUE a rule error is (FILE:LINE:COLUMN, the
+	// admin's file when the rule is an admin's).
+	Source string `json:"source,omitempty"`
 }
 
 // rawFinding is a finding as the CUE writes it (#FieldError, #Warning).
@@ -143,7 +151,9 @@ func (f Finding) Message() string {
 	return f.Detail
 }
 
-// decodeFindings reads a struct of rule lists (#Errors or #Warnings).
+// decodeFindings reads a struct of rule lists (#Errors or #Warnings). A
+// rule that does not evaluate is a finding of its own (PhaseRuleError),
+// and the other rules' findings stand.
 func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 	it, err := v.Fields()
 	if err != nil {
@@ -158,7 +168,13 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 		}
 		data, err := it.Value().MarshalJSON()
 		if err != nil {
-			return nil, err
+			// The value's own errors are each of CUE's; the export's
+			// sums them up in one.
+			if verr := it.Value().Validate(cue.Concrete(true)); verr != nil {
+				err = verr
+			}
+			out = append(out, e.ruleError(phase, it.Selector().Unquoted(), err))
+			continue
 		}
 		var raws []rawFinding
 		if err := json.Unmarshal(data, &raws); err != nil {
@@ -181,10 +197,28 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 	return out, nil
 }
 
+// ruleError is the finding for a rule that does not evaluate: at the
+// rule's place in the CUE, in the words of a load error.
+func (e *Engine) ruleError(phase Phase, rule string, err error) Finding {
+	f := Finding{Phase: PhaseRuleError, Rule: string(phase) + "." + rule}
+	var msgs []string
+	for _, p := range e.cueProblems(err) {
+		if f.Source == "" {
+			f.Source = p.Where()
+		}
+		msgs = append(msgs, p.Message)
+	}
+	f.Detail = strings.Join(msgs, "\n")
+	if strings.Contains(f.Detail, "cannot reference optional field") || strings.Contains(f.Detail, "undefined field") {
+		f.Detail += "\n    (a rule reads an optional field only once it has asked whether it is there: if x.field != _|_ {...})"
+	}
+	return f
+}
+
 // schemaFindings turns the CUE errors of unifying an object with its schema
 // into field errors on the object's paths. prefix is the CUE path of the
 // object within the review.
-func schemaFindings(err error, prefix []string, input map[string]any) []Finding {
+func schemaFindings(err error, prefix []string, input map[string]any, object cue.Value) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	for _, ce := range errors.Errors(err) {
@@ -209,6 +243,17 @@ func schemaFindings(err error, prefix []string, input map[string]any) []Finding 
 		case strings.Contains(msg, "field not allowed"):
 			f.Type = field.ErrorTypeForbidden.String()
 			f.Detail = "unknown field: the schema has no such field"
+			if len(p) > 0 {
+				var names []string
+				for _, n := range fieldNames(object.LookupPath(errorPath(p[:len(p)-1]))) {
+					if n != p[len(p)-1] {
+						names = append(names, n)
+					}
+				}
+				if s := suggest(strings.Trim(p[len(p)-1], `"`), names); s != "" {
+					f.Detail += fmt.Sprintf(" (did you mean %s?)", s)
+				}
+			}
 		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value"):
 			f.Type = field.ErrorTypeRequired.String()
 			f.Detail = ""

@@ -10,7 +10,6 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
-	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"cuelang.org/go/mod/modfile"
 	"cuelang.org/go/mod/module"
@@ -47,16 +46,11 @@ const modulePath = "cuetrainer.dev/cuetrainer"
 
 // checkPolicy returns why a policy file may not be loaded, one line per
 // refused import or attribute, each with its file:line:column; none when
-// it may. display is the file's name as the user knows it. A file that
-// does not parse is left to the loader, which reports its syntax error.
-func checkPolicy(display string, data []byte) []string {
-	f, err := parser.ParseFile(display, data)
-	if err != nil {
-		return nil
-	}
+// it may. The file was parsed under the name the user knows it by.
+func checkPolicy(f *ast.File) []string {
 	var refused []string
 	refuse := func(pos token.Pos, what, why string) {
-		refused = append(refused, fmt.Sprintf("%s:%d:%d: %s: %s", display, pos.Line(), pos.Column(), what, why))
+		refused = append(refused, fmt.Sprintf("%s:%d:%d: %s: %s", pos.Filename(), pos.Line(), pos.Column(), what, why))
 	}
 	ast.Walk(f, func(n ast.Node) bool {
 		switch n := n.(type) {

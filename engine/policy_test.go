@@ -212,7 +212,7 @@ func TestPolicyReadsNoEnvironment(t *testing.T) {
 	t.Setenv("HOME", "/home/"+secret)
 	dir := writePolicy(t, map[string]string{"env.cue": `package schemas
 
-probe: {
+#probe: {
 	secret:   *"unset" | string @tag(CUETRAINER_SECRET)
 	home:     *"unset" | string @tag(HOME)
 	cwd:      *"unset" | string @tag(cwd, var=cwd)
@@ -224,7 +224,7 @@ probe: {
 admission: "trainer.kubeflow.org/v1alpha1": TrainJob: webhook: envProbe: [{
 	path:   "metadata.name"
 	type:   "Invalid value"
-	detail: "secret=\(probe.secret) home=\(probe.home) cwd=\(probe.cwd) hostname=\(probe.hostname) username=\(probe.username) now=\(probe.now)"
+	detail: "secret=\(#probe.secret) home=\(#probe.home) cwd=\(#probe.cwd) hostname=\(#probe.hostname) username=\(#probe.username) now=\(#probe.now)"
 }]
 `})
 	e, err := New(Options{PolicyDirs: []string{dir}})

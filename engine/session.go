@@ -180,8 +180,18 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 	}
 	s := newSession(e, SessionOptions{Release: release})
 	var sts []*stored
+	var rejected []Result
 	for _, doc := range e.builtin {
-		r, st := s.evaluate(context.Background(), doc, Request{})
+		r := Result{Doc: doc}
+		var st *stored
+		if pre, ok := precheck(doc); !ok {
+			r = pre
+		} else {
+			r, st = s.evaluate(context.Background(), doc, Request{})
+		}
+		if len(r.Errors) > 0 {
+			rejected = append(rejected, r)
+		}
 		if st != nil && !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
 			st.builtin = true
 			sts = append(sts, st)
@@ -189,9 +199,25 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 	}
 	if e.builtinByRelease == nil {
 		e.builtinByRelease = map[string][]*stored{}
+		e.builtinRejected = map[string][]Result{}
 	}
 	e.builtinByRelease[release] = sts
+	e.builtinRejected[release] = rejected
 	return sts
+}
+
+// BuiltinErrors returns the shipped runtimes the loaded rules find fault
+// with (a policy's rule that they break), as admitting them gave; empty
+// for a session without them. A runtime rejected by a schema, CRD or
+// webhook rule does not exist for the session's documents.
+func (s *Session) BuiltinErrors() []Result {
+	if s.opts.NoBuiltinRuntimes {
+		return nil
+	}
+	s.e.builtinRuntimes(s.opts.Release)
+	s.e.builtinMu.Lock()
+	defer s.e.builtinMu.Unlock()
+	return s.e.builtinRejected[s.opts.Release]
 }
 
 // yaml returns the object as YAML, as sigs.k8s.io/yaml writes a typed
@@ -540,7 +566,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	rv := review.Unify(c.ctx.Encode(map[string]any{"input": encoded, "context": cx}))
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any)))
+		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any), object))
 		return keep(r, nil)
 	}
 	if !req.VerdictOnly {
@@ -554,10 +580,11 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		return s.internal(r, "crd", err), nil
 	}
 	crd = a.restoreFindings(crd)
-	if len(crd) > 0 {
+	if hasPhase(crd, PhaseCRD) {
 		r.Errors = crd
 		return keep(r, nil)
 	}
+	r.Errors = crd // the rule errors, if any
 	for _, phase := range []Phase{PhaseWebhook, PhasePolicy} {
 		fs, err := s.e.decodeFindings(rv.LookupPath(pathReview[phase]), phase)
 		if err != nil {

@@ -23,6 +23,11 @@ func printFindings(w io.Writer, r engine.Result, warnings, errors []engine.Findi
 	if r.Doc.Object != nil && r.Identity() != "" {
 		id = r.Identity() + ": "
 	}
+	printFindingsAs(w, r, id, warnings, errors)
+}
+
+// printFindingsAs is printFindings with the object named as id says.
+func printFindingsAs(w io.Writer, r engine.Result, id string, warnings, errors []engine.Finding) {
 	for _, f := range warnings {
 		fmt.Fprintf(w, "Warning: %s: %s%s\n", where(r, &f), id, f.Message())
 	}
@@ -31,13 +36,24 @@ func printFindings(w io.Writer, r engine.Result, warnings, errors []engine.Findi
 	}
 }
 
+// printRuleError writes a rule that failed to evaluate, at the rule: the
+// policy's defect, found on a document.
+func printRuleError(w io.Writer, r engine.Result, f engine.Finding) {
+	at := f.Source
+	if at == "" {
+		at = "policy"
+	}
+	fmt.Fprintf(w, "%s: rule %s failed on %s (%s), a defect of the policy: %s\n", at, f.Rule, r.Identity(), where(r, nil), f.Detail)
+}
+
 // exitCode is the exit status errors call for: 2 when a document could not
-// be read, 1 when one was rejected, 0 for none.
+// be read or a rule of the policy failed, 1 when one was rejected, 0 for
+// none.
 func exitCode(errors []engine.Finding) int {
 	code := exitOK
 	for _, f := range errors {
 		c := exitRejected
-		if f.Phase == engine.PhaseRead {
+		if f.Phase == engine.PhaseRead || f.Phase == engine.PhaseRuleError {
 			c = exitUsage
 		}
 		code = max(code, c)

@@ -57,6 +57,18 @@ type vetted struct {
 	engine.Result
 	errors   []engine.Finding
 	warnings []engine.Finding
+	// shipped is a runtime cuetrainer ships (or a policy declares), which
+	// exists from the start.
+	shipped bool
+}
+
+// identity names the document's object, and says when it is one that
+// exists from the start.
+func (v vetted) identity() string {
+	if v.shipped {
+		return v.Identity() + " (built in)"
+	}
+	return v.Identity()
 }
 
 func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
@@ -84,10 +96,15 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 		code = exitUsage
 	}
 	var results []vetted
+	// The shipped runtimes exist from the start: those a policy's rule
+	// finds fault with come first (a runtime a schema, CRD or webhook rule
+	// rejects does not exist for the documents).
+	shipped := len(s.BuiltinErrors())
+	admitted := append(s.BuiltinErrors(), s.AdmitAll(cmd.Context(), docs, runtime.GOMAXPROCS(0))...)
 	// As an API server would, one document after another; evaluated on
 	// every CPU, with the same results.
-	for _, r := range s.AdmitAll(cmd.Context(), docs, runtime.GOMAXPROCS(0)) {
-		v := vetted{Result: r, errors: r.Errors, warnings: r.Warnings}
+	for i, r := range admitted {
+		v := vetted{Result: r, errors: r.Errors, warnings: r.Warnings, shipped: i < shipped}
 		if o.strict {
 			v.errors = append(v.errors, v.warnings...)
 			v.warnings = nil
@@ -114,8 +131,26 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 }
 
 func writeText(w io.Writer, results []vetted, verbose bool) {
+	reported := map[string]bool{}
 	for _, r := range results {
-		printFindings(w, r.Result, r.warnings, r.errors)
+		// A rule that fails is the policy's defect, said once, at the
+		// rule, naming the first document it failed on.
+		var errs []engine.Finding
+		for _, f := range r.errors {
+			if f.Phase != engine.PhaseRuleError {
+				errs = append(errs, f)
+				continue
+			}
+			if key := f.Rule + "\x00" + f.Detail; !reported[key] {
+				reported[key] = true
+				printRuleError(w, r.Result, f)
+			}
+		}
+		if r.shipped {
+			printFindingsAs(w, r.Result, r.identity()+": ", r.warnings, errs)
+		} else {
+			printFindings(w, r.Result, r.warnings, errs)
+		}
 		if verbose && r.Skipped {
 			fmt.Fprintf(w, "%s: %s: skipped: %s is not read by any rule\n", where(r.Result, nil), r.Identity(), r.Doc.APIVersion())
 		}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// The checks of this file hold an admin's declarations to what the engine
+// and the rules do with them: a review or render for a kind Kubeflow's
+// group does not serve, a part of a kind's render or checks for a kind
+// that has no review, a framework without its policy or its registry
+// entry, a render part no plan chooses. CUE accepts each of them, and each
+// would silently do nothing.
+
+// byKindFields are the contract's fields keyed by apiVersion and kind,
+// and whether a kind under them must have a review (admission).
+var byKindFields = map[string]bool{
+	"admission": false, "mutators": false, "merges": false,
+	"crdChecks": true, "lookups": true, "plans": true, "render": true, "renderParts": true, "controllers": true,
+}
+
+// checkContract checks the sites of the admin's declarations.
+func (l *linter) checkContract() {
+	served := l.servedKinds()
+	reviews := l.c.reviews
+	for _, st := range l.sites {
+		if len(st.path) < 2 {
+			continue
+		}
+		field := st.path[0].String()
+		needsReview, byKind := byKindFields[field]
+		switch {
+		case byKind && len(st.path) == 2 && st.path[1].IsString():
+			l.checkAPIVersion(st, field, served)
+		case byKind && len(st.path) == 3 && st.path[1].IsString() && st.path[2].IsString():
+			l.checkKind(st, field, served, reviews, needsReview)
+		case field == "frameworks" && len(st.path) == 2 && st.path[1].IsString():
+			name := st.path[1].Unquoted()
+			policy := l.lookup(lpath{sels: []cue.Selector{cue.Def("#MLPolicy")}, ok: true})
+			if !policy.Allows(cue.Str(name)) {
+				msg := fmt.Sprintf("frameworks: %s has no policy: #MLPolicy has no field %s, which a runtime's mlPolicy.%s would need", name, name, name)
+				if s := suggest(name, l.frameworkPolicies()); s != "" {
+					msg += fmt.Sprintf(": did you mean %s?", s)
+				} else {
+					msg += fmt.Sprintf("; declare it: #MLPolicy: %s?: {...}", name)
+				}
+				l.problem(st.pos, "%s", msg)
+			}
+		case field == "#MLPolicy" && len(st.path) == 2 && st.path[1].IsString():
+			name := st.path[1].Unquoted()
+			if name == "numNodes" {
+				continue
+			}
+			if !l.c.schemas.LookupPath(cue.MakePath(cue.Str("frameworks"), cue.Str(name))).Exists() {
+				l.problem(st.pos, "#MLPolicy.%s has no frameworks entry: the runtime checks and the one-policy rule know a framework by it; add frameworks: %s: {labels: [%q]} (the trainer.kubeflow.org/framework labels it runs)", name, name, name)
+			}
+		}
+		if field == "renderParts" && len(st.path) == 4 && st.path[3].IsString() {
+			l.checkRenderPart(st)
+		}
+	}
+	l.checkPlannedParts()
+}
+
+// servedKinds are the kinds of the groups that have CRDs (crds), by group,
+// version and kind.
+func (l *linter) servedKinds() map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	var crds map[string]struct{ Group, Version string }
+	if err := l.lookup(lpath{sels: []cue.Selector{cue.Str("crds")}, ok: true}).Decode(&crds); err != nil {
+		return out
+	}
+	for kind, c := range crds {
+		if out[c.Group] == nil {
+			out[c.Group] = map[string][]string{}
+		}
+		out[c.Group][c.Version] = append(out[c.Group][c.Version], kind)
+	}
+	for _, versions := range out {
+		for _, kinds := range versions {
+			sort.Strings(kinds)
+		}
+	}
+	return out
+}
+
+// checkAPIVersion checks an apiVersion key: a group that has CRDs serves
+// only their versions.
+func (l *linter) checkAPIVersion(st site, field string, served map[string]map[string][]string) {
+	apiVersion := st.path[1].Unquoted()
+	group, version := groupOf(apiVersion), strings.TrimPrefix(apiVersion, groupOf(apiVersion)+"/")
+	versions, ok := served[group]
+	if !ok || versions[version] != nil {
+		return
+	}
+	var names []string
+	for v := range versions {
+		names = append(names, group+"/"+v)
+	}
+	sort.Strings(names)
+	l.problem(st.pos, "%s: %s is not a version the CRDs serve, so no object of it exists: %s serves %s", field, apiVersion, group, strings.Join(names, ", "))
+}
+
+// checkKind checks a kind key: a kind of a group that has CRDs must be one
+// of them, and a kind's checks, lookups and render need its review.
+func (l *linter) checkKind(st site, field string, served map[string]map[string][]string, reviews map[string]map[string]cue.Value, needsReview bool) {
+	apiVersion, kind := st.path[1].Unquoted(), st.path[2].Unquoted()
+	group, version := groupOf(apiVersion), strings.TrimPrefix(apiVersion, groupOf(apiVersion)+"/")
+	if versions, ok := served[group]; ok {
+		kinds, ok := versions[version]
+		if !ok {
+			return // the version's own problem
+		}
+		if !containsString(kinds, kind) {
+			msg := fmt.Sprintf("%s: %s is not a kind of %s, so no object of it exists", field, kind, apiVersion)
+			if s := suggest(kind, kinds); s != "" {
+				msg += fmt.Sprintf(": did you mean %s?", s)
+			} else {
+				msg += fmt.Sprintf("; its kinds are %s (a kind of your own belongs in a group of your own: groups, crds)", strings.Join(kinds, ", "))
+			}
+			l.problem(st.pos, "%s", msg)
+			return
+		}
+	}
+	if !needsReview {
+		return
+	}
+	if _, ok := reviews[apiVersion][kind]; ok {
+		return
+	}
+	kinds := sortedKeys(reviews[apiVersion])
+	msg := fmt.Sprintf("%s: %s %s has no review (admission), so nothing of this runs", field, apiVersion, kind)
+	if s := suggest(kind, kinds); s != "" {
+		msg += fmt.Sprintf(": did you mean %s?", s)
+	} else if len(kinds) > 0 {
+		msg += fmt.Sprintf("; the kinds of %s with a review are %s", apiVersion, strings.Join(kinds, ", "))
+	}
+	l.problem(st.pos, "%s", msg)
+}
+
+// frameworkPolicies are the fields of #MLPolicy that are frameworks'.
+func (l *linter) frameworkPolicies() []string {
+	var out []string
+	for _, n := range fieldNames(l.lookup(lpath{sels: []cue.Selector{cue.Def("#MLPolicy")}, ok: true})) {
+		if n != "numNodes" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// plannedParts are the render parts a kind's plan may choose (its parts'
+// names), by apiVersion and kind.
+func (l *linter) plannedParts(apiVersion, kind string) []string {
+	return fieldNames(l.lookup(lpath{sels: []cue.Selector{cue.Str("plans"), cue.Str(apiVersion), cue.Str(kind), cue.Str("parts")}, ok: true}))
+}
+
+// checkRenderPart checks that a plan may choose a render part of the
+// admin's: the engine evaluates only the parts a runtime's plan names.
+func (l *linter) checkRenderPart(st site) {
+	apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[3].Unquoted()
+	planned := l.plannedParts(apiVersion, kind)
+	if containsString(planned, name) {
+		return
+	}
+	msg := fmt.Sprintf("renderParts: no plan chooses the part %s, so it never renders: declare when it applies, plans: %q: %s: parts: %s: <condition on the runtime>", name, apiVersion, kind, name)
+	if s := suggest(name, planned); s != "" {
+		msg += fmt.Sprintf(" (the plans name %s)", s)
+	}
+	l.problem(st.pos, "%s", msg)
+}
+
+// checkPlannedParts checks that each part an admin's plan names exists.
+func (l *linter) checkPlannedParts() {
+	for _, st := range l.partSites {
+		apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[4].Unquoted()
+		parts := fieldNames(l.lookup(lpath{sels: []cue.Selector{cue.Str("renderParts"), cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
+		if containsString(parts, name) {
+			continue
+		}
+		msg := fmt.Sprintf("plans: the part %s has no renderParts entry, so choosing it renders nothing", name)
+		if s := suggest(name, parts); s != "" {
+			msg += fmt.Sprintf(": did you mean %s?", s)
+		}
+		l.problem(st.pos, "%s", msg)
+	}
+}

@@ -1,0 +1,737 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
+)
+
+// The checks of this file find, at load, the mistakes in an admin's CUE
+// that CUE itself accepts: a misspelled top-level field (the rule under it
+// never runs), a read of a field the object cannot have (always absent),
+// two defaults for one field (CUE drops both) and a default of another
+// type than the field. Each is found in the admin's files' syntax, its
+// meaning looked up in the compiled schemas.
+
+// lintPolicy checks every policy file against the compiled CUE.
+func (e *Engine) lintPolicy(c *compiled) []Problem {
+	l := newLinter(e, c)
+	for _, name := range sortedKeys(e.policyFiles) {
+		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
+	}
+	l.checkDefaults()
+	l.checkContract()
+	return l.problems
+}
+
+func newLinter(e *Engine, c *compiled) *linter {
+	return &linter{e: e, c: c, pkg: e.instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}}
+}
+
+// lpath is a field's path from the package's root (the root's: none, ok);
+// ok false when it is not known before evaluation (a label computed from
+// the data, a list element).
+type lpath struct {
+	sels []cue.Selector
+	ok   bool
+}
+
+func (p lpath) child(sel cue.Selector, ok bool) lpath {
+	if !p.ok || !ok {
+		return lpath{}
+	}
+	sels := make([]cue.Selector, len(p.sels), len(p.sels)+1)
+	copy(sels, p.sels)
+	return lpath{sels: append(sels, sel), ok: true}
+}
+
+func (p lpath) String() string { return cue.MakePath(p.sels...).String() }
+
+type linter struct {
+	e   *Engine
+	c   *compiled
+	pkg string
+	// paths holds the path of each field's value node (what an
+	// identifier that refers to the field resolves to).
+	paths    map[ast.Node]lpath
+	defaults map[string]*defaultSite
+	problems []Problem
+	// sites are the fields declared near the top level, where the
+	// contract's names are (kinds, frameworks, render parts).
+	sites []site
+	// partSites are the render parts plans name (plans: v: K: parts: x).
+	partSites []site
+	// checked counts the selectors checked against a closed struct.
+	checked int
+	// depth bounds the resolution of lets that refer to lets.
+	depth int
+}
+
+// site is a field's declaration: its path and where its label is.
+type site struct {
+	path []cue.Selector
+	pos  token.Pos
+}
+
+// defaultSite is where the admin's files mark a field's default.
+type defaultSite struct {
+	path    lpath
+	markers []token.Pos
+	values  []string
+}
+
+func (l *linter) problem(pos token.Pos, format string, args ...any) {
+	l.problems = append(l.problems, l.e.problemAt(pos, format, args...))
+}
+
+// walkDecls walks a struct's declarations at path p; top says they are
+// the package's top level.
+func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
+	for _, d := range decls {
+		switch d := d.(type) {
+		case *ast.Field:
+			sel, ok := l.label(d.Label)
+			if top {
+				l.checkTopLevel(d)
+			}
+			fp := p.child(sel, ok)
+			if fp.ok {
+				l.paths[d.Value] = fp
+				if len(fp.sels) <= 4 {
+					l.sites = append(l.sites, site{path: fp.sels, pos: d.Label.Pos()})
+				}
+				if len(fp.sels) == 5 && fp.sels[0].String() == "plans" && fp.sels[3].String() == "parts" && fp.sels[4].IsString() {
+					l.partSites = append(l.partSites, site{path: fp.sels, pos: d.Label.Pos()})
+				}
+			}
+			l.walkExpr(d.Value, fp)
+		case *ast.EmbedDecl:
+			if s, ok := d.Expr.(*ast.StructLit); ok {
+				l.walkDecls(s.Elts, p, top)
+				continue
+			}
+			l.walkExpr(d.Expr, p)
+		case *ast.Comprehension:
+			l.walkClauses(d.Clauses)
+			if s, ok := d.Value.(*ast.StructLit); ok {
+				l.walkDecls(s.Elts, p, top)
+				continue
+			}
+			l.walkExpr(d.Value, p)
+		case *ast.LetClause:
+			l.walkExpr(d.Expr, lpath{})
+		}
+	}
+}
+
+func (l *linter) walkClauses(clauses []ast.Clause) {
+	for _, cl := range clauses {
+		switch cl := cl.(type) {
+		case *ast.ForClause:
+			l.walkExpr(cl.Source, lpath{})
+		case *ast.IfClause:
+			l.walkExpr(cl.Condition, lpath{})
+		case *ast.LetClause:
+			l.walkExpr(cl.Expr, lpath{})
+		}
+	}
+}
+
+// walkExpr walks an expression that is the value at p (unknown when p is
+// not ok): its struct literals' fields, its reads and its defaults.
+func (l *linter) walkExpr(x ast.Expr, p lpath) {
+	switch x := x.(type) {
+	case nil:
+	case *ast.StructLit:
+		l.walkDecls(x.Elts, p, false)
+	case *ast.ListLit:
+		for _, el := range x.Elts {
+			switch el := el.(type) {
+			case *ast.Comprehension:
+				l.walkClauses(el.Clauses)
+				l.walkExpr(el.Value, lpath{})
+			case *ast.Ellipsis:
+				l.walkExpr(el.Type, lpath{})
+			default:
+				l.walkExpr(el, lpath{})
+			}
+		}
+	case *ast.Comprehension:
+		l.walkClauses(x.Clauses)
+		l.walkExpr(x.Value, p)
+	case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr:
+		root, steps := chain(x)
+		l.checkRead(root, steps)
+		if root != x {
+			l.walkExpr(root, lpath{})
+		}
+		for _, st := range steps {
+			if st.index != nil {
+				l.walkExpr(st.index, lpath{})
+			}
+		}
+	case *ast.BinaryExpr:
+		if x.Op == token.OR {
+			terms := disjuncts(x)
+			l.checkDefaultType(terms, p)
+			for _, t := range terms {
+				l.walkExpr(t, p)
+			}
+			return
+		}
+		l.walkExpr(x.X, p)
+		l.walkExpr(x.Y, p)
+	case *ast.UnaryExpr:
+		if x.Op == token.MUL && p.ok && literalKind(x.X) != "" {
+			l.markDefault(x, p)
+		}
+		l.walkExpr(x.X, lpath{})
+	case *ast.ParenExpr:
+		l.walkExpr(x.X, p)
+	case *ast.CallExpr:
+		l.walkExpr(x.Fun, lpath{})
+		for _, a := range x.Args {
+			l.walkExpr(a, lpath{})
+		}
+	case *ast.Interpolation:
+		for _, el := range x.Elts {
+			l.walkExpr(el, lpath{})
+		}
+	case *ast.SliceExpr:
+		l.walkExpr(x.X, lpath{})
+		l.walkExpr(x.Low, lpath{})
+		l.walkExpr(x.High, lpath{})
+	case *ast.Ellipsis:
+		l.walkExpr(x.Type, lpath{})
+	}
+}
+
+// label is the selector a field's label names, false when it is computed
+// from the data. A label computed from a package-level name (such as
+// (#APIVersion)) is that name's value.
+func (l *linter) label(lb ast.Label) (cue.Selector, bool) {
+	switch lb := lb.(type) {
+	case *ast.Ident:
+		return l.selector(lb.Name), true
+	case *ast.BasicLit:
+		if lb.Kind != token.STRING {
+			return cue.Selector{}, false
+		}
+		s, err := literal.Unquote(lb.Value)
+		if err != nil {
+			return cue.Selector{}, false
+		}
+		return cue.Str(s), true
+	case *ast.Alias:
+		if e, ok := lb.Expr.(ast.Label); ok {
+			return l.label(e)
+		}
+	case *ast.ParenExpr:
+		root, steps := chain(lb.X)
+		base, ok := l.resolve(root)
+		if !ok {
+			return cue.Selector{}, false
+		}
+		v := l.lookup(base)
+		for _, st := range steps {
+			if !st.ok {
+				return cue.Selector{}, false
+			}
+			v = v.LookupPath(cue.MakePath(st.sel))
+		}
+		if s, err := v.String(); err == nil {
+			return cue.Str(s), true
+		}
+	case *ast.ListLit:
+		// A pattern constraint: what it says of every field.
+		return cue.AnyString, true
+	}
+	return cue.Selector{}, false
+}
+
+// selector is the selector of an identifier label.
+func (l *linter) selector(name string) cue.Selector {
+	switch {
+	case strings.HasPrefix(name, "#"):
+		return cue.Def(name)
+	case strings.HasPrefix(name, "_"):
+		return cue.Hid(name, l.pkg)
+	}
+	return cue.Str(name)
+}
+
+// lookup is the compiled value at p; optional fields are looked up too.
+// A field that refers to an optional field (#trainer: object.spec.trainer)
+// does not evaluate before the object is given: it is looked up as the
+// field it refers to.
+func (l *linter) lookup(p lpath) cue.Value {
+	return follow(l.c.schemas.LookupPath(optional(p.sels)))
+}
+
+// optional is the path of sels, whose fields may be optional ones.
+func optional(sels []cue.Selector) cue.Path {
+	out := make([]cue.Selector, len(sels))
+	for i, s := range sels {
+		if s.IsString() && !s.IsConstraint() {
+			s = s.Optional()
+		}
+		out[i] = s
+	}
+	return cue.MakePath(out...)
+}
+
+// follow is v, or, when v is an error, what it refers to (v or one of the
+// values it is the conjunction of).
+func follow(v cue.Value) cue.Value {
+	for range 10 {
+		if v.Err() == nil {
+			return v
+		}
+		refs := []cue.Value{v}
+		if op, args := v.Expr(); op == cue.AndOp {
+			refs = args
+		}
+		next := v
+		for _, r := range refs {
+			if root, p := r.ReferencePath(); len(p.Selectors()) > 0 {
+				next = root.LookupPath(optional(p.Selectors()))
+				break
+			}
+		}
+		if next == v {
+			return v
+		}
+		v = next
+	}
+	return v
+}
+
+// step is one selector of a read: a field name (sel) or an index
+// expression the linter does not follow (ok false).
+type step struct {
+	sel   cue.Selector
+	ok    bool
+	name  string
+	pos   token.Pos
+	index ast.Expr
+}
+
+// chain splits a read such as object.spec.trainer["x"] into its root and
+// selectors.
+func chain(x ast.Expr) (ast.Expr, []step) {
+	switch x := x.(type) {
+	case *ast.SelectorExpr:
+		root, steps := chain(x.X)
+		st := step{pos: x.Sel.Pos()}
+		switch s := x.Sel.(type) {
+		case *ast.Ident:
+			st.name, st.ok = s.Name, !strings.HasPrefix(s.Name, "#") && !strings.HasPrefix(s.Name, "_")
+			if st.ok {
+				st.sel = cue.Str(s.Name)
+			} else if strings.HasPrefix(s.Name, "#") {
+				st.sel, st.ok = cue.Def(s.Name), true
+			}
+		case *ast.BasicLit:
+			if u, err := literal.Unquote(s.Value); err == nil {
+				st.name, st.sel, st.ok = u, cue.Str(u), true
+			}
+		}
+		return root, append(steps, st)
+	case *ast.IndexExpr:
+		root, steps := chain(x.X)
+		st := step{pos: x.Index.Pos(), index: x.Index}
+		if lit, ok := x.Index.(*ast.BasicLit); ok {
+			switch lit.Kind {
+			case token.STRING:
+				if u, err := literal.Unquote(lit.Value); err == nil {
+					st.name, st.sel, st.ok, st.index = u, cue.Str(u), true, nil
+				}
+			case token.INT:
+				if n, err := strconv.Atoi(lit.Value); err == nil {
+					st.name, st.sel, st.ok, st.index = lit.Value, cue.Index(n), true, nil
+				}
+			}
+		}
+		return root, append(steps, st)
+	}
+	return x, nil
+}
+
+// resolve is the path of the value an identifier (the root of a read)
+// refers to, when it is known before evaluation.
+func (l *linter) resolve(root ast.Expr) (lpath, bool) {
+	id, ok := root.(*ast.Ident)
+	if !ok || id.Name == "_" {
+		return lpath{}, false
+	}
+	l.depth++
+	defer func() { l.depth-- }()
+	if l.depth > 20 {
+		return lpath{}, false
+	}
+	switch n := id.Node.(type) {
+	case nil:
+		// A field of the package, declared in another file, or a
+		// predeclared identifier (int, len).
+		p := lpath{sels: []cue.Selector{l.selector(id.Name)}, ok: true}
+		if id.Name == "" || !l.lookup(p).Exists() {
+			return lpath{}, false
+		}
+		return p, true
+	case *ast.LetClause:
+		r, steps := chain(n.Expr)
+		base, ok := l.resolve(r)
+		for _, st := range steps {
+			base = base.child(st.sel, ok && st.ok)
+			ok = base.ok
+		}
+		return base, ok
+	case *ast.ImportSpec:
+		return lpath{}, false
+	}
+	if p, ok := l.paths[id.Node]; ok {
+		return p, true
+	}
+	// The value of a for clause: an element of its source.
+	if fc, ok := id.Scope.(*ast.ForClause); ok && fc.Value != nil && id.Node == fc.Value {
+		r, steps := chain(fc.Source)
+		base, ok := l.resolve(r)
+		for _, st := range steps {
+			base = base.child(st.sel, ok && st.ok)
+			ok = base.ok
+		}
+		if !ok {
+			return lpath{}, false
+		}
+		if l.lookup(base).IncompleteKind() == cue.ListKind {
+			return base.child(cue.AnyIndex, true), true
+		}
+	}
+	return lpath{}, false
+}
+
+// openProbe is a field name no schema declares: a struct that does not
+// allow it is closed.
+const openProbe = "\x00cuetrainer-probe"
+
+// checkRead checks a read's selectors against the schema of what its root
+// refers to: a closed struct (a definition: the objects' schemas) that
+// does not allow a field means the read is always absent.
+func (l *linter) checkRead(root ast.Expr, steps []step) {
+	if len(steps) == 0 {
+		return
+	}
+	base, ok := l.resolve(root)
+	if !ok {
+		return
+	}
+	v := l.lookup(base)
+	name := root.(*ast.Ident).Name
+	for _, st := range steps {
+		if !st.ok || !v.Exists() || v.Err() != nil {
+			return
+		}
+		closed := st.sel.LabelType() == cue.StringLabel && v.IncompleteKind() == cue.StructKind && !v.Allows(cue.Str(openProbe)) && isSchema(v)
+		if closed {
+			l.checked++
+		}
+		if closed && !v.Allows(st.sel) {
+			fields := fieldNames(v)
+			msg := fmt.Sprintf("%s has no field %s, so this read is always absent", name, st.name)
+			if s := suggest(st.name, fields); s != "" {
+				msg += fmt.Sprintf(": did you mean %s?", s)
+			} else {
+				msg += fmt.Sprintf("; its fields are %s", strings.Join(fields, ", "))
+			}
+			l.problem(st.pos, "%s", msg)
+			return
+		}
+		v = follow(v.LookupPath(optional([]cue.Selector{st.sel})))
+		name += "." + st.name
+	}
+}
+
+// isSchema reports whether a struct is a type rather than data: it has an
+// optional field, or a field without a value yet. Only a schema's closed
+// struct says which fields the object may have. Data computed at load
+// from what is not there yet (the absent runtime's {} mlPolicy, closed
+// because a definition computed it) says nothing of the data to come.
+func isSchema(v cue.Value) bool {
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return false
+	}
+	for it.Next() {
+		if it.IsOptional() || !it.Value().IsConcrete() {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldNames are a struct's regular field names, optional ones included.
+func fieldNames(v cue.Value) []string {
+	var out []string
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		out = append(out, it.Selector().Unquoted())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// contractFields are the fields of the package's top level: those the
+// engine reads (see docs/engine.md) and those the rules share. An admin's
+// file declares only these, and definitions (#x) and hidden fields (_x)
+// of its own.
+var contractFields = []string{
+	"admission", "clusterTrainingRuntimes", "contextKinds", "controllers", "crdChecks", "crds",
+	"frameworks", "groups", "lookups", "merges", "mpiFlavors", "mpiImplementations", "mutators",
+	"opaqueMaps", "owned", "plans", "probes", "render", "renderParts", "runtimeKinds", "serverManaged",
+}
+
+// checkTopLevel checks a top-level field of an admin's file against the
+// contract.
+func (l *linter) checkTopLevel(f *ast.Field) {
+	lb := f.Label
+	if a, ok := lb.(*ast.Alias); ok {
+		if e, ok := a.Expr.(ast.Label); ok {
+			lb = e
+		}
+	}
+	var name string
+	switch x := lb.(type) {
+	case *ast.Ident:
+		if strings.HasPrefix(x.Name, "#") || strings.HasPrefix(x.Name, "_") {
+			return
+		}
+		name = x.Name
+	case *ast.BasicLit:
+		s, err := literal.Unquote(x.Value)
+		if err != nil {
+			return
+		}
+		name = s
+	default:
+		l.problem(f.Pos(), "a top-level field's name must be written out: the top level holds only %s, and definitions (#name) and hidden fields (_name) of your own", strings.Join(contractFields, ", "))
+		return
+	}
+	if containsString(contractFields, name) {
+		return
+	}
+	if s := suggest(name, contractFields); s != "" {
+		l.problem(f.Pos(), "unknown top-level field %s: did you mean %s?", name, s)
+		return
+	}
+	l.problem(f.Pos(), "unknown top-level field %s: the top level holds only %s; a value of your own is a definition (#%s) or a hidden field (_%s)", name, strings.Join(contractFields, ", "), name, name)
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// markDefault records a default marker (*x) of the field at p.
+func (l *linter) markDefault(x *ast.UnaryExpr, p lpath) {
+	key := p.String()
+	d := l.defaults[key]
+	if d == nil {
+		d = &defaultSite{path: p}
+		l.defaults[key] = d
+	}
+	d.markers = append(d.markers, x.Pos())
+	d.values = append(d.values, exprText(x.X))
+}
+
+// checkDefaults reports the fields whose defaults the admin marked but CUE
+// dropped: two defaults that differ, or a default a bound rules out. CUE
+// then leaves the field without a default, and what left it out fails.
+func (l *linter) checkDefaults() {
+	for _, key := range sortedKeys(l.defaults) {
+		d := l.defaults[key]
+		v := l.lookup(d.path)
+		if !v.Exists() || v.IsConcrete() {
+			continue
+		}
+		if _, ok := v.Default(); ok {
+			continue
+		}
+		name := d.path.sels[len(d.path.sels)-1].String()
+		var others []string
+		for i, m := range d.markers[1:] {
+			others = append(others, fmt.Sprintf("*%s at %s", d.values[i+1], l.e.position(m.Filename(), m.Line(), m.Column())))
+		}
+		var msg string
+		if len(others) > 0 {
+			msg = fmt.Sprintf("%s has defaults that disagree, *%s here and %s: CUE drops them all, so %s would be required wherever it is left out; give it one default", name, d.values[0], strings.Join(others, " and "), name)
+		} else {
+			msg = fmt.Sprintf("the default *%s of %s is dropped: it disagrees with another default or a bound of the field, so %s would be required wherever it is left out; keep one default, within the field's bounds", d.values[0], name, name)
+		}
+		var where []string
+		for _, pos := range conjunctPositions(v) {
+			if pos.IsValid() && !l.e.isPolicyFile(pos.Filename()) {
+				where = append(where, l.e.position(pos.Filename(), pos.Line(), pos.Column()))
+			}
+		}
+		if len(where) > 0 {
+			msg += "\n    " + strings.Join(where, "\n    ")
+		}
+		l.problem(d.markers[0], "%s", msg)
+	}
+}
+
+// conjunctPositions are the positions of the values a field was unified
+// from.
+func conjunctPositions(v cue.Value) []token.Pos {
+	var out []token.Pos
+	var walk func(v cue.Value, depth int)
+	walk = func(v cue.Value, depth int) {
+		op, args := v.Expr()
+		if depth > 4 || op != cue.AndOp && op != cue.OrOp {
+			out = append(out, v.Pos())
+			return
+		}
+		for _, a := range args {
+			walk(a, depth+1)
+		}
+	}
+	walk(v, 0)
+	return out
+}
+
+// kindWords name the kinds of values a literal or a predeclared type
+// admits.
+var typeKinds = map[string][]string{
+	"int": {"int"}, "int8": {"int"}, "int16": {"int"}, "int32": {"int"}, "int64": {"int"}, "int128": {"int"},
+	"uint": {"int"}, "uint8": {"int"}, "uint16": {"int"}, "uint32": {"int"}, "uint64": {"int"}, "uint128": {"int"},
+	"rune": {"int"}, "byte": {"int"}, "float": {"float"}, "float32": {"float"}, "float64": {"float"},
+	"number": {"int", "float"}, "string": {"string"}, "bytes": {"bytes"}, "bool": {"bool"}, "null": {"null"},
+}
+
+// literalKind is the kind of a literal; "" for another expression.
+func literalKind(x ast.Expr) string {
+	switch x := x.(type) {
+	case *ast.BasicLit:
+		switch x.Kind {
+		case token.STRING:
+			if strings.HasPrefix(x.Value, "'") {
+				return "bytes"
+			}
+			return "string"
+		case token.INT:
+			return "int"
+		case token.FLOAT:
+			return "float"
+		case token.TRUE, token.FALSE:
+			return "bool"
+		case token.NULL:
+			return "null"
+		}
+	case *ast.Ident:
+		if x.Name == "true" || x.Name == "false" {
+			return "bool"
+		}
+		if x.Name == "null" {
+			return "null"
+		}
+	}
+	return ""
+}
+
+// checkDefaultType checks a disjunction whose default is a literal against
+// its other values, when all of them are literals or predeclared types: a
+// default of a kind none of them has (*"36000" | int32) makes the field
+// one of two types, which the CRD turns into int-or-string.
+func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) {
+	var def *ast.UnaryExpr
+	kinds := map[string]bool{}
+	var others []string
+	for _, t := range terms {
+		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
+			def = u
+			continue
+		}
+		if k := literalKind(t); k != "" {
+			kinds[k] = true
+			others = append(others, exprText(t))
+			continue
+		}
+		id, ok := t.(*ast.Ident)
+		if !ok || id.Node != nil || typeKinds[id.Name] == nil {
+			return // a value the syntax does not tell
+		}
+		for _, k := range typeKinds[id.Name] {
+			kinds[k] = true
+		}
+		others = append(others, id.Name)
+	}
+	if def == nil || len(others) == 0 {
+		return
+	}
+	k := literalKind(def.X)
+	if k == "" || kinds[k] {
+		return
+	}
+	field := "the field"
+	if p.ok && len(p.sels) > 0 {
+		field = p.sels[len(p.sels)-1].String()
+	}
+	msg := fmt.Sprintf("the default %s is a %s, but %s's other values are %s: a default must be one of them", exprText(def.X), k, field, strings.Join(others, " | "))
+	if lit, ok := def.X.(*ast.BasicLit); ok && k == "string" {
+		if s, err := literal.Unquote(lit.Value); err == nil {
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
+				msg += fmt.Sprintf(" (did you mean *%s?)", s)
+			}
+		}
+	}
+	l.problem(def.Pos(), "%s", msg)
+}
+
+// disjuncts are the terms of a disjunction (a | b | c), parenthesized
+// disjunctions flattened.
+func disjuncts(x ast.Expr) []ast.Expr {
+	var terms []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.OR {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		if pe, ok := e.(*ast.ParenExpr); ok {
+			if b, ok := pe.X.(*ast.BinaryExpr); ok && b.Op == token.OR {
+				flatten(b)
+				return
+			}
+		}
+		terms = append(terms, e)
+	}
+	flatten(x)
+	return terms
+}
+
+// exprText prints a short expression as written.
+func exprText(x ast.Expr) string {
+	switch x := x.(type) {
+	case *ast.BasicLit:
+		return x.Value
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprText(x.X) + "." + fmt.Sprint(x.Sel)
+	}
+	return "…"
+}

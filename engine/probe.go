@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// tryPolicy runs a loaded policy's rules once, at load, on the runtimes the
+// engine holds (the shipped ones and those the policy declares) and on the
+// probes the CUE makes of each (a TrainJob of it), as vet would admit and
+// render them. A runtime the policy declares that is not admitted, and a
+// rule that cannot be evaluated, are the policy's mistakes, found here
+// rather than on a user's document.
+func (e *Engine) tryPolicy() []Problem {
+	var problems []Problem
+	// A rule that fails is said once, on the first document it fails on.
+	failed := map[string]bool{}
+	ruleFailed := func(f Finding, r Result) {
+		if !failed[f.Rule] {
+			failed[f.Rule] = true
+			problems = append(problems, e.ruleProblem(f, r))
+		}
+	}
+	admitted := e.builtinRuntimes("")
+	e.builtinMu.Lock()
+	rejected := e.builtinRejected[""]
+	e.builtinMu.Unlock()
+	for _, r := range rejected {
+		for _, f := range r.Errors {
+			switch {
+			case f.Phase == PhaseRuleError:
+				ruleFailed(f, r)
+			case e.declared[r.Doc.Name()]:
+				p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
+				if f.Phase == PhaseInput {
+					p.Message = fmt.Sprintf("clusterTrainingRuntimes: %q: %s (a runtime declared in CUE is an object, as in YAML: it has its apiVersion, kind and metadata)", r.Doc.Name(), f.String())
+				}
+				if f.HasPath {
+					p.Line = r.Doc.LineOf(f.Path)
+				}
+				problems = append(problems, p)
+			}
+		}
+	}
+	c := e.cur.Load()
+	s := e.NewSession(SessionOptions{})
+	for _, st := range admitted {
+		for _, doc := range e.probes(c, st) {
+			r := s.Admit(doc)
+			for _, f := range r.Errors {
+				if f.Phase == PhaseRuleError {
+					ruleFailed(f, r)
+				}
+			}
+			if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
+				continue
+			}
+			out := s.Render(r, RenderOptions{})
+			for _, f := range out.Errors {
+				if f.Phase == PhaseRuleError {
+					ruleFailed(f, r)
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// ruleProblem is a rule that failed on a document at load.
+func (e *Engine) ruleProblem(f Finding, r Result) Problem {
+	what := r.Identity()
+	if strings.HasPrefix(r.Doc.File, probeFile) {
+		what = fmt.Sprintf("%s, a probe of the runtime %s (see probes)", what, strings.TrimPrefix(r.Doc.File, probeFile))
+	}
+	p := Problem{Message: fmt.Sprintf("rule %s cannot be evaluated for %s: %s", f.Rule, what, f.Detail)}
+	p.File, p.Line, p.Column = splitWhere(f.Source)
+	return p
+}
+
+var pathProbeDocuments = cue.MakePath(cue.Str("documents"))
+
+// probeFile names the file of a probe document, before its runtime's name.
+const probeFile = "probe of "
+
+// probes are the documents the CUE makes to try the rules on a runtime:
+// probes: [apiVersion]: [kind]: {runtime, documents}, for the runtime's
+// kind.
+func (e *Engine) probes(c *compiled, st *stored) []Document {
+	p, ok := c.probes[st.doc.APIVersion()][st.doc.Kind()]
+	if !ok {
+		return nil
+	}
+	v := p.FillPath(cue.MakePath(cue.Str("runtime")), st.doc.Object).LookupPath(pathProbeDocuments)
+	var objs []map[string]any
+	if err := v.Decode(&objs); err != nil {
+		return nil
+	}
+	docs := make([]Document, len(objs))
+	for i, obj := range objs {
+		docs[i] = Document{File: probeFile + st.doc.Name(), Object: obj}
+	}
+	return docs
+}
+
+// splitWhere parses FILE:LINE:COLUMN (a Problem's Where).
+func splitWhere(w string) (file string, line, col int) {
+	i := strings.LastIndexByte(w, ':')
+	if i < 0 {
+		return w, 0, 0
+	}
+	j := strings.LastIndexByte(w[:i], ':')
+	if j < 0 {
+		return w, 0, 0
+	}
+	l, err1 := strconv.Atoi(w[j+1 : i])
+	c, err2 := strconv.Atoi(w[i+1:])
+	if err1 != nil || err2 != nil {
+		return w, 0, 0
+	}
+	return w[:j], l, c
+}
