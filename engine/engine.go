@@ -356,8 +356,7 @@ const schemasPackage = "schemas"
 // refused (checkPolicy), all of a directory's at once, and so are files
 // the loader would leave out or put in another package.
 func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error {
-	var refused, leftOut []string
-	var problems []Problem
+	var refused, leftOut, problems []Problem
 	err := walkPolicyDir(dir, func(p, rel string, data []byte) error {
 		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
 		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
@@ -368,7 +367,7 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		// CUE's loader leaves these out of a package, as go does _test.go
 		// files: say so rather than load the directory without them.
 		if strings.HasSuffix(p, "_test.cue") || strings.HasSuffix(p, "_tool.cue") {
-			leftOut = append(leftOut, display)
+			leftOut = append(leftOut, Problem{File: display})
 			return nil
 		}
 		f, err := parser.ParseFile(display, data, parser.ParseComments)
@@ -390,10 +389,10 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		return err
 	}
 	if len(leftOut) > 0 {
-		return fmt.Errorf("policy refused: CUE leaves files named *_test.cue and *_tool.cue out of a package, so these would not be loaded; rename them (say, to .cue) or move them out of the policy directory:\n    %s", strings.Join(leftOut, "\n    "))
+		return loadError("policy refused: CUE leaves files named *_test.cue and *_tool.cue out of a package, so these would not be loaded; rename them (say, to .cue) or move them out of the policy directory", leftOut)
 	}
 	if len(refused) > 0 {
-		return fmt.Errorf("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network:\n    %s", strings.Join(refused, "\n    "))
+		return loadError("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network", refused)
 	}
 	return loadError("the policy does not load", problems)
 }
@@ -545,8 +544,13 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 	return nil
 }
 
-// Builtin returns the shipped runtimes, as authored.
+// Builtin returns the shipped runtimes and those the policies declare, as
+// authored.
 func (e *Engine) Builtin() []Document { return e.builtin }
+
+// Declared reports whether a policy declares the runtime of that name
+// (rather than cuetrainer shipping it).
+func (e *Engine) Declared(name string) bool { return e.declared[name] }
 
 // loadSummary says what does not load: an admin's policy, or (a defect of
 // cuetrainer's) the embedded CUE.

@@ -48,10 +48,13 @@ func (p Problem) Where() string {
 }
 
 func (p Problem) String() string {
-	if w := p.Where(); w != "" {
-		return w + ": " + p.Message
+	switch w := p.Where(); {
+	case w == "":
+		return p.Message
+	case p.Message == "":
+		return w
 	}
-	return p.Message
+	return p.Where() + ": " + p.Message
 }
 
 func (e *LoadError) Error() string {

@@ -44,13 +44,13 @@ var pureStdlib = map[string]bool{
 // modulePath is the embedded module's path (cue.mod/module.cue).
 const modulePath = "cuetrainer.dev/cuetrainer"
 
-// checkPolicy returns why a policy file may not be loaded, one line per
-// refused import or attribute, each with its file:line:column; none when
-// it may. The file was parsed under the name the user knows it by.
-func checkPolicy(f *ast.File) []string {
-	var refused []string
+// checkPolicy returns why a policy file may not be loaded, a problem per
+// refused import or attribute, each at its file:line:column; none when it
+// may. The file was parsed under the name the user knows it by.
+func checkPolicy(f *ast.File) []Problem {
+	var refused []Problem
 	refuse := func(pos token.Pos, what, why string) {
-		refused = append(refused, fmt.Sprintf("%s:%d:%d: %s: %s", pos.Filename(), pos.Line(), pos.Column(), what, why))
+		refused = append(refused, Problem{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Message: what + ": " + why})
 	}
 	ast.Walk(f, func(n ast.Node) bool {
 		switch n := n.(type) {

@@ -29,6 +29,8 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 
+func (e usageError) Unwrap() error { return e.err }
+
 // globals are the flags every command that loads the engine takes.
 type globals struct {
 	policyDirs        []string

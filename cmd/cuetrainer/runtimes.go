@@ -263,12 +263,13 @@ func newRuntimesExportCmd() *cobra.Command {
 	var dir string
 	g := &globals{}
 	cmd := &cobra.Command{
-		Use:   "export [--dir DIR]",
-		Short: "Write the shipped runtimes as YAML, as authored",
+		Use:   "export [--dir DIR] [--policy-dir DIR...]",
+		Short: "Write the shipped runtimes, and those policies declare, as YAML, as authored",
 		Long: `export writes the ClusterTrainingRuntimes cuetrainer ships as YAML manifests, as authored
 (semantically equal to Kubeflow Trainer's manifests/base/runtimes; CRD defaults are not filled
-in). Without --dir they go to standard output as one multi-document stream; with --dir, one
-file NAME.yaml each.`,
+in), with those the --policy-dir directories declare in CUE (one of a shipped runtime's name
+replaces it; --no-builtin-runtimes writes only the policies'). Without --dir they go to
+standard output as one multi-document stream; with --dir, one file NAME.yaml each.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := g.engine()
@@ -277,6 +278,9 @@ file NAME.yaml each.`,
 			}
 			var objs []map[string]any
 			for _, d := range e.Builtin() {
+				if g.noBuiltinRuntimes && !e.Declared(d.Name()) {
+					continue
+				}
 				objs = append(objs, d.Object)
 			}
 			if dir == "" {
@@ -286,6 +290,7 @@ file NAME.yaml each.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "write one file per runtime into this directory")
+	g.addFlags(cmd)
 	return cmd
 }
 
