@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -180,8 +181,11 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
-		if err := loadError(e.loadSummary(), e.lintPolicy(c)); err != nil {
+		var problems []Problem
+		problems, keyReads = e.lintPolicy(c)
+		if err := loadError(e.loadSummary(), problems); err != nil {
 			return nil, err
 		}
 	}
@@ -213,6 +217,11 @@ func New(opts Options) (*Engine, error) {
 	if err := c.schemas.LookupPath(cue.ParsePath("opaqueMaps")).Decode(&e.opaque.suffixes); err != nil {
 		return nil, e.cueError("reading opaqueMaps", err)
 	}
+	// A map whose keys a policy's rule reads as data (iterates them,
+	// matches them) reaches the rules with its keys.
+	e.opaque.suffixes = slices.DeleteFunc(e.opaque.suffixes, func(suffix []string) bool {
+		return slices.ContainsFunc(keyReads, func(p []string) bool { return hasSuffix(p, suffix) })
+	})
 	if err := c.schemas.LookupPath(cue.ParsePath("serverManaged")).Decode(&e.serverManaged); err != nil {
 		return nil, e.cueError("reading serverManaged", err)
 	}
@@ -478,6 +487,11 @@ func PolicyDigest(dirs []string) (string, error) {
 func mustGetwd() string {
 	wd, _ := os.Getwd()
 	return wd
+}
+
+// hasSuffix reports whether p ends with suffix.
+func hasSuffix(p, suffix []string) bool {
+	return len(p) >= len(suffix) && slices.Equal(p[len(p)-len(suffix):], suffix)
 }
 
 // byKind reads a struct of values by apiVersion and kind.

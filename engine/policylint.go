@@ -19,15 +19,17 @@ import (
 // type than the field. Each is found in the admin's files' syntax, its
 // meaning looked up in the compiled schemas.
 
-// lintPolicy checks every policy file against the compiled CUE.
-func (e *Engine) lintPolicy(c *compiled) []Problem {
+// lintPolicy checks every policy file against the compiled CUE. It also
+// returns the paths of the maps whose keys the policy's rules read as data
+// (see opaqueKeys).
+func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l := newLinter(e, c)
 	for _, name := range sortedKeys(e.policyFiles) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
 	}
 	l.checkDefaults()
 	l.checkContract()
-	return l.problems
+	return l.problems, l.keyReads
 }
 
 func newLinter(e *Engine, c *compiled) *linter {
@@ -67,6 +69,12 @@ type linter struct {
 	sites []site
 	// partSites are the render parts plans name (plans: v: K: parts: x).
 	partSites []site
+	// keyReads are the paths (field names) of the maps whose keys a rule
+	// reads as data: it iterates them, indexes them by a computed key or
+	// constrains every key by a pattern.
+	keyReads [][]string
+	// namedStrings are the strings the CUE's sources name (namedStrings).
+	namedStrings map[string]bool
 	// checked counts the selectors checked against a closed struct.
 	checked int
 	// depth bounds the resolution of lets that refer to lets.
@@ -96,6 +104,11 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 	for _, d := range decls {
 		switch d := d.(type) {
 		case *ast.Field:
+			if pattern, ok := d.Label.(*ast.ListLit); ok && p.ok && matchesKeys(pattern) {
+				// A constraint on the keys of a map that match: it reads
+				// their text.
+				l.keyReads = append(l.keyReads, selectorNames(p.sels))
+			}
 			sel, ok := l.label(d.Label)
 			if top {
 				l.checkTopLevel(d)
@@ -135,6 +148,9 @@ func (l *linter) walkClauses(clauses []ast.Clause) {
 		switch cl := cl.(type) {
 		case *ast.ForClause:
 			l.walkExpr(cl.Source, lpath{})
+			if cl.Key != nil && cl.Key.Name != "_" {
+				l.noteKeyRead(cl.Source)
+			}
 		case *ast.IfClause:
 			l.walkExpr(cl.Condition, lpath{})
 		case *ast.LetClause:
@@ -166,6 +182,9 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		l.walkClauses(x.Clauses)
 		l.walkExpr(x.Value, p)
 	case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr:
+		if ix, ok := x.(*ast.IndexExpr); ok && !l.namedKey(ix.Index) {
+			l.noteKeyRead(ix.X) // a key computed from the data
+		}
 		root, steps := chain(x)
 		l.checkRead(root, steps)
 		if root != x {
@@ -414,6 +433,109 @@ func (l *linter) resolve(root ast.Expr) (lpath, bool) {
 		}
 	}
 	return lpath{}, false
+}
+
+// namedKey reports whether an index is a key the CUE's sources name: a
+// string literal, or a reference to one (labels[#Labels.ancestor]). Such
+// a key reaches the rules as it is (see opaqueKeys).
+func (l *linter) namedKey(x ast.Expr) bool {
+	if lit, ok := x.(*ast.BasicLit); ok {
+		return lit.Kind == token.STRING || lit.Kind == token.INT
+	}
+	root, steps := chain(x)
+	base, ok := l.resolve(root)
+	if !ok {
+		return false
+	}
+	v := l.lookup(base)
+	for _, st := range steps {
+		if !st.ok {
+			return false
+		}
+		v = follow(v.LookupPath(optional([]cue.Selector{st.sel})))
+	}
+	s, err := v.String()
+	return err == nil && l.named(s)
+}
+
+// named reports whether the CUE's sources hold s as a literal or a label.
+func (l *linter) named(s string) bool {
+	if l.namedStrings == nil {
+		l.namedStrings = namedStrings(l.e.instances)
+	}
+	return l.namedStrings[s]
+}
+
+// noteKeyRead records that a rule reads the keys of the map x as data.
+// Its path is the one it resolves to, or as written when it does not
+// resolve (a parameter's field).
+func (l *linter) noteKeyRead(x ast.Expr) {
+	l.depth++
+	defer func() { l.depth-- }()
+	if l.depth > 20 {
+		return
+	}
+	// What the map is: each value of a disjunction or default, what a
+	// let stands for.
+	switch y := x.(type) {
+	case *ast.ParenExpr:
+		l.noteKeyRead(y.X)
+		return
+	case *ast.UnaryExpr:
+		l.noteKeyRead(y.X)
+		return
+	case *ast.BinaryExpr:
+		if y.Op == token.OR || y.Op == token.AND {
+			l.noteKeyRead(y.X)
+			l.noteKeyRead(y.Y)
+		}
+		return
+	case *ast.Ident:
+		if let, ok := y.Node.(*ast.LetClause); ok {
+			l.noteKeyRead(let.Expr)
+			return
+		}
+	}
+	root, steps := chain(x)
+	var names []string
+	if base, ok := l.resolve(root); ok {
+		names = selectorNames(base.sels)
+	}
+	for _, st := range steps {
+		if st.ok && st.sel.IsString() {
+			names = append(names, st.name)
+		}
+	}
+	if len(names) > 0 {
+		l.keyReads = append(l.keyReads, names)
+	}
+}
+
+// matchesKeys reports whether a pattern constraint's label tells keys
+// apart ([=~"^x/"]), rather than applying to every key ([string],
+// [Name=string]).
+func matchesKeys(pattern *ast.ListLit) bool {
+	if len(pattern.Elts) != 1 {
+		return true
+	}
+	x := pattern.Elts[0]
+	if a, ok := x.(*ast.Alias); ok {
+		x = a.Expr
+	}
+	id, ok := x.(*ast.Ident)
+	return !ok || id.Name != "string" && id.Name != "_"
+}
+
+// selectorNames are the field names of a path, its indexes and patterns
+// left out.
+func selectorNames(sels []cue.Selector) []string {
+	var out []string
+	for _, s := range sels {
+		if s.IsString() && !s.IsConstraint() {
+			out = append(out, s.Unquoted())
+		}
+	}
+	return out
 }
 
 // openProbe is a field name no schema declares: a struct that does not

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -40,6 +41,16 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 	}
 	l.checkDefaults()
 	reads = l.checked
+	// No rule of the schemas reads the keys of an opaque map as data:
+	// it would see tokens (and a policy's rule that does makes the map
+	// transparent, TestKeyReadingRuleSeesTheKeys).
+	for _, p := range l.keyReads {
+		for _, suffix := range e.opaque.suffixes {
+			if hasSuffix(p, suffix) {
+				t.Errorf("the schemas read the keys of %v as data", p)
+			}
+		}
+	}
 	for _, p := range l.problems {
 		t.Errorf("%s", p)
 	}
@@ -77,5 +88,61 @@ func TestSuggest(t *testing.T) {
 	}
 	if strings.Contains(suggest("a", []string{"b"}), "b") {
 		t.Errorf("one letter suggested another")
+	}
+}
+
+// A rule over label keys sees the real keys: a policy that iterates a
+// map the engine would hand over with tokens for keys (opaqueMaps) makes
+// it transparent, so a rule on a key prefix fires. Before, the rule saw
+// tokens and never fired.
+func TestKeyReadingRuleSeesTheKeys(t *testing.T) {
+	job := func(name, labels string) string {
+		return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: %s, namespace: team-a, labels: %s}
+spec: {runtimeRef: {name: torch-distributed}}
+`, name, labels)
+	}
+	for name, rule := range map[string]string{
+		"for": `[if object.metadata.labels != _|_ for k, _ in object.metadata.labels if strings.HasPrefix(k, "internal.example.com/") {
+		path:   "metadata.labels"
+		type:   "Forbidden"
+		detail: "\(k): the internal.example.com/ labels are the platform's"
+	}]`,
+		"let": `{let labels = *object.metadata.labels | {}, [for k, _ in labels if strings.HasPrefix(k, "internal.example.com/") {
+		path:   "metadata.labels"
+		type:   "Forbidden"
+		detail: "\(k): the internal.example.com/ labels are the platform's"
+	}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writePolicy(t, map[string]string{"org.cue": `package schemas
+
+import "strings"
+
+admission: (#APIVersion): TrainJob: {
+	object: _
+	policy: platformLabels: ` + rule + `
+}
+`})
+			e, err := New(Options{PolicyDirs: []string{dir}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := e.NewSession(SessionOptions{})
+			r := admitAll(t, s, "j.yaml", job("bad", `{internal.example.com/team: ml, app: x}`))[0]
+			if got := findingStrings(r.Errors); len(got) != 1 || !strings.Contains(got[0], "internal.example.com/team: the internal.example.com/ labels are the platform's") {
+				t.Errorf("a TrainJob with a platform label: %q, want the rule's finding with the key", got)
+			}
+			r = admitAll(t, s, "j.yaml", job("good", `{app: x, team: ml}`))[0]
+			if r.Rejected() {
+				t.Errorf("a TrainJob without one: %v", r.Errors)
+			}
+		})
+	}
+	// The embedded rules read no key as data: the maps stay opaque.
+	e := testEngine(t)
+	if len(e.opaque.suffixes) != 2 {
+		t.Errorf("opaque maps %v, want labels and annotations", e.opaque.suffixes)
 	}
 }
