@@ -167,15 +167,19 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 			return nil, err
 		}
 		s["items"] = p
+		cueBounds(v, s)
 	case k == cue.StringKind:
 		s["type"] = "string"
 		if enum := stringEnum(v); len(enum) > 0 {
 			s["enum"] = enum
 		}
+		cueBounds(v, s)
 	case k == cue.IntKind:
 		s["type"] = "integer"
+		cueBounds(v, s)
 	case k&cue.NumberKind != 0 && k&^cue.NumberKind == 0:
 		s["type"] = "number"
+		cueBounds(v, s)
 	case k == cue.BoolKind:
 		s["type"] = "boolean"
 	case k&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind && k&^(cue.IntKind|cue.StringKind|cue.NullKind) == 0:
@@ -185,6 +189,88 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 		s["x-kubernetes-preserve-unknown-fields"] = true
 	}
 	return s, nil
+}
+
+// typeLimits are the bounds of CUE's sized integer types the CRD says with
+// its type (Kubeflow's Go types are int32 and int64), not with minimum
+// and maximum.
+var typeLimits = map[string]bool{
+	"-2147483648": true, "2147483647": true, "-9223372036854775808": true, "9223372036854775807": true,
+}
+
+// cueBounds writes into a field's schema the bounds its CUE constraints
+// say, so that a bound an admin writes once in CUE (>=1024, =~"^[a-z]+$",
+// strings.MaxRunes(63), list.MaxItems(8)) reaches the CRD as well as vet:
+// minimum, maximum (exclusive for > and <), pattern, minLength,
+// maxLength, minItems, maxItems. A marker on the field says the same or
+// more, and is written after.
+func cueBounds(v cue.Value, s map[string]any) {
+	var walk func(v cue.Value, depth int)
+	walk = func(v cue.Value, depth int) {
+		if depth > 8 {
+			return
+		}
+		op, args := v.Expr()
+		switch op {
+		case cue.AndOp, cue.NoOp:
+			if op == cue.NoOp && len(args) == 1 && args[0] == v {
+				return
+			}
+			for _, a := range args {
+				walk(a, depth+1)
+			}
+		case cue.GreaterThanEqualOp, cue.GreaterThanOp, cue.LessThanEqualOp, cue.LessThanOp:
+			if len(args) != 1 {
+				return
+			}
+			n, err := args[0].Float64()
+			if err != nil || typeLimits[fmt.Sprint(args[0])] {
+				return
+			}
+			var num any = n
+			if i, err := args[0].Int64(); err == nil {
+				num = i
+			}
+			lower := op == cue.GreaterThanEqualOp || op == cue.GreaterThanOp
+			key, exclusive := "maximum", "exclusiveMaximum"
+			if lower {
+				key, exclusive = "minimum", "exclusiveMinimum"
+			}
+			if old, ok := s[key]; ok {
+				of, _ := strconv.ParseFloat(fmt.Sprint(old), 64)
+				if lower && n <= of || !lower && n >= of {
+					return // a weaker bound
+				}
+			}
+			s[key] = num
+			if op == cue.GreaterThanOp || op == cue.LessThanOp {
+				s[exclusive] = true
+			} else {
+				delete(s, exclusive)
+			}
+		case cue.RegexMatchOp:
+			if len(args) == 1 {
+				if re, err := args[0].String(); err == nil {
+					s["pattern"] = re
+				}
+			}
+		case cue.CallOp:
+			if len(args) != 2 {
+				return
+			}
+			n, err := args[1].Int64()
+			if err != nil {
+				return
+			}
+			if key, ok := map[string]string{
+				"strings.MinRunes": "minLength", "strings.MaxRunes": "maxLength",
+				"list.MinItems": "minItems", "list.MaxItems": "maxItems",
+			}[fmt.Sprint(args[0])]; ok {
+				s[key] = n
+			}
+		}
+	}
+	walk(v, 0)
 }
 
 // stringEnum lists the values of a disjunction of string literals.

@@ -102,6 +102,9 @@ type Engine struct {
 	files map[string]string
 	// policyFiles are the admin's files, parsed, by loader file name.
 	policyFiles map[string]*policyFile
+	// markerBounds are the validation markers of the admin's fields, which
+	// the engine makes CUE constraints too (markers.go).
+	markerBounds []markerBound
 }
 
 // compiled is the CUE compiled into one runtime.
@@ -169,6 +172,10 @@ func New(opts Options) (*Engine, error) {
 		if err := e.addPolicyDir(files, i, dir); err != nil {
 			return nil, err
 		}
+	}
+	if src := markerSource(e.markerBounds); src != nil {
+		files[markerFile] = src
+		e.files[markerFile] = "(the policy's validation markers)"
 	}
 
 	e.instances = loadInstances(root, files, "./schemas", "./runtimes")
@@ -389,6 +396,9 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 			return nil
 		}
 		problems = append(problems, packageProblems(display, f)...)
+		bounds, unplaced := markerBounds(f)
+		e.markerBounds = append(e.markerBounds, bounds...)
+		problems = append(problems, unplaced...)
 		files[name] = data
 		e.files[name] = display
 		e.policyFiles[name] = &policyFile{display: display, file: f}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -254,6 +255,12 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 					f.Detail += fmt.Sprintf(" (did you mean %s?)", s)
 				}
 			}
+		case given && boundDetail(format, args, k8sPath(p)) != "":
+			// A bound of the schema (a policy's CUE bound, a marker made
+			// one), in the API server's words.
+			f.Type = field.ErrorTypeInvalid.String()
+			f.Value = jsonValue(value)
+			f.Detail = boundDetail(format, args, k8sPath(p))
 		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value"):
 			f.Type = field.ErrorTypeRequired.String()
 			f.Detail = ""
@@ -280,7 +287,9 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 	typed := map[string]int{} // path: index in kept of its type error
 	kept := out[:0]
 	for _, f := range out {
-		if strings.Contains(f.Detail, "errors in empty disjunction") && paths[f.Path] > 1 {
+		// Beside the reason, what the value is not: a disjunction's
+		// branches (its default's "conflicting values 36000 and 80").
+		if (strings.Contains(f.Detail, "errors in empty disjunction") || strings.HasPrefix(f.Detail, "conflicting values")) && paths[f.Path] > 1 {
 			continue
 		}
 		if t, ok := strings.CutPrefix(f.Detail, typeDetail); ok && f.Type == field.ErrorTypeTypeInvalid.String() {
@@ -296,6 +305,41 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 }
 
 // k8sPath prints CUE path selectors as a Kubernetes field path.
+// boundDetail words a bound CUE found broken as the API server words its
+// OpenAPI check ("spec.x in body should be greater than or equal to 1024");
+// "" for another error.
+func boundDetail(format string, args []any, path string) string {
+	if !strings.HasPrefix(format, "invalid value") || len(args) < 2 {
+		return ""
+	}
+	bound := fmt.Sprint(args[len(args)-1])
+	for _, b := range []struct{ op, words string }{
+		{">=", "greater than or equal to"}, {"<=", "less than or equal to"}, {">", "greater than"}, {"<", "less than"},
+	} {
+		if n, ok := strings.CutPrefix(bound, b.op); ok && strings.Contains(format, "out of bound") {
+			if strings.HasPrefix(n, "=~") || strings.HasPrefix(n, "=") {
+				break
+			}
+			return fmt.Sprintf("%s in body should be %s %s", path, b.words, n)
+		}
+	}
+	if re, ok := strings.CutPrefix(bound, "=~"); ok {
+		if uq, err := strconv.Unquote(re); err == nil {
+			re = uq
+		}
+		return fmt.Sprintf("%s in body should match '%s'", path, re)
+	}
+	for fn, words := range map[string]string{
+		"strings.MinRunes": "should be at least %s chars long", "strings.MaxRunes": "should be at most %s chars long",
+		"list.MinItems": "should have at least %s items", "list.MaxItems": "should have at most %s items",
+	} {
+		if n, ok := strings.CutPrefix(bound, fn+"("); ok && strings.Contains(format, "does not satisfy") {
+			return fmt.Sprintf("%s in body "+words, path, strings.TrimSuffix(n, ")"))
+		}
+	}
+	return ""
+}
+
 func k8sPath(sels []string) string {
 	p := ""
 	for _, s := range sels {

@@ -14,8 +14,10 @@
 //	-- input.yaml --        the documents vetted (default: defaultInput)
 //	-- args --              the command line, one argument a line
 //	                        (default: vet --policy-dir policy input.yaml)
+//	-- stdout-grep --       a regular expression: standard output is kept
+//	                        to the lines that match (a CRD's few)
 //	-- want --              exit code, standard error, then standard
-//	                        output after a "-- stdout --" line when any
+//	                        output after a "[stdout]" line when any
 //
 // UPDATE_GOLDEN=1 rewrites the want sections from what the binary gives;
 // CUETRAINER_BIN runs another binary (an older build, to compare).
@@ -28,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -86,9 +89,12 @@ func run(t *testing.T, ar *txtar.Archive) string {
 	dir := t.TempDir()
 	args := []string{"vet", "--policy-dir", "policy", "input.yaml"}
 	input := []byte(defaultInput)
+	var keep *regexp.Regexp
 	for _, f := range ar.Files {
 		switch {
 		case f.Name == "want":
+		case f.Name == "stdout-grep":
+			keep = regexp.MustCompile(strings.TrimSpace(string(f.Data)))
 		case f.Name == "args":
 			args = strings.Fields(string(f.Data))
 		case f.Name == "input.yaml":
@@ -120,8 +126,18 @@ func run(t *testing.T, ar *txtar.Archive) string {
 	}
 	clean := func(s string) string { return strings.ReplaceAll(s, dir, "$WORK") }
 	out := fmt.Sprintf("exit %d\n%s", code, clean(stderr.String()))
-	if stdout.Len() > 0 {
-		out += "-- stdout --\n" + clean(stdout.String())
+	stdoutText := stdout.String()
+	if keep != nil {
+		var kept []string
+		for _, l := range strings.SplitAfter(stdoutText, "\n") {
+			if keep.MatchString(strings.TrimSuffix(l, "\n")) {
+				kept = append(kept, l)
+			}
+		}
+		stdoutText = strings.Join(kept, "")
+	}
+	if stdoutText != "" {
+		out += "[stdout]\n" + clean(stdoutText)
 	}
 	return out
 }

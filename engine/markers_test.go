@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+const boundsPolicy = `package schemas
+
+import "strings"
+
+#MLPolicy: paddle?: {
+	// masterPort is where the master listens: a bound in CUE alone.
+	masterPort: *36000 | int32 & >=1024 & <=65535
+	// workers: a bound as a marker alone.
+	// +kubebuilder:validation:Minimum=1
+	workers?: int32
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:Pattern=` + "`^[a-z]+$`" + `
+	queue?: string
+	// +kubebuilder:validation:MaxItems=2
+	tags?: [...string]
+	// zone: a length in CUE.
+	zone?: strings.MaxRunes(4)
+}
+
+frameworks: paddle: {labels: ["paddle"], replacesPlainML: true}
+`
+
+const boundsRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: paddle, labels: {trainer.kubeflow.org/framework: paddle}}
+spec:
+  mlPolicy:
+    numNodes: 1
+    paddle: %s
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: paddle}]}}}
+`
+
+// A bound is written once, in CUE or as a marker, and reaches both the
+// CRD (which the API server checks) and the CUE (which vet and the
+// webhooks check), in the API server's words. Before, a CUE bound was not
+// in the CRD and a marker was not checked by vet.
+func TestBoundsWrittenOnce(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"paddle.cue": boundsPolicy})
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := e.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paddle map[string]any
+	for _, c := range crds {
+		if meta(c)["name"] == "clustertrainingruntimes.trainer.kubeflow.org" {
+			paddle = at(c, []string{"spec", "versions"}).([]any)[0].(map[string]any)
+			for _, f := range []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "mlPolicy", "properties", "paddle", "properties"} {
+				paddle = paddle[f].(map[string]any)
+			}
+		}
+	}
+	for field, want := range map[string]map[string]any{
+		"masterPort": {"minimum": int64(1024), "maximum": int64(65535)},
+		"workers":    {"minimum": int64(1)},
+		"queue":      {"maxLength": int64(8), "pattern": "^[a-z]+$"},
+		"tags":       {"maxItems": int64(2)},
+		"zone":       {"maxLength": int64(4)},
+	} {
+		got := paddle[field].(map[string]any)
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("CRD %s.%s = %v (%T), want %v", field, k, got[k], got[k], v)
+			}
+		}
+	}
+
+	for value, want := range map[string]string{
+		"{masterPort: 80}":    "spec.mlPolicy.paddle.masterPort: Invalid value: 80: spec.mlPolicy.paddle.masterPort in body should be greater than or equal to 1024",
+		"{masterPort: 70000}": "spec.mlPolicy.paddle.masterPort: Invalid value: 70000: spec.mlPolicy.paddle.masterPort in body should be less than or equal to 65535",
+		"{workers: 0}":        "spec.mlPolicy.paddle.workers: Invalid value: 0: spec.mlPolicy.paddle.workers in body should be greater than or equal to 1",
+		"{queue: waytoolong}": "spec.mlPolicy.paddle.queue: Invalid value: \"waytoolong\": spec.mlPolicy.paddle.queue in body should be at most 8 chars long",
+		"{queue: Q1}":         "spec.mlPolicy.paddle.queue: Invalid value: \"Q1\": spec.mlPolicy.paddle.queue in body should match '^[a-z]+$'",
+		"{tags: [a, b, c]}":   "spec.mlPolicy.paddle.tags: Invalid value: [\"a\",\"b\",\"c\"]: spec.mlPolicy.paddle.tags in body should have at most 2 items",
+		"{zone: europe}":      "spec.mlPolicy.paddle.zone: Invalid value: \"europe\": spec.mlPolicy.paddle.zone in body should be at most 4 chars long",
+		"{masterPort: 2000, workers: 2, queue: ok, tags: [a], zone: eu}": "",
+	} {
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, strings.Replace(boundsRuntime, "%s", value, 1)))
+		got := strings.Join(findingStrings(r.Errors), "\n")
+		if got != want {
+			t.Errorf("paddle: %s:\n got %s\nwant %s", value, got, want)
+		}
+	}
+}
