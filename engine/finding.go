@@ -255,12 +255,11 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 					f.Detail += fmt.Sprintf(" (did you mean %s?)", s)
 				}
 			}
-		case given && boundDetail(format, args, k8sPath(p)) != "":
+		case given && boundError(format, args, k8sPath(p), value) != nil:
 			// A bound of the schema (a policy's CUE bound, a marker made
 			// one), in the API server's words.
-			f.Type = field.ErrorTypeInvalid.String()
-			f.Value = jsonValue(value)
-			f.Detail = boundDetail(format, args, k8sPath(p))
+			b := boundError(format, args, k8sPath(p), value)
+			f.Type, f.Value, f.Detail = b.Type, b.Value, b.Detail
 		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value"):
 			f.Type = field.ErrorTypeRequired.String()
 			f.Detail = ""
@@ -305,39 +304,52 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 }
 
 // k8sPath prints CUE path selectors as a Kubernetes field path.
-// boundDetail words a bound CUE found broken as the API server words its
-// OpenAPI check ("spec.x in body should be greater than or equal to 1024");
-// "" for another error.
-func boundDetail(format string, args []any, path string) string {
+// boundError words a bound CUE found broken as the API server words its
+// OpenAPI check ("spec.x in body should be greater than or equal to 1024",
+// "Too many: 3: must have at most 2 items"); nil for another error.
+func boundError(format string, args []any, path string, value any) *Finding {
 	if !strings.HasPrefix(format, "invalid value") || len(args) < 2 {
-		return ""
+		return nil
+	}
+	invalid := func(detail string) *Finding {
+		return &Finding{Type: field.ErrorTypeInvalid.String(), Value: jsonValue(value), Detail: detail}
 	}
 	bound := fmt.Sprint(args[len(args)-1])
-	for _, b := range []struct{ op, words string }{
-		{">=", "greater than or equal to"}, {"<=", "less than or equal to"}, {">", "greater than"}, {"<", "less than"},
-	} {
-		if n, ok := strings.CutPrefix(bound, b.op); ok && strings.Contains(format, "out of bound") {
-			if strings.HasPrefix(n, "=~") || strings.HasPrefix(n, "=") {
-				break
+	if strings.Contains(format, "out of bound") {
+		if re, ok := strings.CutPrefix(bound, "=~"); ok {
+			if uq, err := strconv.Unquote(re); err == nil {
+				re = uq
 			}
-			return fmt.Sprintf("%s in body should be %s %s", path, b.words, n)
+			return invalid(fmt.Sprintf("%s in body should match '%s'", path, re))
 		}
-	}
-	if re, ok := strings.CutPrefix(bound, "=~"); ok {
-		if uq, err := strconv.Unquote(re); err == nil {
-			re = uq
+		for _, b := range []struct{ op, words string }{
+			{">=", "greater than or equal to"}, {"<=", "less than or equal to"}, {">", "greater than"}, {"<", "less than"},
+		} {
+			if n, ok := strings.CutPrefix(bound, b.op); ok {
+				return invalid(fmt.Sprintf("%s in body should be %s %s", path, b.words, n))
+			}
 		}
-		return fmt.Sprintf("%s in body should match '%s'", path, re)
+		return nil
 	}
-	for fn, words := range map[string]string{
-		"strings.MinRunes": "should be at least %s chars long", "strings.MaxRunes": "should be at most %s chars long",
-		"list.MinItems": "should have at least %s items", "list.MaxItems": "should have at most %s items",
-	} {
-		if n, ok := strings.CutPrefix(bound, fn+"("); ok && strings.Contains(format, "does not satisfy") {
-			return fmt.Sprintf("%s in body "+words, path, strings.TrimSuffix(n, ")"))
-		}
+	if !strings.Contains(format, "does not satisfy") {
+		return nil
 	}
-	return ""
+	call, n, ok := strings.Cut(strings.TrimSuffix(bound, ")"), "(")
+	if !ok {
+		return nil
+	}
+	switch call {
+	case "strings.MinRunes":
+		return invalid(fmt.Sprintf("%s in body should be at least %s chars long", path, n))
+	case "strings.MaxRunes":
+		return &Finding{Type: field.ErrorTypeTooLong.String(), Detail: fmt.Sprintf("may not be more than %s bytes", n)}
+	case "list.MinItems":
+		return invalid(fmt.Sprintf("%s in body should have at least %s items", path, n))
+	case "list.MaxItems":
+		items, _ := value.([]any)
+		return &Finding{Type: field.ErrorTypeTooMany.String(), Value: jsonValue(len(items)), Detail: fmt.Sprintf("must have at most %s items", n)}
+	}
+	return nil
 }
 
 func k8sPath(sels []string) string {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -221,11 +220,12 @@ func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []st
 	}
 	v := render
 	for _, name := range parts {
-		part, ok := c.parts[apiVersion][kind][name]
-		if !ok {
-			return cue.Value{}, fmt.Errorf("the plan names a render part %q that no renderParts declares", name)
+		// A framework's part is chosen by its name; a framework may have
+		// none (its render is the shared one's). A part a plan names
+		// by hand exists: the load checks it (checkPlannedParts).
+		if part, ok := c.parts[apiVersion][kind][name]; ok {
+			v = v.Unify(part)
 		}
-		v = v.Unify(part)
 	}
 	if ctl, ok := c.controllers[apiVersion][kind]; ok && controller {
 		v = v.Unify(ctl)

@@ -163,12 +163,16 @@ func (l *linter) plannedParts(apiVersion, kind string) []string {
 func (l *linter) checkRenderPart(st site) {
 	apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[3].Unquoted()
 	planned := l.plannedParts(apiVersion, kind)
-	if containsString(planned, name) {
+	// A framework's part is chosen by its name.
+	frameworks := fieldNames(l.c.schemas.LookupPath(cue.MakePath(cue.Str("frameworks"))))
+	if containsString(planned, name) || containsString(frameworks, name) {
 		return
 	}
-	msg := fmt.Sprintf("renderParts: no plan chooses the part %s, so it never renders: declare when it applies, plans: %q: %s: parts: %s: <condition on the runtime>", name, apiVersion, kind, name)
-	if s := suggest(name, planned); s != "" {
-		msg += fmt.Sprintf(" (the plans name %s)", s)
+	msg := fmt.Sprintf("renderParts: %s is neither a framework (frameworks: %s) nor a part a plan chooses, so it never renders", name, name)
+	if s := suggest(name, append(planned, frameworks...)); s != "" {
+		msg += fmt.Sprintf(": did you mean %s?", s)
+	} else {
+		msg += fmt.Sprintf("; name it after its framework, or say when it applies: plans: %q: %s: parts: %s: <condition on the runtime>", apiVersion, kind, name)
 	}
 	l.problem(st.pos, "%s", msg)
 }

@@ -78,6 +78,7 @@ func TestSuggest(t *testing.T) {
 		{"resourcePerNode", "resourcesPerNode"},
 		{"imageName", "image"},
 		{"Trainjob", "TrainJob"},
+		{"admsision", "admission"},
 		{"rules", ""},
 		{"xyz", ""},
 	} {
