@@ -56,19 +56,25 @@ cue-vet:
 	$(CUE) vet -c=false ./schemas ./runtimes
 	@$(CUE) fmt --check ./schemas ./runtimes
 
-# cue-gen regenerates cue.mod/gen from the pinned Go modules. k8s.io/* v0.37
-# tags embedded structs `json:""` rather than `json:",inline"`, which
-# `cue get go` takes for a field named after the type: the sed turns those
-# back into embeddings. hack/cuelocal then copies the packages a runtime's
-# template reaches through imports (batch/v1, jobset) into the schemas
-# package (schemas/k8s_gen.cue), which reads them without an import.
+# cue-gen regenerates schemas/gen from the pinned Go modules. `cue get go`
+# writes into cue.mod/gen, which CUE reads for the main module only: the
+# packages move to schemas/gen and their imports become the module's
+# (cuetrainer.dev/cuetrainer/schemas/gen/k8s.io/...), so that a CUE module
+# that depends on ours has them. k8s.io/* v0.37 tags embedded structs
+# `json:""` rather than `json:",inline"`, which `cue get go` takes for a
+# field named after the type: the first sed turns those back into
+# embeddings. hack/cuelocal then copies the packages a runtime's template
+# reaches through imports (batch/v1, jobset) into the schemas package
+# (schemas/k8s_gen.cue), which reads them without an import.
 cue-gen:
-	rm -rf cue.mod/gen
+	rm -rf cue.mod/gen schemas/gen
 	$(CUE) get go k8s.io/api/core/v1 k8s.io/apimachinery/pkg/apis/meta/v1 \
 		sigs.k8s.io/jobset/api/jobset/v1alpha2 k8s.io/api/scheduling/v1
 	find cue.mod/gen -name '*.cue' | xargs sed -E -i \
 		-e 's/^(\s+)([A-Z][A-Za-z0-9]*):\s+(([a-z0-9]+\.)?#\2)( |$$)/\1\3\5/' \
-		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/'
+		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/' \
+		-e 's#^(\s*(import\s+)?([A-Za-z0-9_]+\s+)?")((k8s\.io|sigs\.k8s\.io)/[^"]*"\s*)$$#\1cuetrainer.dev/cuetrainer/schemas/gen/\4#'
+	mv cue.mod/gen schemas/gen
 	$(GO) run ./hack/cuelocal -o schemas/k8s_gen.cue
 
 # manifests regenerates deploy/'s generated parts from the CUE: the CRDs,

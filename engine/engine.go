@@ -163,6 +163,12 @@ func New(opts Options) (*Engine, error) {
 		name := path.Join(root, p)
 		files[name] = data
 		e.files[name] = p
+		if rest, ok := strings.CutPrefix(p, genDir+"/"); ok {
+			// The same package by its own import path (genDir).
+			legacy := path.Join(root, "cue.mod/gen", rest)
+			files[legacy] = data
+			e.files[legacy] = p
+		}
 		return nil
 	})
 	if err != nil {
@@ -347,7 +353,7 @@ func (e *Engine) Recycled() int64 { return e.recycled.Load() }
 // dependencies; without it cue/load would go to $CUE_REGISTRY or
 // registry.cue.works). cue/load's Overlay falls back to the host's files
 // for names it does not hold; its FS option would not, but in v0.17.1 it
-// cannot resolve cue.mod/gen imports.
+// cannot resolve cue.mod/gen imports (see genDir).
 func loadInstances(root string, files map[string][]byte, pkgs ...string) []*build.Instance {
 	overlay := map[string]load.Source{}
 	for name, data := range files {

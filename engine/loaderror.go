@@ -282,6 +282,18 @@ func isDisjunctionBranch(errs []errors.Error, path string) bool {
 func (e *Engine) problemOf(ce errors.Error, what string) Problem {
 	format, args := ce.Msg()
 	msg := fmt.Sprintf(format, args...)
+	// A wrapped error ("import failed") keeps its reason inside.
+	for inner := errors.Unwrap(ce); inner != nil; inner = errors.Unwrap(inner) {
+		if ie, ok := inner.(errors.Error); ok {
+			f, a := ie.Msg()
+			if reason := fmt.Sprintf(f, a...); reason != "" && !strings.Contains(msg, reason) {
+				msg += ": " + reason
+			}
+		}
+	}
+	if strings.Contains(msg, "import cycle") {
+		msg += " (a policy file is in package schemas: it names the schemas' definitions, #APIVersion, without importing them)"
+	}
 	if p := ce.Path(); len(p) > 0 {
 		msg = strings.Join(p, ".") + ": " + msg
 	}

@@ -44,6 +44,16 @@ var pureStdlib = map[string]bool{
 // modulePath is the embedded module's path (cue.mod/module.cue).
 const modulePath = "cuetrainer.dev/cuetrainer"
 
+// genDir holds the generated Kubernetes and JobSet packages, by their Go
+// import paths: packages of the module, imported as genPrefix + path.
+// The loader also serves each under its own path from the module's
+// cue.mod/gen, so that a policy may import k8s.io/api/core/v1 as CUE's
+// generated packages are usually imported.
+const (
+	genDir    = "schemas/gen"
+	genPrefix = modulePath + "/" + genDir + "/"
+)
+
 // checkPolicy returns why a policy file may not be loaded, a problem per
 // refused import or attribute, each at its file:line:column; none when it
 // may. The file was parsed under the name the user knows it by.
@@ -78,7 +88,9 @@ func checkPolicy(f *ast.File) []Problem {
 
 // importRefusal says why a policy may not import a package, or "" when it
 // may: CUE's standard library but tool/..., and the packages the binary
-// carries (the module's own and cue.mod/gen's Kubernetes and JobSet types).
+// carries: the module's own, the Kubernetes and JobSet types among them
+// (cuetrainer.dev/cuetrainer/schemas/gen/k8s.io/api/core/v1), and the same
+// types by their own import paths (k8s.io/api/core/v1, see genPrefix).
 func importRefusal(p string) string {
 	ip := ast.ParseImportPath(p)
 	first, _, _ := strings.Cut(ip.Path, "/")
@@ -93,7 +105,7 @@ func importRefusal(p string) string {
 	case ip.Path == modulePath || strings.HasPrefix(ip.Path, modulePath+"/"):
 		return ""
 	}
-	if info, err := fs.Stat(cuetrainer.CUE, path.Join("cue.mod/gen", ip.Path)); err == nil && info.IsDir() {
+	if info, err := fs.Stat(cuetrainer.CUE, path.Join(genDir, ip.Path)); err == nil && info.IsDir() {
 		return ""
 	}
 	return "a policy may import only CUE's standard library and the packages cuetrainer carries; this one would be fetched from a module registry"

@@ -165,7 +165,8 @@ func TestPolicyAllowedImports(t *testing.T) {
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	pkgs = append(pkgs, "k8s.io/api/core/v1", "sigs.k8s.io/jobset/api/jobset/v1alpha2")
+	pkgs = append(pkgs, "k8s.io/api/core/v1", "sigs.k8s.io/jobset/api/jobset/v1alpha2",
+		genPrefix+"k8s.io/api/core/v1", modulePath+"/runtimes")
 	var b strings.Builder
 	b.WriteString("package schemas\n\nimport (\n")
 	for i, p := range pkgs {

@@ -436,7 +436,7 @@ func (l *linter) resolve(root ast.Expr) (lpath, bool) {
 }
 
 // namedKey reports whether an index is a key the CUE's sources name: a
-// string literal, or a reference to one (labels[#Labels.ancestor]). Such
+// string literal, or a reference to one (labels[#Labels.support]). Such
 // a key reaches the rules as it is (see opaqueKeys).
 func (l *linter) namedKey(x ast.Expr) bool {
 	if lit, ok := x.(*ast.BasicLit); ok {
