@@ -232,6 +232,12 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 		}
 		if err != nil {
 			line := yamlErrorLine(err)
+			if at := blockErrorLine(text, line, err); at != line {
+				// Name the line that breaks the block, as the message
+				// says what it is.
+				err = fmt.Errorf("%s", strings.Replace(err.Error(), fmt.Sprintf("line %d:", line), fmt.Sprintf("line %d:", at), 1))
+				line = at
+			}
 			shift := offset
 			if line == 0 {
 				// No line (control characters, yaml.v3's depth limit):
@@ -474,6 +480,51 @@ func kindName(v any) string {
 var yamlLine = strings.NewReplacer("yaml: ", "")
 
 func cleanYAMLError(err error) string { return yamlLine.Replace(err.Error()) }
+
+// maxBlockSearch is the largest document blockErrorLine searches.
+const maxBlockSearch = 1 << 20
+
+// blockErrorLine is the line a YAML block error is at. yaml.v3 reports a
+// block that does not go on ("did not find expected key", a line indented
+// wrong; "did not find expected ',' or ']'", a flow not closed) at the
+// line where the block began, or the one before (spec: at line 6 for a
+// key misplaced on line 11): the line that breaks it is the first at which
+// the text up to it does not parse. Text cut within a multi-line scalar
+// or flow (an "end of stream") is not taken for broken. Lines are counted
+// as yaml.v3 counts them in text; line is returned for other errors.
+func blockErrorLine(text []byte, line int, err error) int {
+	// Each step parses the text again: a big document keeps yaml.v3's line.
+	if line <= 0 || len(text) > maxBlockSearch || !strings.Contains(err.Error(), "did not find expected") {
+		return line
+	}
+	// The offset each line starts at, lines broken as yaml.v3 breaks them.
+	starts := []int{0}
+	for off := nextLine(text, 0); off < len(text); off = nextLine(text, off) {
+		starts = append(starts, off)
+	}
+	broken := func(n int) bool { // lines 1..n
+		end := len(text)
+		if n < len(starts) {
+			end = starts[n]
+		}
+		var node yaml.Node
+		err := yaml.Unmarshal(text[:end], &node)
+		return err != nil && !strings.Contains(err.Error(), "end of stream")
+	}
+	lo, hi := line, len(starts) // lines 1..lo parse; 1..hi do not
+	if broken(lo) || !broken(hi) {
+		return line
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if broken(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
 
 func yamlErrorLine(err error) int {
 	s := err.Error()

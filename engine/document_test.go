@@ -264,3 +264,26 @@ func FuzzAdmit(f *testing.F) {
 		}
 	})
 }
+
+// TestReadYAMLBlockErrorLine: a block that does not go on is reported at
+// the line that breaks it, not the line where the block began (yaml.v3
+// said line 6 for a key indented wrong on line 11).
+func TestReadYAMLBlockErrorLine(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		line int
+	}{
+		{"a: 1\nspec:\n  trainer:\n    numNodes: 2\n   image: x\n", 5},
+		{"a: 1\nb: 2\ncommand: [python, train.py\n", 3},
+		{"kind: X\nmetadata: {name: a\nspec: {}\n", 2},
+		{"- a\nb: c\n", 2},
+		// A multi-line quoted scalar cut short is not the break.
+		{"a: \"one\n  two\"\nspec:\n  x: 1\n y: 2\n", 5},
+	} {
+		docs := ReadYAML("f.yaml", []byte(c.yaml))
+		d := docs[len(docs)-1]
+		if d.Err == nil || d.Line != c.line || !strings.Contains(d.Err.Error(), fmt.Sprintf("line %d:", c.line)) {
+			t.Errorf("%q: line %d, %v; want line %d", c.yaml, d.Line, d.Err, c.line)
+		}
+	}
+}

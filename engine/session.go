@@ -381,8 +381,22 @@ func (s *Session) keep(doc Document) Result {
 	r := Result{Doc: doc}
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	if s.e.groups[groupOf(apiVersion)] {
+		kinds := sortedKeys(s.e.cur.Load().reviews[apiVersion])
+		detail := fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)
+		if meant := suggest(kind, kinds); meant != "" {
+			detail += fmt.Sprintf(": did you mean %q?", meant)
+		} else if len(kinds) == 0 {
+			var served []string
+			for av := range s.e.cur.Load().reviews {
+				if groupOf(av) == groupOf(apiVersion) {
+					served = append(served, av)
+				}
+			}
+			slices.Sort(served)
+			detail += fmt.Sprintf(": the versions served are %s", strings.Join(served, ", "))
+		}
 		r.Errors = []Finding{{Phase: PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
-			Supported: sortedKeys(s.e.cur.Load().reviews[apiVersion]), Detail: fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)}}
+			Supported: kinds, Detail: detail}}
 		return r
 	}
 	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
