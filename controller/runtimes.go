@@ -15,6 +15,12 @@ import (
 // those of namespace, as documents to admit. In a cluster the shipped
 // runtimes are these objects: nothing is added.
 func ReadRuntimes(ctx context.Context, e *engine.Engine, c client.Reader, mapper meta.RESTMapper, namespace string) ([]engine.Document, error) {
+	return readRuntimes(ctx, e, c, mapper, func(ns string) bool { return ns == "" || ns == namespace })
+}
+
+// readRuntimes reads the runtimes of the namespaces keep keeps ("" for
+// cluster-scoped ones).
+func readRuntimes(ctx context.Context, e *engine.Engine, c client.Reader, mapper meta.RESTMapper, keep func(namespace string) bool) ([]engine.Document, error) {
 	cl := cluster{reader: c, mapper: mapper}
 	var docs []engine.Document
 	for _, k := range e.Summarized() {
@@ -25,7 +31,7 @@ func ReadRuntimes(ctx context.Context, e *engine.Engine, c client.Reader, mapper
 		sort.Slice(objs, func(i, j int) bool { return name(objs[i]) < name(objs[j]) })
 		for _, o := range objs {
 			d := engine.Document{File: "cluster", Object: o}
-			if ns := d.Namespace(); ns != "" && ns != namespace {
+			if !keep(d.Namespace()) {
 				continue
 			}
 			docs = append(docs, d)

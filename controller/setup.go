@@ -135,6 +135,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if c == nil {
 		c = mgr.GetClient()
 	}
+	// The runtimes the policy in force finds fault with are reported by
+	// the replica that reconciles.
+	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release}); err != nil {
+		return err
+	}
 	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)

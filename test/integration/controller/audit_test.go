@@ -1,0 +1,120 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// orgRegistryPolicy is an organisation's rule on runtimes: images come from
+// its registry.
+const orgRegistryPolicy = `package schemas
+
+admission: (#APIVersion): ClusterTrainingRuntime: {
+	object: _
+	policy: orgRegistry: [
+		for i, job in *object.spec.template.spec.replicatedJobs | []
+		for j, c in *job.template.spec.template.spec.containers | []
+		if !(c.image =~ "^registry\\.example\\.com/") {
+			path:   "spec.template.spec.replicatedJobs[\(i)].template.spec.template.spec.containers[\(j)].image"
+			type:   "Forbidden"
+			detail: "images come from registry.example.com/ on this cluster"
+		}]
+}
+`
+
+// TestRuntimeAudit: a runtime created before an organisation's rule (as
+// the shipped runtimes are, installed with cuetrainer) is not checked by
+// the webhook again; when the rule is loaded, the controller reviews the
+// cluster's runtimes with it and reports the one that breaks it, with a
+// Warning event (PolicyViolation) and the gauge, and not the one that
+// keeps it. Before, nothing said so.
+func TestRuntimeAudit(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	runtime := func(name, image string) string {
+		return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: %s}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: %s}]}}}
+`, name, image)
+	}
+	mustCreate(t, runtime("audit-public", "pytorch/pytorch:2.13"))
+	mustCreate(t, runtime("audit-org", "registry.example.com/pytorch:2.13"))
+
+	// The directory's files as they are, and with the rule.
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(policyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			data, err := os.ReadFile(filepath.Join(policyDir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[e.Name()] = data
+		}
+	}
+	withRule := map[string][]byte{"org-registry.cue": []byte(orgRegistryPolicy)}
+	for k, v := range files {
+		withRule[k] = v
+	}
+	before := policies.Engine()
+	publish(t, policyDir, 101, withRule)
+	t.Cleanup(func() { publish(t, policyDir, 102, files) })
+	eventually(t, "the rule loaded", func() error {
+		if policies.Engine() == before {
+			return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
+		}
+		return nil
+	})
+
+	events := func(name string) ([]string, error) {
+		var list eventsv1.EventList
+		if err := k8sClient.List(ctx, &list, client.InNamespace("default")); err != nil {
+			return nil, err
+		}
+		var notes []string
+		for _, ev := range list.Items {
+			if ev.Regarding.Kind == "ClusterTrainingRuntime" && ev.Regarding.Name == name && ev.Reason == "PolicyViolation" {
+				notes = append(notes, ev.Note)
+			}
+		}
+		return notes, nil
+	}
+	eventually(t, "the audit's event on audit-public", func() error {
+		notes, err := events("audit-public")
+		if err != nil {
+			return err
+		}
+		want := "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image: Forbidden: images come from registry.example.com/ on this cluster"
+		for _, n := range notes {
+			if strings.Contains(n, want) {
+				return nil
+			}
+		}
+		return fmt.Errorf("events %q, want one holding %q", notes, want)
+	})
+	if got := gauge(t, "cuetrainer_runtimes_breaking_policy"); got < 1 {
+		t.Errorf("cuetrainer_runtimes_breaking_policy = %v, want the runtime counted", got)
+	}
+	if notes, err := events("audit-org"); err != nil || len(notes) > 0 {
+		t.Errorf("the runtime that keeps the rule: events %q, %v", notes, err)
+	}
+}
