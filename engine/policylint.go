@@ -73,6 +73,8 @@ type linter struct {
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.
 	keyReads [][]string
+	// runtimeKindName caches runtimeKind.
+	runtimeKindName *string
 	// namedStrings are the strings the CUE's sources name (namedStrings).
 	namedStrings map[string]bool
 	// checked counts the selectors checked against a closed struct.
@@ -290,7 +292,146 @@ func (l *linter) selector(name string) cue.Selector {
 // does not evaluate before the object is given: it is looked up as the
 // field it refers to.
 func (l *linter) lookup(p lpath) cue.Value {
-	return follow(l.c.schemas.LookupPath(optional(p.sels)))
+	return l.at(p.sels)
+}
+
+// at is the compiled value at sels, read as a schema: selector by
+// selector from the root, each prefix read where its schema is
+// (schemaPath), and a value that refers to another (#trainer:
+// object.spec.trainer, #tj: input) read as what it refers to when it says
+// nothing itself (an error before the object is given, or an open value).
+func (l *linter) at(sels []cue.Selector) cue.Value {
+	l.depth++
+	defer func() { l.depth-- }()
+	v := l.c.schemas
+	var cur []cue.Selector
+	for _, s := range sels {
+		cur = append(cur, s)
+		if mapped := l.schemaPath(cur); !samePath(mapped, cur) {
+			cur = mapped
+			v = l.c.schemas.LookupPath(optional(cur))
+		} else {
+			v = v.LookupPath(optional([]cue.Selector{s}))
+		}
+		for range 10 {
+			if v.Err() == nil && !isOpen(v) {
+				break
+			}
+			root, p := referenceOf(v)
+			if len(p) == 0 || root != l.c.schemas && !root.Equals(l.c.schemas) {
+				break
+			}
+			next := l.schemaPath(p)
+			if samePath(next, cur) || l.depth > 20 {
+				break
+			}
+			// What it refers to, read the same way (#tj.spec.trainer,
+			// where #tj is input).
+			cur = next
+			v = l.at(cur)
+		}
+	}
+	return v
+}
+
+// isOpen reports whether v says nothing of the fields it may have: top, or
+// an open struct without fields ({...}).
+func isOpen(v cue.Value) bool {
+	switch v.IncompleteKind() {
+	case cue.TopKind:
+		return true
+	case cue.StructKind:
+		return v.Allows(cue.Str(openProbe)) && len(fieldNames(v)) == 0
+	}
+	return false
+}
+
+// referenceOf is the path v refers to: its own reference, or the one of
+// its conjuncts when the others say nothing (#trainer: _ in a file,
+// #trainer: object.spec.trainer in another). A value that is more than a
+// reference (#TrainJobPlan & {...}) is read as it is.
+func referenceOf(v cue.Value) (cue.Value, []cue.Selector) {
+	if root, p := v.ReferencePath(); len(p.Selectors()) > 0 {
+		return root, p.Selectors()
+	}
+	var root cue.Value
+	var ref []cue.Selector
+	for _, a := range conjunctRefs(v) {
+		r, p := a.ReferencePath()
+		switch {
+		case len(p.Selectors()) > 0 && ref == nil:
+			root, ref = r, p.Selectors()
+		case len(p.Selectors()) > 0 || !isOpen(a):
+			return cue.Value{}, nil
+		}
+	}
+	return root, ref
+}
+
+// byKindRoots are the contract's fields whose values are keyed by
+// apiVersion and kind, and given the kind's object as `input`.
+var byKindRoots = map[string]bool{
+	"admission": true, "crdChecks": true, "lookups": true, "mutators": true,
+	"render": true, "plans": true, "controllers": true,
+}
+
+// schemaPath is where to read the schema of what sels leads to. The engine
+// fills some values as open structs (`input: {...}`), which say nothing of
+// the fields a read may name; they are objects of known kinds all the same:
+// a kind's input and its update's old object are the kind's object
+// (admission.<v>.<K>.object, the object with its schema); a review's
+// context.runtime is a runtime (the first kind runtimeKinds registers); a
+// render part's names are its render's.
+func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
+	str := func(i int) string {
+		if i < len(sels) && sels[i].IsString() && !sels[i].IsConstraint() {
+			return sels[i].Unquoted()
+		}
+		return ""
+	}
+	with := func(prefix []cue.Selector, from int) []cue.Selector {
+		return append(append([]cue.Selector(nil), prefix...), sels[from:]...)
+	}
+	if len(sels) < 4 {
+		return sels
+	}
+	if str(0) == "renderParts" && len(sels) >= 5 {
+		// A part is unified with its kind's render.
+		return l.schemaPath(with([]cue.Selector{cue.Str("render"), sels[1], sels[2]}, 4))
+	}
+	if !byKindRoots[str(0)] {
+		return sels
+	}
+	object := []cue.Selector{cue.Str("admission"), sels[1], sels[2], cue.Str("object")}
+	switch {
+	case str(3) == "input":
+		return with(object, 4)
+	case str(3) == "context" && str(4) == "oldObject":
+		return with(object, 5)
+	case str(3) == "context" && str(4) == "runtime":
+		if kind := l.runtimeKind(); kind != "" {
+			return with([]cue.Selector{cue.Str("admission"), sels[1], cue.Str(kind), cue.Str("object")}, 5)
+		}
+	}
+	return sels
+}
+
+// runtimeKind is the kind a review's context.runtime is read as: the
+// first runtimeKinds registers (the runtime kinds share their spec).
+func (l *linter) runtimeKind() string {
+	if l.runtimeKindName == nil {
+		name := ""
+		var kinds map[string]struct{ Kind string }
+		if err := l.c.schemas.LookupPath(cue.MakePath(cue.Str("runtimeKinds"))).Decode(&kinds); err == nil {
+			for _, key := range sortedKeys(kinds) {
+				if name == "" {
+					name = kinds[key].Kind
+				}
+			}
+		}
+		l.runtimeKindName = &name
+	}
+	return *l.runtimeKindName
 }
 
 // optional is the path of sels, whose fields may be optional ones.
@@ -303,6 +444,26 @@ func optional(sels []cue.Selector) cue.Path {
 		out[i] = s
 	}
 	return cue.MakePath(out...)
+}
+
+// conjunctRefs are the values v is the conjunction of.
+func conjunctRefs(v cue.Value) []cue.Value {
+	if op, args := v.Expr(); op == cue.AndOp {
+		return args
+	}
+	return nil
+}
+
+func samePath(a, b []cue.Selector) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].String() != b[i].String() {
+			return false
+		}
+	}
+	return true
 }
 
 // follow is v, or, when v is an error, what it refers to (v or one of the
@@ -554,6 +715,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 		return
 	}
 	v := l.lookup(base)
+	cur := base.sels
 	name := root.(*ast.Ident).Name
 	for _, st := range steps {
 		if !st.ok || !v.Exists() || v.Err() != nil {
@@ -574,7 +736,8 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 			l.problem(st.pos, "%s", msg)
 			return
 		}
-		v = follow(v.LookupPath(optional([]cue.Selector{st.sel})))
+		cur = append(cur[:len(cur):len(cur)], st.sel)
+		v = l.at(cur)
 		name += "." + st.name
 	}
 }
