@@ -103,6 +103,28 @@ func (e *Engine) problemAt(pos token.Pos, format string, args ...any) Problem {
 	return p
 }
 
+// sourceOf is where in the CUE a value was written, FILE:LINE:COLUMN, in
+// an admin's file when one of its values is; "" when nothing says.
+func (e *Engine) sourceOf(v cue.Value) string {
+	if !v.Exists() {
+		return ""
+	}
+	first := ""
+	for _, p := range append(conjunctPositions(v), v.Pos()) {
+		if !p.IsValid() {
+			continue
+		}
+		w := e.position(p.Filename(), p.Line(), p.Column())
+		if e.isPolicyFile(p.Filename()) {
+			return w
+		}
+		if first == "" {
+			first = w
+		}
+	}
+	return first
+}
+
 // isPolicyFile reports whether a loader file name is an admin's file.
 func (e *Engine) isPolicyFile(name string) bool {
 	_, ok := e.policyFiles[name]

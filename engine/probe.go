@@ -46,9 +46,10 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 	}
 	c := e.cur.Load()
-	s := e.NewSession(SessionOptions{})
 	for _, st := range admitted {
 		for _, doc := range e.probes(c, st) {
+			// A session of its own: the probes share a name.
+			s := e.NewSession(SessionOptions{})
 			r := s.Admit(doc)
 			for _, f := range r.Errors {
 				if f.Phase == PhaseRuleError {

@@ -130,6 +130,21 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
 		return out
 	}
+	// rv is the render, with the TrainJob; pv its plan, when it has one.
+	var rv, pv cue.Value
+	// defect reports CUE output the engine cannot carry out (an edit with
+	// an unknown op, an object that does not decode): a defect of the
+	// rule that wrote it, at its place in the CUE (in the render, else in
+	// the plan).
+	defect := func(rule string, at cue.Path, format string, args ...any) {
+		f := Finding{Phase: PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
+		for _, v := range []cue.Value{rv, pv} {
+			if f.Source = s.e.sourceOf(v.LookupPath(at)); f.Source != "" {
+				break
+			}
+		}
+		out.Errors = append(out.Errors, f)
+	}
 	ctx := map[string]any{}
 	facts := []any{r.Object}
 	runtime := r.runtime
@@ -185,7 +200,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 		cctx["runtime"] = ctx["runtime"]
 	}
 	if p != nil {
-		pv := p.acquire()
+		pv = p.acquire()
 		defer p.release(pv)
 		cctx["plan"] = pv
 		if runtime != nil {
@@ -204,7 +219,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 			return fail("the parts", err)
 		}
 	}
-	rv := renderer.Unify(c.ctx.Encode(map[string]any{"input": a.alias(r.Object), "context": cctx}))
+	rv = renderer.Unify(c.ctx.Encode(map[string]any{"input": a.alias(r.Object), "context": cctx}))
 	if s.opts.Controller {
 		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
 			return fail("controller", err)
@@ -218,11 +233,14 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	}
 	do, err := s.e.decodeOutputs(rv, false)
 	if err != nil {
-		return fail(err.what, err.err)
+		rule := strings.ReplaceAll(err.what, " ", ".")
+		defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, s.e.Details(err.err))
+		return out
 	}
 	if p != nil {
 		if err := do.resolve(p.out.ops); err != nil {
-			return fail("edits", err)
+			defect("edits", pathEdits, "%v", err)
+			return out
 		}
 		do = p.out.copy().add(do)
 	}
@@ -239,7 +257,8 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	for it.Next() {
 		var obj map[string]any
 		if err := decodeJSON(it.Value(), &obj); err != nil {
-			return fail("object "+it.Selector().String(), err)
+			defect("objects."+it.Selector().String(), cue.MakePath(cue.Str("objects"), it.Selector()), "the object does not decode: %s", s.e.Details(err))
+			return out
 		}
 		id := it.Selector().Unquoted()
 		if p != nil {
@@ -288,7 +307,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 				continue // an edit of an object this render does not build
 			}
 			if err := e.apply(obj); err != nil {
-				out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("edit %s of %s: %v", g.Name, e.Object, err)})
+				defect("edits."+g.Name, cue.MakePath(cue.Str("edits"), cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
 			}
 		}
 	}
@@ -303,7 +322,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 		for _, g := range do.generate[id] {
 			if obj, ok := objects[id]; ok {
 				if err := g.run(obj, yamlOf); err != nil {
-					out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating %s: %v", id, err)})
+					defect("generate."+id, cue.MakePath(cue.Str("generate"), cue.Str(id)), "generating %s: %v", id, err)
 				}
 			}
 		}
@@ -311,7 +330,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	for _, sum := range do.sums {
 		if obj, ok := objects[sum.Object]; ok {
 			if err := sum.apply(obj); err != nil {
-				out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("summing quantities of %s: %v", sum.Object, err)})
+				defect("sums", cue.MakePath(cue.Str("sums")), "summing quantities of %s: %v", sum.Object, err)
 			}
 		}
 	}

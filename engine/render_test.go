@@ -220,56 +220,36 @@ func TestRenderTorchElastic(t *testing.T) {
 }
 
 // TestEditsChecked: the engine checks each edit as an #Edit, so that a rule
-// with a misspelt field fails the render rather than doing nothing.
+// with a misspelt field fails rather than doing nothing: at load, where
+// the engine renders its probes, at the edit group.
 func TestEditsChecked(t *testing.T) {
-	dir := t.TempDir()
-	policy := `package schemas
+	dir := writePolicy(t, map[string]string{"typo.cue": `package schemas
 
 render: (#APIVersion): TrainJob: edits: misspelt: {
 	order: 99
 	ops: [{object: "jobset", path: ["spec", "ttlSecondsAfterFinished"], op: "set", valeu: 60}]
 }
-`
-	out := renderWithPolicy(t, dir, "typo.cue", policy, "typo")
-	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `unknown field "valeu"`) {
-		t.Errorf("errors %q, want the unknown field", got)
+`})
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), `typo.cue:3:41: rule edits.misspelt cannot be evaluated`) || !strings.Contains(err.Error(), `unknown field "valeu"`) {
+		t.Errorf("load: %v, want the unknown field at the edit group", err)
 	}
 }
 
-// TestEditUsesMissingOp: an edit that names an op its plan lacks fails the
-// render.
+// TestEditUsesMissingOp: an edit that names an op its plan lacks fails,
+// at load.
 func TestEditUsesMissingOp(t *testing.T) {
-	dir := t.TempDir()
-	policy := `package schemas
+	dir := writePolicy(t, map[string]string{"use.cue": `package schemas
 
 render: (#APIVersion): TrainJob: edits: missing: {
 	order: 99
 	ops: [{use: "noSuchOp", value: 60}]
 }
-`
-	out := renderWithPolicy(t, dir, "use.cue", policy, "use")
-	if got := strings.Join(findingStrings(out.Errors), "\n"); !strings.Contains(got, `no op "noSuchOp" in the plan`) {
-		t.Errorf("errors %q, want the missing op", got)
+`})
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), `use.cue:3:34: rule edits cannot be evaluated`) || !strings.Contains(err.Error(), `no op "noSuchOp" in the plan`) {
+		t.Errorf("load: %v, want the missing op at the edits", err)
 	}
-}
-
-// renderWithPolicy loads the engine with one policy file in dir and renders
-// a torch TrainJob of that name.
-func renderWithPolicy(t *testing.T, dir, file, policy, name string) Rendered {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Options{PolicyDirs: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := e.NewSession(SessionOptions{})
-	var last Result
-	for _, r := range admitAll(t, s, "j.yaml", fmt.Sprintf(torchJob, name)) {
-		last = r
-	}
-	return s.Render(last, RenderOptions{})
 }
 
 // TestCopyJSON: copyJSON gives what roundTrip gives, and shares nothing.
