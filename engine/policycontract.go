@@ -49,9 +49,17 @@ func (l *linter) checkContract() {
 				}
 				l.problem(st.pos, "%s", msg)
 			}
+		case (field == "#MLPolicy" || field == "#PodGroupPolicy") && len(st.path) == 2 && st.path[1].IsString() && !st.optional:
+			// A policy a runtime chooses is optional: a regular field of
+			// the definition would be in every runtime's, by its default.
+			name := st.path[1].Unquoted()
+			if name != "numNodes" {
+				l.problem(st.pos, "%s.%s is not optional, so every runtime would have it (and break the one-policy rule): write %s?: {...}", field, name, name)
+			}
+			fallthrough
 		case field == "#MLPolicy" && len(st.path) == 2 && st.path[1].IsString():
 			name := st.path[1].Unquoted()
-			if name == "numNodes" {
+			if name == "numNodes" || field != "#MLPolicy" {
 				continue
 			}
 			if !l.c.schemas.LookupPath(cue.MakePath(cue.Str("frameworks"), cue.Str(name))).Exists() {

@@ -83,10 +83,12 @@ type linter struct {
 	depth int
 }
 
-// site is a field's declaration: its path and where its label is.
+// site is a field's declaration: its path, where its label is, and
+// whether it is optional (label?).
 type site struct {
-	path []cue.Selector
-	pos  token.Pos
+	path     []cue.Selector
+	pos      token.Pos
+	optional bool
 }
 
 // defaultSite is where the admin's files mark a field's default.
@@ -119,7 +121,7 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 			if fp.ok {
 				l.paths[d.Value] = fp
 				if len(fp.sels) <= 4 {
-					l.sites = append(l.sites, site{path: fp.sels, pos: d.Label.Pos()})
+					l.sites = append(l.sites, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
 				if len(fp.sels) == 5 && fp.sels[0].String() == "plans" && fp.sels[3].String() == "parts" && fp.sels[4].IsString() {
 					l.partSites = append(l.partSites, site{path: fp.sels, pos: d.Label.Pos()})
