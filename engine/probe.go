@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"cuelang.org/go/cue"
 )
@@ -50,6 +52,17 @@ func (e *Engine) tryPolicy() []Problem {
 		for _, doc := range e.probes(c, st) {
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
+			// The mutating webhook's changes, on a create and on an update
+			// of the object to itself.
+			for _, req := range []Request{{Operation: "CREATE", Now: probeTime}, {Operation: "UPDATE", OldObject: doc.Object, Now: probeTime}} {
+				var me *MutationError
+				if _, err := s.Mutate(doc, req); errors.As(err, &me) && !failed["mutations."+me.Rule] {
+					failed["mutations."+me.Rule] = true
+					p := Problem{Message: fmt.Sprintf("the mutations cannot be carried out for %s, a probe of the runtime %s (see probes), on %s: %s", doc.Kind(), st.doc.Name(), req.Operation, me.Detail)}
+					p.File, p.Line, p.Column = splitWhere(me.Source)
+					problems = append(problems, p)
+				}
+			}
 			r := s.Admit(doc)
 			for _, f := range r.Errors {
 				if f.Phase == PhaseRuleError {
@@ -82,6 +95,9 @@ func (e *Engine) ruleProblem(f Finding, r Result) Problem {
 }
 
 var pathProbeDocuments = cue.MakePath(cue.Str("documents"))
+
+// probeTime is the time the probes' mutations are made at.
+var probeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // probeFile names the file of a probe document, before its runtime's name.
 const probeFile = "probe of "

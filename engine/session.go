@@ -671,9 +671,17 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	cx := requestContext(req, a)
 	input := a.alias(doc.Object).(map[string]any)
 	rv := m.Unify(c.ctx.Encode(map[string]any{"input": input, "context": cx}))
-	out, err := mutate(rv, input)
+	out, rule, err := mutate(rv, input)
 	if err != nil {
-		return nil, fmt.Errorf("%s: mutations: %s", doc.Kind(), s.e.Details(err))
+		// The mutator's defect, at its place in the CUE when it is known.
+		me := &MutationError{Rule: rule, Detail: fmt.Sprintf("%s: mutations: %s", doc.Kind(), s.e.Details(err))}
+		if rule != "" {
+			me.Source = s.e.sourceOf(rv.LookupPath(cue.MakePath(cue.Str("mutations"), cue.Str(rule))))
+		}
+		if me.Source == "" {
+			me.Source = s.e.sourceOf(rv.LookupPath(pathMutations))
+		}
+		return nil, me
 	}
 	if out == nil {
 		return nil, nil
@@ -682,32 +690,41 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	return restored, nil
 }
 
+// MutationError is a mutator that cannot be carried out: the CUE's defect,
+// with the mutation it is in (Rule) and its place in the CUE (Source,
+// FILE:LINE:COLUMN) when they are known.
+type MutationError struct {
+	Rule, Source, Detail string
+}
+
+func (e *MutationError) Error() string { return e.Detail }
+
 // mutate applies the review's mutations to a copy of the input; nil when
-// there are none.
-func mutate(rv cue.Value, input map[string]any) (map[string]any, error) {
+// there are none. An error names the mutation it is in, when one is.
+func mutate(rv cue.Value, input map[string]any) (map[string]any, string, error) {
 	v := rv.LookupPath(pathMutations)
 	if !v.Exists() {
-		return nil, nil
+		return nil, "", nil
 	}
 	var rules map[string][]edit
 	if err := decodeJSON(v, &rules); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var out map[string]any
 	for _, name := range sortedKeys(rules) {
 		for _, e := range rules[name] {
 			if e.Object != "input" {
-				return nil, fmt.Errorf("mutation %s edits %q: a mutation edits the object \"input\"", name, e.Object)
+				return nil, name, fmt.Errorf("mutation %s edits %q: a mutation edits the object \"input\"", name, e.Object)
 			}
 			if out == nil {
 				out = deepCopy(input).(map[string]any)
 			}
 			if err := e.apply(out); err != nil {
-				return nil, fmt.Errorf("mutation %s: %v", name, err)
+				return nil, name, fmt.Errorf("mutation %s: %v", name, err)
 			}
 		}
 	}
-	return out, nil
+	return out, "", nil
 }
 
 var (
