@@ -21,23 +21,21 @@ package badinput
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/testcli"
 )
 
 // budget is how long one case may take on one path (the engine's, the
@@ -51,13 +49,11 @@ const budget = 150 * time.Second
 // shows in the golden file without filling it.
 const maxLine = 300
 
-var update = os.Getenv("UPDATE_GOLDEN") != ""
+var update = testcli.Update
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin != "" {
-		os.RemoveAll(filepath.Dir(bin))
-	}
+	testcli.Cleanup()
 	os.Exit(code)
 }
 
@@ -87,14 +83,14 @@ func TestBadInput(t *testing.T) {
 			changed := false
 
 			got := within(t, "the engine", func() (string, error) { return checkEngine(t, e, input), nil })
-			changed = compare(t, ar, "engine.golden", got) || changed
+			changed = testcli.Compare(t, ar, "engine.golden", got) || changed
 
 			if has(ar, "vet.golden") {
 				if testing.Short() {
 					t.Log("-short: the binary is not run")
 				} else {
 					got := within(t, "cuetrainer vet", func() (string, error) { return checkVet(t, input) })
-					changed = compare(t, ar, "vet.golden", got) || changed
+					changed = testcli.Compare(t, ar, "vet.golden", got) || changed
 				}
 			}
 			if update && changed {
@@ -262,51 +258,22 @@ func line(b *strings.Builder, s string) {
 	b.WriteString("\n")
 }
 
-var (
-	binOnce sync.Once
-	bin     string
-	binErr  error
-)
-
 // checkVet runs `cuetrainer vet input.yaml` on the input, and gives its
 // standard error and exit code.
 func checkVet(t *testing.T, input []byte) (string, error) {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "badinput")
-		if err != nil {
-			binErr = err
-			return
-		}
-		bin = filepath.Join(dir, "cuetrainer")
-		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/cuetrainer").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("building cuetrainer: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		return "", binErr
-	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "input.yaml"), input, 0o644); err != nil {
 		return "", err
 	}
-	cmd := exec.Command(bin, "vet", "input.yaml")
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
+	stdout, stderr, code, err := testcli.Run(t, "../..", dir, "vet", "input.yaml")
+	if err != nil {
 		return "", err
 	}
-	if stdout.Len() > 0 {
-		t.Errorf("vet wrote to standard output: %.300s", stdout.String())
+	if stdout != "" {
+		t.Errorf("vet wrote to standard output: %.300s", stdout)
 	}
 	var b strings.Builder
-	for _, l := range strings.Split(cuePosition.ReplaceAllString(stderr.String(), ""), "\n") {
+	for _, l := range strings.Split(cuePosition.ReplaceAllString(stderr, ""), "\n") {
 		if l != "" {
 			line(&b, l)
 		}
@@ -335,51 +302,6 @@ func section(t *testing.T, ar *txtar.Archive, name string, required bool) []byte
 		t.Fatalf("no %s section", name)
 	}
 	return nil
-}
-
-// compare checks a golden section, or with UPDATE_GOLDEN sets it, and
-// reports whether it changed.
-func compare(t *testing.T, ar *txtar.Archive, name, got string) bool {
-	t.Helper()
-	for i, f := range ar.Files {
-		if f.Name != name {
-			continue
-		}
-		if string(f.Data) == got {
-			return false
-		}
-		if update {
-			ar.Files[i].Data = []byte(got)
-			return true
-		}
-		t.Errorf("%s differs (UPDATE_GOLDEN=1 rewrites it):\n%s", name, diff(string(f.Data), got))
-		return false
-	}
-	if update {
-		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(got)})
-		return true
-	}
-	t.Errorf("no %s section; UPDATE_GOLDEN=1 writes it:\n%s", name, got)
-	return false
-}
-
-// diff lists the lines only one side has, in order.
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %s\n  got  %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }
 
 // expand replaces each "#generate: NAME ARGS" line of an input by the

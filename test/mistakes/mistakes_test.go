@@ -24,21 +24,17 @@
 package mistakes
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
-)
 
-var update = os.Getenv("UPDATE_GOLDEN") != ""
+	"github.com/cuetrainer/cuetrainer/internal/testcli"
+)
 
 // defaultInput is what a case without input.yaml vets: a TrainJob on the
 // shipped torch-distributed runtime.
@@ -74,7 +70,7 @@ func TestMistakes(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := run(t, ar)
-			if compare(t, ar, "want", got) {
+			if testcli.Compare(t, ar, "want", got) {
 				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -112,21 +108,12 @@ func run(t *testing.T, ar *txtar.Archive) string {
 	if err := os.WriteFile(filepath.Join(dir, "input.yaml"), input, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary(t), args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
+	stdoutText, stderr, code, err := testcli.Run(t, "../..", dir, args...)
+	if err != nil {
 		t.Fatal(err)
 	}
 	clean := func(s string) string { return strings.ReplaceAll(s, dir, "$WORK") }
-	out := fmt.Sprintf("exit %d\n%s", code, clean(stderr.String()))
-	stdoutText := stdout.String()
+	out := fmt.Sprintf("exit %d\n%s", code, clean(stderr))
 	if keep != nil {
 		var kept []string
 		for _, l := range strings.SplitAfter(stdoutText, "\n") {
@@ -142,66 +129,8 @@ func run(t *testing.T, ar *txtar.Archive) string {
 	return out
 }
 
-var (
-	binOnce sync.Once
-	bin     string
-	binErr  error
-)
-
-// binary builds the cuetrainer command once (or takes $CUETRAINER_BIN).
-func binary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		if bin = os.Getenv("CUETRAINER_BIN"); bin != "" {
-			return
-		}
-		dir, err := os.MkdirTemp("", "mistakes")
-		if err != nil {
-			binErr = err
-			return
-		}
-		bin = filepath.Join(dir, "cuetrainer")
-		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/cuetrainer").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("building cuetrainer: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return bin
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin != "" && os.Getenv("CUETRAINER_BIN") == "" {
-		os.RemoveAll(filepath.Dir(bin))
-	}
+	testcli.Cleanup()
 	os.Exit(code)
-}
-
-// compare checks a golden section, or with UPDATE_GOLDEN sets it, and
-// reports whether it changed.
-func compare(t *testing.T, ar *txtar.Archive, name, got string) bool {
-	t.Helper()
-	for i, f := range ar.Files {
-		if f.Name != name {
-			continue
-		}
-		if string(f.Data) == got {
-			return false
-		}
-		if update {
-			ar.Files[i].Data = []byte(got)
-			return true
-		}
-		t.Errorf("%s differs (UPDATE_GOLDEN=1 rewrites it)\nwant:\n%s\ngot:\n%s", name, f.Data, got)
-		return false
-	}
-	if update {
-		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(got)})
-		return true
-	}
-	t.Errorf("no %s section; UPDATE_GOLDEN=1 writes it:\n%s", name, got)
-	return false
 }
