@@ -294,7 +294,8 @@ func (l *linter) selector(name string) cue.Selector {
 // does not evaluate before the object is given: it is looked up as the
 // field it refers to.
 func (l *linter) lookup(p lpath) cue.Value {
-	return l.at(p.sels)
+	v, _ := l.at(p.sels)
+	return v
 }
 
 // at is the compiled value at sels, read as a schema: selector by
@@ -302,7 +303,7 @@ func (l *linter) lookup(p lpath) cue.Value {
 // (schemaPath), and a value that refers to another (#trainer:
 // object.spec.trainer, #tj: input) read as what it refers to when it says
 // nothing itself (an error before the object is given, or an open value).
-func (l *linter) at(sels []cue.Selector) cue.Value {
+func (l *linter) at(sels []cue.Selector) (cue.Value, []cue.Selector) {
 	l.depth++
 	defer func() { l.depth-- }()
 	v := l.c.schemas
@@ -314,6 +315,13 @@ func (l *linter) at(sels []cue.Selector) cue.Value {
 			v = l.c.schemas.LookupPath(optional(cur))
 		} else {
 			v = v.LookupPath(optional([]cue.Selector{s}))
+		}
+		if name, ok := schemaAttr(v); ok {
+			// A value computed from data the load does not have, which
+			// says the schema it follows.
+			cur = []cue.Selector{cue.Def(name)}
+			v = l.c.schemas.LookupPath(cue.MakePath(cur...))
+			continue
 		}
 		for range 10 {
 			if v.Err() == nil && !isOpen(v) {
@@ -329,11 +337,23 @@ func (l *linter) at(sels []cue.Selector) cue.Value {
 			}
 			// What it refers to, read the same way (#tj.spec.trainer,
 			// where #tj is input).
-			cur = next
-			v = l.at(cur)
+			v, cur = l.at(next)
 		}
 	}
-	return v
+	return v, cur
+}
+
+// schemaAttr is the definition a field's @schema(#Name) attribute names.
+func schemaAttr(v cue.Value) (string, bool) {
+	a := v.Attribute("schema")
+	if a.Err() != nil {
+		return "", false
+	}
+	name, err := a.String(0)
+	if err != nil || !strings.HasPrefix(name, "#") {
+		return "", false
+	}
+	return name, true
 }
 
 // isOpen reports whether v says nothing of the fields it may have: top, or
@@ -410,6 +430,9 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		return with(object, 4)
 	case str(3) == "context" && str(4) == "oldObject":
 		return with(object, 5)
+	case str(0) == "render" && str(3) == "context" && str(4) == "plan":
+		// A render's plan is its kind's plan.
+		return with([]cue.Selector{cue.Str("plans"), sels[1], sels[2]}, 5)
 	case str(3) == "context" && str(4) == "runtime":
 		if kind := l.runtimeKind(); kind != "" {
 			return with([]cue.Selector{cue.Str("admission"), sels[1], cue.Str(kind), cue.Str("object")}, 5)
@@ -716,14 +739,18 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 	if !ok {
 		return
 	}
-	v := l.lookup(base)
-	cur := base.sels
+	v, cur := l.at(base.sels)
 	name := root.(*ast.Ident).Name
 	for _, st := range steps {
-		if !st.ok || !v.Exists() || v.Err() != nil {
+		if !st.ok || !v.Exists() {
 			return
 		}
-		closed := st.sel.LabelType() == cue.StringLabel && v.IncompleteKind() == cue.StructKind && !v.Allows(cue.Str(openProbe)) && isSchema(v)
+		// Under a definition of the package's top level, a struct is a
+		// schema, however concrete its fields' defaults. A value with an
+		// error (a plan, incomplete before its runtime) says nothing
+		// here, but its fields may.
+		schema := len(cur) > 0 && cur[0].IsDefinition() || isSchema(v)
+		closed := v.Err() == nil && st.sel.LabelType() == cue.StringLabel && v.IncompleteKind() == cue.StructKind && !v.Allows(cue.Str(openProbe)) && schema
 		if closed {
 			l.checked++
 		}
@@ -738,8 +765,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 			l.problem(st.pos, "%s", msg)
 			return
 		}
-		cur = append(cur[:len(cur):len(cur)], st.sel)
-		v = l.at(cur)
+		v, cur = l.at(append(cur[:len(cur):len(cur)], st.sel))
 		name += "." + st.name
 	}
 }
