@@ -89,11 +89,11 @@ type Engine struct {
 	serverManaged [][]string
 	// builtin are the shipped runtimes and those policies declare, as
 	// authored, in name order; builtinByRelease the same admitted, per
-	// release vetted for, and builtinRejected those the rules reject.
+	// release vetted for, and builtinReported those the rules find fault with or warn of (BuiltinFindings).
 	builtin          []Document
 	builtinMu        sync.Mutex
 	builtinByRelease map[string][]*stored
-	builtinRejected  map[string][]Result
+	builtinReported  map[string][]Result
 	// declared names the runtimes a policy declares (in package schemas).
 	declared map[string]bool
 

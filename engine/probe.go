@@ -28,9 +28,10 @@ func (e *Engine) tryPolicy() []Problem {
 	}
 	admitted := e.builtinRuntimes("")
 	e.builtinMu.Lock()
-	rejected := e.builtinRejected[""]
+	rejected := e.builtinReported[""]
 	e.builtinMu.Unlock()
 	for _, r := range rejected {
+		// Warnings are vet's to report (BuiltinFindings).
 		for _, f := range r.Errors {
 			switch {
 			case f.Phase == PhaseRuleError:

@@ -189,7 +189,9 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 		} else {
 			r, st = s.evaluate(context.Background(), doc, Request{})
 		}
-		if len(r.Errors) > 0 {
+		// Reported: what the rules find fault with, and the warnings of a
+		// runtime a policy declares (a YAML runtime's would show too).
+		if len(r.Errors) > 0 || len(r.Warnings) > 0 && e.declared[doc.Name()] {
 			rejected = append(rejected, r)
 		}
 		if st != nil && !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
@@ -199,25 +201,27 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 	}
 	if e.builtinByRelease == nil {
 		e.builtinByRelease = map[string][]*stored{}
-		e.builtinRejected = map[string][]Result{}
+		e.builtinReported = map[string][]Result{}
 	}
 	e.builtinByRelease[release] = sts
-	e.builtinRejected[release] = rejected
+	e.builtinReported[release] = rejected
 	return sts
 }
 
-// BuiltinErrors returns the shipped runtimes the loaded rules find fault
-// with (a policy's rule that they break), as admitting them gave; empty
-// for a session without them. A runtime rejected by a schema, CRD or
-// webhook rule does not exist for the session's documents.
-func (s *Session) BuiltinErrors() []Result {
+// BuiltinFindings returns the runtimes that exist from the start (shipped,
+// or declared by a policy) that the loaded rules find fault with (a
+// policy's rule that they break), and those a policy declares that draw
+// warnings, as admitting them gave; empty for a session without them. A
+// runtime rejected by a schema, CRD or webhook rule does not exist for
+// the session's documents.
+func (s *Session) BuiltinFindings() []Result {
 	if s.opts.NoBuiltinRuntimes {
 		return nil
 	}
 	s.e.builtinRuntimes(s.opts.Release)
 	s.e.builtinMu.Lock()
 	defer s.e.builtinMu.Unlock()
-	return s.e.builtinRejected[s.opts.Release]
+	return s.e.builtinReported[s.opts.Release]
 }
 
 // yaml returns the object as YAML, as sigs.k8s.io/yaml writes a typed

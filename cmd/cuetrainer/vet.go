@@ -60,16 +60,19 @@ type vetted struct {
 	engine.Result
 	errors   []engine.Finding
 	warnings []engine.Finding
-	// shipped is a runtime cuetrainer ships (or a policy declares), which
-	// exists from the start.
-	shipped bool
+	// shipped is a runtime that exists from the start, which cuetrainer
+	// ships or (declared) a policy declares.
+	shipped, declared bool
 }
 
 // identity names the document's object, and says when it is one that
 // exists from the start.
 func (v vetted) identity() string {
-	if v.shipped {
-		return v.Identity() + " (built in)"
+	switch {
+	case v.declared:
+		return v.Identity() + " (declared by the policy)"
+	case v.shipped:
+		return v.Identity() + " (shipped)"
 	}
 	return v.Identity()
 }
@@ -104,15 +107,17 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	if unreadable {
 		code = exitUsage
 	}
-	// The shipped runtimes exist from the start: those a policy's rule
-	// finds fault with come first (a runtime a schema, CRD or webhook rule
-	// rejects does not exist for the documents).
-	shipped := len(s.BuiltinErrors())
-	admitted := append(s.BuiltinErrors(), s.AdmitAll(cmd.Context(), docs, runtime.GOMAXPROCS(0))...)
+	// The shipped runtimes and the policy's exist from the start: those a
+	// policy's rule finds fault with, and the policy's that draw warnings,
+	// come first (a runtime a schema, CRD or webhook rule rejects does not
+	// exist for the documents).
+	shipped := len(s.BuiltinFindings())
+	admitted := append(s.BuiltinFindings(), s.AdmitAll(cmd.Context(), docs, runtime.GOMAXPROCS(0))...)
 	// As an API server would, one document after another; evaluated on
 	// every CPU, with the same results.
 	for i, r := range admitted {
 		v := vetted{Result: r, errors: r.Errors, warnings: r.Warnings, shipped: i < shipped}
+		v.declared = v.shipped && e.Declared(r.Doc.Name())
 		if o.strict {
 			v.errors = append(v.errors, v.warnings...)
 			v.warnings = nil
