@@ -248,6 +248,9 @@ func FuzzAdmit(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: x}\nspec: {runtimeRef: {name: 3}}\n"))
+	// A volcano runtime and a runtimePatch with template annotations
+	// without the queue's (the queue rule could not range over them).
+	f.Add([]byte(volcanoPatchYAML))
 	e := testEngine(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := e.NewSession(SessionOptions{})
@@ -256,14 +259,55 @@ func FuzzAdmit(f *testing.F) {
 			for _, e := range r.Errors {
 				_ = e.String()
 			}
+			noInternal(t, "admitting", r.Errors)
 			if !r.Rejected() {
-				for _, e := range s.Render(r, RenderOptions{}).Errors {
-					_ = e.String()
-				}
+				noInternal(t, "rendering", s.Render(r, RenderOptions{}).Errors)
 			}
 		}
 	})
 }
+
+// noInternal fails the test on a finding the shipped CUE should never
+// give, whatever the input: a rule that cannot be evaluated, or output the
+// engine cannot carry out.
+func noInternal(t *testing.T, what string, fs []Finding) {
+	t.Helper()
+	for _, f := range fs {
+		if f.Phase == PhaseRuleError || f.Type == "Internal error" {
+			t.Errorf("%s: %s finding: %s", what, f.Phase, f)
+		}
+	}
+}
+
+// volcanoPatchYAML is a volcano runtime and a TrainJob whose runtimePatch
+// sets template annotations, none of them the queue's.
+const volcanoPatchYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: vol, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  podGroupPolicy: {volcano: {}}
+  template:
+    metadata: {annotations: {scheduling.volcano.sh/queue-name: q1}}
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: a}
+spec:
+  runtimeRef: {name: vol}
+  runtimePatches:
+  - manager: acme.io/x
+    trainingRuntimeSpec:
+      template:
+        metadata:
+          annotations: {example.com/x: y}
+`
 
 // TestReadYAMLBlockErrorLine: a block that does not go on is reported at
 // the line that breaks it, not the line where the block began (yaml.v3

@@ -796,7 +796,9 @@ func fieldNames(v cue.Value) []string {
 		return nil
 	}
 	for it.Next() {
-		out = append(out, it.Selector().Unquoted())
+		if sel := it.Selector(); sel.IsString() {
+			out = append(out, sel.Unquoted())
+		}
 	}
 	sort.Strings(out)
 	return out
