@@ -56,3 +56,44 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDeprecationWarningWithoutTheWebhook (class 6). Kubeflow's runtime
+// webhooks are registered with an objectSelector that leaves out runtimes
+// labelled trainer.kubeflow.org/webhook-validation: disabled (its
+// manifests' ValidatingWebhookConfiguration), so such a runtime gets none
+// of the webhook's warnings, the deprecation warning among them;
+// cuetrainer warned it.
+func TestNoDeprecationWarningWithoutTheWebhook(t *testing.T) {
+	e := testEngine(t)
+	runtime := func(labels string) string {
+		return `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: old
+  labels: {trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/support: deprecated` + labels + `}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+`
+	}
+	deprecated := func(r Result) bool {
+		for _, w := range r.Warnings {
+			if strings.Contains(w.Detail, `"old" is deprecated`) {
+				return true
+			}
+		}
+		return false
+	}
+	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime(""))); !deprecated(r) {
+		t.Errorf("a deprecated runtime: warnings %v, want Kubeflow's deprecation warning", findingStrings(r.Warnings))
+	}
+	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime(", trainer.kubeflow.org/webhook-validation: disabled"))); deprecated(r) || r.Rejected() {
+		t.Errorf("one that opts out of the webhook: warnings %v, errors %v; want neither", findingStrings(r.Warnings), findingStrings(r.Errors))
+	}
+}
