@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -95,5 +97,43 @@ spec:
 	}
 	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime(", trainer.kubeflow.org/webhook-validation: disabled"))); deprecated(r) || r.Rejected() {
 		t.Errorf("one that opts out of the webhook: warnings %v, errors %v; want neither", findingStrings(r.Warnings), findingStrings(r.Errors))
+	}
+}
+
+// TestObjectMetadataChecks (class 3). The API server checks every custom
+// resource's metadata before its schema (apiextensions-apiserver's
+// customResourceStrategy.Validate: ValidateObjectMetaAccessor with
+// NameIsDNSSubdomain): the name, label keys and values, annotation keys.
+// vet let them through. A schema-checked request has passed them
+// (TestCRDChecksAreTheAPIServers shows the API server's words are these).
+func TestObjectMetadataChecks(t *testing.T) {
+	e := testEngine(t)
+	job := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: %s
+  namespace: team-a
+  labels: {%s}
+spec: {runtimeRef: {name: torch-distributed}}
+`
+	for _, c := range []struct{ name, labels, want string }{
+		{"ok", "team: ml", ""},
+		{"labels", `"bad key!": x`, `metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters`},
+		{"value", "team: " + strings.Repeat("v", 64), `metadata.labels: Invalid value: "` + strings.Repeat("v", 64) + `": must be no more than 63 bytes`},
+		{"Upper", "team: ml", `metadata.name: Invalid value: "Upper": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters`},
+	} {
+		d := readOne(t, fmt.Sprintf(job, c.name, c.labels))
+		r := e.NewSession(SessionOptions{}).Admit(d)
+		got := strings.Join(findingStrings(r.Errors), "\n")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: errors %q, want %q", c.name, got, c.want)
+		}
+		if c.want == "" {
+			continue
+		}
+		checked := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{SchemaChecked: true})
+		if strings.Contains(strings.Join(findingStrings(checked.Errors), "\n"), c.want) {
+			t.Errorf("%s: schema-checked, the metadata checked again", c.name)
+		}
 	}
 }

@@ -582,9 +582,15 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 
 	s.e.reviewsMade.Add(1)
 	rv := review.Unify(c.ctx.Encode(map[string]any{"input": encoded, "context": cx}))
+	// The API server's checks of the metadata, which it makes with the
+	// schema's (a schema-checked object passed them).
+	var metaErrors []Finding
+	if !req.SchemaChecked {
+		metaErrors = objectMetaFindings(doc.Object)
+	}
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any), object))
+		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any), object))...)
 		return keep(r, nil)
 	}
 	if !req.VerdictOnly {
@@ -597,7 +603,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	if err != nil {
 		return s.internal(r, "crd", err), nil
 	}
-	crd = a.restoreFindings(crd)
+	crd = append(metaErrors, a.restoreFindings(crd)...)
 	if hasPhase(crd, PhaseCRD) {
 		r.Errors = crd
 		return keep(r, nil)

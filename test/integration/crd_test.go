@@ -186,6 +186,13 @@ func TestCRDChecksAreTheAPIServers(t *testing.T) {
 		runtime("targets-job", "{torch: {envInjection: {targets: [{jobName: \"\", containerNames: [a]}]}}}", "", ""),
 		runtime("volcano-mode", "{torch: {}}", "  podGroupPolicy: {volcano: {networkTopology: {mode: medium}}}\n", ""),
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: empty-template}\nspec: {template: {}}\n",
+		// The API server's checks of every object's metadata (the engine's
+		// objectMetaFindings): a label key, a label value, an annotation
+		// key, a name that is no RFC 1123 subdomain.
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: label-key, namespace: crd-checks, labels: {\"bad key!\": x}}\nspec: {runtimeRef: {name: torch-distributed}}\n",
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: label-value, namespace: crd-checks, labels: {team: " + strings.Repeat("v", 64) + "}}\nspec: {runtimeRef: {name: torch-distributed}}\n",
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: annotation-key, annotations: {-nope: y}}\nspec: {template: {}}\n",
+		job("Upper", ""),
 	}
 	// The review's own CRD-phase rules, which the CRD does not carry: a
 	// schema-checked review keeps them.
