@@ -97,6 +97,9 @@ type Engine struct {
 	// declared names the runtimes a policy declares (in package schemas).
 	declared map[string]bool
 
+	// schemas are the kinds' CRD schemas, for pruning nulls (prune.go).
+	schemas crdSchemas
+
 	// files maps the loader's file names back to the files on disk (policy
 	// files) or in the repository (embedded files).
 	files map[string]string

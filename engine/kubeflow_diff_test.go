@@ -137,3 +137,34 @@ spec: {runtimeRef: {name: torch-distributed}}
 		}
 	}
 }
+
+// TestNullsPruned (class 1). The API server drops the null value of a
+// field whose schema is not nullable before it defaults and validates
+// (apiextensions-apiserver's pruning; TestNullsArePruned in
+// test/integration shows it): vet said "Invalid value: null". The
+// caller's object keeps its nulls.
+func TestNullsPruned(t *testing.T) {
+	e := testEngine(t)
+	d := readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: nulls, namespace: team-a, labels: null}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: null, numProcPerNode: null, image: null, env: [{name: A, value: null}]}
+`)
+	r := e.NewSession(SessionOptions{}).Admit(d)
+	if r.Rejected() {
+		t.Fatalf("rejected: %v", findingStrings(r.Errors))
+	}
+	trainer := r.Object["spec"].(map[string]any)["trainer"].(map[string]any)
+	if _, ok := trainer["numNodes"]; ok || trainer["image"] != nil {
+		t.Errorf("trainer %v, want its nulls gone", trainer)
+	}
+	if env := trainer["env"].([]any)[0].(map[string]any); len(env) != 1 {
+		t.Errorf("env entry %v, want the name alone", env)
+	}
+	given := d.Object["spec"].(map[string]any)["trainer"].(map[string]any)
+	if v, ok := given["numNodes"]; !ok || v != nil {
+		t.Errorf("the caller's object changed: %v", given)
+	}
+}

@@ -525,6 +525,10 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	)
 	// The object and the old one are encoded once, for the lookups and the
 	// review.
+	if !req.SchemaChecked {
+		// The nulls the API server drops before it validates.
+		doc.Object = pruneObjectNulls(doc.Object, func() map[string]any { return s.e.crdSchema(doc.APIVersion(), doc.Kind()) })
+	}
 	encode := func() {
 		input = a.alias(doc.Object)
 		encoded = c.ctx.Encode(input)

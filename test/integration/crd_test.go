@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,4 +255,43 @@ func findingText(fs []engine.Finding) []string {
 		out = append(out, f.String())
 	}
 	return out
+}
+
+// TestNullsArePruned: the API server drops the null value of a field whose
+// schema is not nullable before it defaults and validates
+// (apiextensions-apiserver's pruning), so such an object is created, its
+// nulls gone; vet admits it too, with the same object (issue 20, class 1:
+// vet said "Invalid value: null: must be of type integer").
+func TestNullsArePruned(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e := loadEngine(t)
+	installGeneratedCRDs(t, e)
+	ensureNamespace(t, ctx, "nulls")
+	for _, text := range []string{
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: nulls, namespace: nulls}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {numNodes: null, numProcPerNode: null, image: null, env: null}\n",
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: nulls-spec, namespace: nulls, labels: null}\nspec:\n  runtimeRef: {name: torch-distributed, kind: null}\n  suspend: null\n",
+	} {
+		d := engine.ReadYAML("doc.yaml", []byte(text))[0]
+		r := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{})
+		if r.Rejected() {
+			t.Errorf("%s: vet rejects it: %v", r.Identity(), findingText(r.Errors))
+			continue
+		}
+		u := &unstructured.Unstructured{Object: d.Object}
+		if err := k8sClient.Create(ctx, u, client.DryRunAll); err != nil {
+			t.Errorf("%s: the API server refuses it: %v", r.Identity(), err)
+			continue
+		}
+		spec := u.Object["spec"].(map[string]any)
+		vetSpec := r.Object["spec"].(map[string]any)
+		for _, f := range []string{"trainer", "suspend"} {
+			if fmt.Sprint(spec[f]) != fmt.Sprint(vetSpec[f]) {
+				t.Errorf("%s: spec.%s: the API server stores %v, vet gives %v", r.Identity(), f, spec[f], vetSpec[f])
+			}
+		}
+		if fmt.Sprint(spec["runtimeRef"]) != fmt.Sprint(vetSpec["runtimeRef"]) {
+			t.Errorf("%s: runtimeRef: the API server stores %v, vet gives %v", r.Identity(), spec["runtimeRef"], vetSpec["runtimeRef"])
+		}
+	}
 }

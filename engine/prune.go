@@ -1,0 +1,190 @@
+package engine
+
+import "sync"
+
+// The API server drops, before defaulting and validation, the null value
+// of a field whose schema is not nullable (apiextensions-apiserver's
+// structural pruning: "null values for fields that either don't specify
+// the nullable flag, or give it a false value, will be pruned before
+// defaulting happens"): `numNodes: null` is no numNodes. A subtree the
+// schema keeps whole (x-kubernetes-preserve-unknown-fields) keeps its
+// nulls. vet does the same; a schema-checked object comes pruned.
+
+// crdSchemas holds the structural schema of each kind with a CRD, by
+// apiVersion and kind, made once from the CUE (CRDs).
+type crdSchemas struct {
+	once  sync.Once
+	byKey map[string]map[string]any
+}
+
+// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none.
+func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
+	e.schemas.once.Do(func() {
+		e.schemas.byKey = map[string]map[string]any{}
+		crds, err := e.CRDs()
+		if err != nil {
+			return
+		}
+		for _, c := range crds {
+			spec, _ := c["spec"].(map[string]any)
+			names, _ := spec["names"].(map[string]any)
+			group, _ := spec["group"].(string)
+			versions, _ := spec["versions"].([]any)
+			for _, v := range versions {
+				vm, _ := v.(map[string]any)
+				schema, _ := at(vm, []string{"schema", "openAPIV3Schema"}).(map[string]any)
+				e.schemas.byKey[group+"/"+str(vm["name"])+"\x00"+str(names["kind"])] = schema
+			}
+		}
+	})
+	return e.schemas.byKey[apiVersion+"\x00"+kind]
+}
+
+// pruneObjectNulls is pruneNulls for an object of a kind whose CRD has
+// schema: its metadata too, which the API server decodes as an ObjectMeta
+// (labels: null is no labels) and the CRD's schema leaves untyped.
+func pruneObjectNulls(obj map[string]any, schema func() map[string]any) map[string]any {
+	// Most objects hold no null: they need no schema (which costs some
+	// 50 ms to make, once).
+	if !hasNull(obj) {
+		return obj
+	}
+	return pruneObjectNullsBy(obj, schema())
+}
+
+// hasNull reports whether v holds a null anywhere.
+func hasNull(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, y := range x {
+			if hasNull(y) {
+				return true
+			}
+		}
+	case []any:
+		for _, y := range x {
+			if hasNull(y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func pruneObjectNullsBy(obj map[string]any, schema map[string]any) map[string]any {
+	if schema == nil {
+		return obj
+	}
+	out, _ := pruneNulls(obj, schema).(map[string]any)
+	if md, ok := out["metadata"].(map[string]any); ok {
+		var nulls []string
+		for k, v := range md {
+			if v == nil {
+				nulls = append(nulls, k)
+			}
+		}
+		if len(nulls) > 0 {
+			copied := make(map[string]any, len(md))
+			for k, v := range md {
+				copied[k] = v
+			}
+			for _, k := range nulls {
+				delete(copied, k)
+			}
+			if sameMap(out, obj) {
+				out = copyTop(obj)
+			}
+			out["metadata"] = copied
+		}
+	}
+	return out
+}
+
+func copyTop(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// pruneNulls returns v without the null values of fields the schema does
+// not make nullable, copying only what it changes.
+func pruneNulls(v any, schema map[string]any) any {
+	if schema == nil {
+		return v
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if schema["x-kubernetes-preserve-unknown-fields"] == true && schema["properties"] == nil {
+			return v
+		}
+		props, _ := schema["properties"].(map[string]any)
+		extra, _ := schema["additionalProperties"].(map[string]any)
+		var out map[string]any
+		for k, val := range x {
+			prop, _ := props[k].(map[string]any)
+			if prop == nil {
+				prop = extra
+			}
+			if prop == nil {
+				continue // an unknown field: the schema says so
+			}
+			pruned := val
+			if val == nil && prop["nullable"] != true {
+				pruned = nil
+			} else if val != nil {
+				pruned = pruneNulls(val, prop)
+			}
+			if val == nil && prop["nullable"] != true || !same(pruned, val) {
+				if out == nil {
+					out = make(map[string]any, len(x))
+					for k2, v2 := range x {
+						out[k2] = v2
+					}
+				}
+				if val == nil {
+					delete(out, k)
+				} else {
+					out[k] = pruned
+				}
+			}
+		}
+		if out == nil {
+			return v
+		}
+		return out
+	case []any:
+		items, _ := schema["items"].(map[string]any)
+		var out []any
+		for i, val := range x {
+			if pruned := pruneNulls(val, items); !same(pruned, val) {
+				if out == nil {
+					out = append([]any(nil), x...)
+				}
+				out[i] = pruned
+			}
+		}
+		if out == nil {
+			return v
+		}
+		return out
+	}
+	return v
+}
+
+// same reports whether two values pruneNulls gave are the same value (not
+// a copy): maps and lists by identity.
+func same(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && sameMap(x, y)
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	}
+	return true
+}
