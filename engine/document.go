@@ -219,7 +219,8 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 		return append(docs, Document{File: file, Line: offset + 1 + countBreaks(p.data[:bad]), Err: errors.New("not valid UTF-8")})
 	}
 	text := p.data
-	if json.Valid(text) {
+	isJSON := json.Valid(text)
+	if isJSON {
 		text = jsonForYAML(text)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(text))
@@ -257,7 +258,7 @@ func readDocuments(file string, p piece, docs []Document) []Document {
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			continue // an empty document
 		}
-		c := converter{lines: map[string]int{}, offset: offset}
+		c := converter{lines: map[string]int{}, offset: offset, yaml11: !isJSON}
 		v, err := c.convert(&n, "", 0)
 		if err != nil {
 			docs = append(docs, Document{File: file, Line: c.errLine, Err: err})
@@ -526,6 +527,49 @@ func blockErrorLine(text []byte, line int, err error) int {
 	return hi
 }
 
+// yaml11Scalar reads a plain scalar as kubectl does: sigs.k8s.io/yaml
+// resolves it by YAML 1.1's rules (go-yaml v2: yes, no, on, off, y and n
+// are booleans; 0x1F, 0o17, 017 and 1_000 integers; 1e3 a float), then
+// goes through JSON, where a float with an integer value is written as an
+// integer (1e3 is 1000, 2.0 is 2), which the API server reads as one. ok is
+// false for a string or a value YAML 1.2 reads the same way.
+func yaml11Scalar(s string) (any, bool) {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
+		return true, true
+	case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return false, true
+	}
+	if s == "" || !strings.ContainsAny(s[:1], "+-.0123456789") {
+		return nil, false
+	}
+	plain := strings.ReplaceAll(s, "_", "")
+	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return i, true
+	}
+	if strings.HasPrefix(plain, "0b") || strings.HasPrefix(plain, "-0b") {
+		if i, err := strconv.ParseInt(strings.Replace(plain, "0b", "", 1), 2, 64); err == nil {
+			return i, true
+		}
+	}
+	if yamlFloat.MatchString(plain) {
+		f, err := strconv.ParseFloat(plain, 64)
+		if err != nil {
+			return nil, false
+		}
+		// encoding/json writes an integral float below 1e21 without a
+		// fraction or an exponent: an integer to the API server.
+		if f == math.Trunc(f) && math.Abs(f) < 1e21 && f >= math.MinInt64 && f < math.MaxInt64 {
+			return int64(f), true
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+// yamlFloat is go-yaml v2's float syntax.
+var yamlFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
 func yamlErrorLine(err error) int {
 	s := err.Error()
 	if i := strings.Index(s, "line "); i >= 0 {
@@ -548,6 +592,9 @@ type converter struct {
 	errLine int
 	// offset is how many lines of the stream precede the node's piece.
 	offset int
+	// yaml11 reads plain scalars as kubectl does (yaml11Scalar): YAML,
+	// not JSON.
+	yaml11 bool
 }
 
 // line is a node's line in the stream.
@@ -621,6 +668,11 @@ func orRoot(p string) string {
 }
 
 func (c *converter) scalar(n *yaml.Node) (any, error) {
+	if c.yaml11 && n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
+		if v, ok := yaml11Scalar(n.Value); ok {
+			return v, nil
+		}
+	}
 	switch n.ShortTag() {
 	case "!!null":
 		return nil, nil

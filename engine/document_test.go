@@ -306,7 +306,7 @@ spec:
     trainingRuntimeSpec:
       template:
         metadata:
-          annotations: {example.com/x: y}
+          annotations: {example.com/x: z}
 `
 
 // TestReadYAMLBlockErrorLine: a block that does not go on is reported at

@@ -96,27 +96,27 @@ func TestAdmitSchemaErrors(t *testing.T) {
 	}{
 		{"wrong type", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {numNodes: two}}
 `, []string{`spec.trainer.numNodes: Invalid value: "two": must be of type integer`}},
 		{"unknown field", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {imagee: x}}
 `, []string{`spec.trainer.imagee: Forbidden: unknown field: the schema has no such field`}},
 		{"missing required", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {trainer: {}}
 `, []string{`spec.runtimeRef.name: Required value`}},
 		{"older API overrides", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, podTemplateOverrides: [{targetJobs: [{name: node}]}]}
 `, []string{`spec.podTemplateOverrides: Forbidden: podTemplateOverrides was replaced by spec.runtimePatches`}},
 		{"numProcPerNode word", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {numProcPerNode: many}}
 `, []string{`spec.trainer.numProcPerNode: Invalid value: "many": must have an int value or [auto cpu gpu]`}},
 		{"missing kind", `apiVersion: trainer.kubeflow.org/v1alpha1
@@ -144,7 +144,7 @@ func TestAdmitNumProcPerNodeWordsAccepted(t *testing.T) {
 	for _, w := range []string{"auto", "cpu", "gpu"} {
 		doc := fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {numProcPerNode: %s}}
 `, w)
 		if rs := admitAll(t, e.NewSession(SessionOptions{}), "x.yaml", doc); rs[0].Rejected() {
@@ -226,7 +226,7 @@ admission: "trainer.kubeflow.org/v1alpha1": TrainJob: {
 	}
 	rs := admitAll(t, e.NewSession(SessionOptions{}), "j.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {}}
 `)
 	want := []string{"spec.trainer.image: Required value: this cluster requires an image"}
@@ -404,7 +404,7 @@ func TestRecycle(t *testing.T) {
 func TestAdmitTypeErrors(t *testing.T) {
 	rs := admitAll(t, testEngine(t).NewSession(SessionOptions{}), "x.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {name: a, namespace: n}
+metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: "x", suspend: 3, initializer: {dataset: {env: {a: b}}}}
 `)
 	want := []string{

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Issue 20's classes of inputs on which cuetrainer's behaviour differed
@@ -23,12 +27,12 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 	for _, c := range []struct {
 		annotations, wantErr, wantQueue string
 	}{
-		{`{example.com/x: y}`, "", "q1"},
+		{`{example.com/x: z}`, "", "q1"},
 		{`{}`, "", "q1"},
 		{`{scheduling.volcano.sh/queue-name: q2}`, "", "q2"},
 		{`{scheduling.volcano.sh/queue-name: ""}`, `spec.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "": Volcano queue name must not be empty`, ""},
 	} {
-		input := strings.Replace(volcanoPatchYAML, "annotations: {example.com/x: y}", "annotations: "+c.annotations, 1)
+		input := strings.Replace(volcanoPatchYAML, "annotations: {example.com/x: z}", "annotations: "+c.annotations, 1)
 		s := e.NewSession(SessionOptions{})
 		var r Result
 		for _, d := range ReadYAML("v.yaml", []byte(input)) {
@@ -167,4 +171,60 @@ spec:
 	if v, ok := given["numNodes"]; !ok || v != nil {
 		t.Errorf("the caller's object changed: %v", given)
 	}
+}
+
+// TestYAMLReadAsKubectlReadsIt (class 2). kubectl reads YAML with
+// sigs.k8s.io/yaml: YAML 1.1's scalars (go-yaml v2: unquoted yes, no, on,
+// off, y and n are booleans; 1e3 is a number) turned into JSON, which the
+// API server reads back (an integral number as an integer). vet read YAML
+// 1.2: yes a string, 1e3 a float. Each document here must read as
+// sigs.k8s.io/yaml and the API server's JSON decoding read it.
+func TestYAMLReadAsKubectlReadsIt(t *testing.T) {
+	for _, doc := range []string{
+		"a: yes\nb: no\nc: on\nd: off\ne: y\nf: n\ng: Yes\nh: OFF\n",
+		"cpu: 1e3\nmemory: 1.0\nreplicas: 2.0\nratio: 1.5\nbig: 1e21\n",
+		"hex: 0x1F\noctal: 017\nunderscored: 1_000\nneg: -3\nplus: +4\n",
+		"s: 'yes'\nt: \"on\"\nu: yesterday\nv: 1e3x\nw: .5\nx: 5.\n",
+		"list: [y, n, 2.0, '3']\nnested: {k: on}\n",
+	} {
+		var want map[string]any
+		js, err := sigsyaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatalf("%q: sigs.k8s.io/yaml: %v", doc, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.UseNumber()
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		docs := ReadYAML("k.yaml", []byte(doc))
+		if len(docs) != 1 || docs[0].Err != nil {
+			t.Fatalf("%q: %+v", doc, docs)
+		}
+		if got, w := fmt.Sprint(docs[0].Object), fmt.Sprint(apiNumbers(want)); got != w {
+			t.Errorf("%q:\n read %s\n kubectl and the API server: %s", doc, got, w)
+		}
+	}
+}
+
+// apiNumbers turns JSON numbers into what the API server's decoding of
+// an object gives: an int64 when the number is one, else a float64.
+func apiNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			x[k] = apiNumbers(y)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = apiNumbers(y)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
 }

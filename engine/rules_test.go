@@ -173,7 +173,7 @@ func TestTrainJobRules(t *testing.T) {
 			`spec.trainer.image: Too long: may not be more than 500 bytes`},
 		{"activeDeadlineSeconds minimum", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", "  activeDeadlineSeconds: 0", 1)},
 			`spec.activeDeadlineSeconds: Invalid value: 0: spec.activeDeadlineSeconds in body should be greater than or equal to 1`},
-		{"webhook validation disabled", []string{strings.Replace(runtimeYAML("off", "trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/webhook-validation: disabled", "", "{torch: {}}", ""), "      - name: node\n", "      - name: node\n        replicas: 3\n", 1)}, ""},
+		{"webhook validation disabled", []string{strings.Replace(runtimeYAML("not-validated", "trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/webhook-validation: disabled", "", "{torch: {}}", ""), "      - name: node\n", "      - name: node\n        replicas: 3\n", 1)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := run(t, SessionOptions{NoBuiltinRuntimes: true}, tc.docs...)

@@ -346,6 +346,10 @@ func precheck(doc Document) (Result, bool) {
 		}
 		r.Errors = []Finding{{Phase: PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
 		return r, false
+	case meta(doc.Object)["name"] != nil && doc.Name() == "":
+		// name: y reads as a boolean, as kubectl reads it.
+		r.Errors = []Finding{{Phase: PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: jsonValue(meta(doc.Object)["name"]), Detail: "must be of type string"}}
+		return r, false
 	case doc.Name() == "" && meta(doc.Object)["generateName"] == nil:
 		r.Errors = []Finding{{Phase: PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
 		return r, false

@@ -192,7 +192,7 @@ func TestCRDChecksAreTheAPIServers(t *testing.T) {
 		// key, a name that is no RFC 1123 subdomain.
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: label-key, namespace: crd-checks, labels: {\"bad key!\": x}}\nspec: {runtimeRef: {name: torch-distributed}}\n",
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: label-value, namespace: crd-checks, labels: {team: " + strings.Repeat("v", 64) + "}}\nspec: {runtimeRef: {name: torch-distributed}}\n",
-		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: annotation-key, annotations: {-nope: y}}\nspec: {template: {}}\n",
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: annotation-key, annotations: {-nope: z}}\nspec: {template: {}}\n",
 		job("Upper", ""),
 	}
 	// The review's own CRD-phase rules, which the CRD does not carry: a
