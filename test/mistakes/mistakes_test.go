@@ -50,6 +50,9 @@ spec:
     numNodes: 2
 `
 
+// embeddedPosition is a position in cuetrainer's own CUE.
+var embeddedPosition = regexp.MustCompile(`\b((?:schemas|runtimes)/[A-Za-z0-9_./-]+\.cue):\d+(?::\d+)?`)
+
 // minCases is the corpus the issue asks for (issue 17: at least 30).
 const minCases = 30
 
@@ -112,7 +115,12 @@ func run(t *testing.T, ar *txtar.Archive) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean := func(s string) string { return strings.ReplaceAll(s, dir, "$WORK") }
+	// The admin's positions are the point; cuetrainer's own (schemas/,
+	// runtimes/) keep their files but not their lines, which move as the
+	// schemas change.
+	clean := func(s string) string {
+		return embeddedPosition.ReplaceAllString(strings.ReplaceAll(s, dir, "$WORK"), "$1")
+	}
 	out := fmt.Sprintf("exit %d\n%s", code, clean(stderr))
 	if keep != nil {
 		var kept []string
