@@ -128,6 +128,11 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 			if err := markers(it.Value(), p); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
+			// A rule of the field's type (JobSetSpec's), as controller-gen
+			// puts a type's markers on every field of that type.
+			if err := referencedMarkers(it.Value(), p); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
 			props[name] = p
 			if !it.IsOptional() {
 				if _, hasDefault := p["default"]; !hasDefault {
@@ -162,8 +167,13 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 		}
 	case k == cue.ListKind:
 		s["type"] = "array"
-		p, err := openAPI(listElem(v), depth+1, false)
+		elem := listElem(v)
+		p, err := openAPI(elem, depth+1, false)
 		if err != nil {
+			return nil, err
+		}
+		// The rules of the items' type (VolumeClaimPolicy's).
+		if err := referencedMarkers(elem, p); err != nil {
 			return nil, err
 		}
 		s["items"] = p
@@ -460,8 +470,16 @@ func containsAny(l []any, v any) bool {
 
 // referencedMarkers carries into s the markers of the definitions v names
 // (`[string]: #Quantity`): a pattern constraint's value has no doc comment
-// of its own.
+// of its own; and those of the definitions they embed (#JobSetSpec
+// embeds jobset's JobSetSpec, whose type-level CEL rule the CRD carries).
 func referencedMarkers(v cue.Value, s map[string]any) error {
+	return referencedMarkersDepth(v, s, 0)
+}
+
+func referencedMarkersDepth(v cue.Value, s map[string]any, depth int) error {
+	if depth > 3 {
+		return nil
+	}
 	vals := []cue.Value{v}
 	if op, args := v.Expr(); op == cue.AndOp {
 		vals = args
@@ -471,7 +489,11 @@ func referencedMarkers(v cue.Value, s map[string]any) error {
 		if !root.Exists() || len(path.Selectors()) == 0 {
 			continue
 		}
-		if err := markers(root.LookupPath(path), s); err != nil {
+		def := root.LookupPath(path)
+		if err := markers(def, s); err != nil {
+			return err
+		}
+		if err := referencedMarkersDepth(def, s, depth+1); err != nil {
 			return err
 		}
 	}

@@ -228,3 +228,49 @@ func apiNumbers(v any) any {
 	}
 	return v
 }
+
+// TestJobSetRulesInTheRuntimeTemplate (class 5). Kubeflow's runtime CRDs
+// embed JobSet's types with their CEL rules (jobset_types.go:
+// JobSetSpec's "StartupPolicy and DependsOn APIs are mutually exclusive",
+// VolumeClaimPolicy's namespace rule); vet enforced neither, nor did the
+// generated CRDs carry them (TestCRDChecksAreTheAPIServers shows the API
+// server's words now).
+func TestJobSetRulesInTheRuntimeTemplate(t *testing.T) {
+	e := testEngine(t)
+	r := e.NewSession(SessionOptions{}).Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: dep, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      startupPolicy: {startupPolicyOrder: InOrder}
+      volumeClaimPolicies:
+      - templates: [{metadata: {name: data, namespace: other}, spec: {}}]
+      replicatedJobs:
+      - name: init
+        template: {spec: {template: {spec: {containers: [{name: init, image: x}]}}}}
+      - name: node
+        dependsOn: [{name: init, status: Complete}]
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+`))
+	want := []string{
+		"spec.template.spec: Invalid value: StartupPolicy and DependsOn APIs are mutually exclusive",
+		"spec.template.spec.volumeClaimPolicies[0]: Invalid value: namespace cannot be set for VolumeClaimPolicies templates",
+	}
+	if got := findingStrings(r.Errors); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors %q, want %q", got, want)
+	}
+	crds, err := e.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(crds)
+	for _, rule := range []string{"StartupPolicy and DependsOn APIs are mutually exclusive", "namespace cannot be set for VolumeClaimPolicies templates"} {
+		if strings.Count(string(data), rule) != 2 {
+			t.Errorf("the two runtime CRDs do not carry %q", rule)
+		}
+	}
+}

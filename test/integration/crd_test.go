@@ -194,6 +194,9 @@ func TestCRDChecksAreTheAPIServers(t *testing.T) {
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: label-value, namespace: crd-checks, labels: {team: " + strings.Repeat("v", 64) + "}}\nspec: {runtimeRef: {name: torch-distributed}}\n",
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: annotation-key, annotations: {-nope: z}}\nspec: {template: {}}\n",
 		job("Upper", ""),
+		// JobSet's own CEL rules, which the runtime CRDs carry with its types.
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: startup-depends, labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n  template:\n    spec:\n      startupPolicy: {startupPolicyOrder: InOrder}\n      replicatedJobs:\n      - name: init\n        template: {spec: {template: {spec: {containers: [{name: init, image: x}]}}}}\n      - name: node\n        dependsOn: [{name: init, status: Complete}]\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n          spec: {template: {spec: {containers: [{name: node, image: x}]}}}\n",
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: claim-namespace, labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n  template:\n    spec:\n      volumeClaimPolicies:\n      - templates: [{metadata: {name: data, namespace: other}, spec: {}}]\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n          spec: {template: {spec: {containers: [{name: node, image: x}]}}}\n",
 	}
 	// The review's own CRD-phase rules, which the CRD does not carry: a
 	// schema-checked review keeps them.
