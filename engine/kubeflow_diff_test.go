@@ -274,3 +274,57 @@ spec:
 		}
 	}
 }
+
+// TestBothGangSchedulers (class 8). A runtime's podGroupPolicy may name
+// coscheduling and volcano both (the CRD allows it); Kubeflow runs both
+// plugins (plugins/coscheduling, plugins/volcano), which build a PodGroup
+// each and mark the pods for each. cuetrainer's render failed: the two
+// parts' sums were one list.
+func TestBothGangSchedulers(t *testing.T) {
+	e := testEngine(t)
+	s := e.NewSession(SessionOptions{})
+	var r Result
+	for _, d := range ReadYAML("both.yaml", []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: both, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 60}, volcano: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x, resources: {requests: {cpu: 1}}}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: a}
+spec:
+  runtimeRef: {name: both}
+`)) {
+		r = s.Admit(d)
+	}
+	out := s.Render(r, RenderOptions{})
+	if len(out.Errors) > 0 {
+		t.Fatalf("render: %v", findingStrings(out.Errors))
+	}
+	groups := map[string]string{}
+	for _, o := range out.Objects {
+		if o["kind"] == "PodGroup" {
+			spec := o["spec"].(map[string]any)
+			groups[o["apiVersion"].(string)] = fmt.Sprint(spec["minMember"], " ", spec["minResources"])
+		}
+	}
+	want := map[string]string{"scheduling.x-k8s.io/v1alpha1": "2 map[cpu:2]", "scheduling.volcano.sh/v1beta1": "2 map[cpu:2]"}
+	if fmt.Sprint(groups) != fmt.Sprint(want) {
+		t.Errorf("PodGroups %v, want %v", groups, want)
+	}
+	data, _ := json.Marshal(out.Objects)
+	for _, mark := range []string{`"scheduling.x-k8s.io/pod-group":"tj"`, `"scheduling.k8s.io/group-name":"tj"`} {
+		if !strings.Contains(string(data), mark) {
+			t.Errorf("the pods lack %s", mark)
+		}
+	}
+}

@@ -145,8 +145,12 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		}
 	}
 	if f := v.LookupPath(pathSums); f.Exists() {
-		if err := decodeJSON(f, &out.sums); err != nil {
+		var byName map[string]quantitySum
+		if err := decodeJSON(f, &byName); err != nil {
 			return out, &outputError{"sums", err}
+		}
+		for _, name := range sortedKeys(byName) {
+			out.sums = append(out.sums, byName[name])
 		}
 	}
 	return out, nil
