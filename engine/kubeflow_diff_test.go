@@ -328,3 +328,49 @@ spec:
 		}
 	}
 }
+
+// TestEnvAsKubeflowWritesIt (class 7). Kubeflow rebuilds the TrainJob's
+// env with its apply helpers (pkg/apply) before it writes it into the
+// trainer's container: a fieldRef keeps its fieldPath alone, a
+// resourceFieldRef always has a divisor ("0", a Quantity's zero, when
+// unset), an entry with a valueFrom loses its value. cuetrainer copied the
+// entries as written.
+func TestEnvAsKubeflowWritesIt(t *testing.T) {
+	s := testEngine(t).NewSession(SessionOptions{})
+	r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: env, namespace: a}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    env:
+    - {name: A, value: a}
+    - {name: POD, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}
+    - {name: CPU, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}
+    - {name: BOTH, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}
+`))
+	out := s.Render(r, RenderOptions{})
+	env := map[string]string{}
+	for _, o := range out.Objects {
+		if o["kind"] != "JobSet" {
+			continue
+		}
+		c := at(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
+		containers := at(c, []string{"template", "spec", "template", "spec", "containers"}).([]any)
+		for _, e := range containers[0].(map[string]any)["env"].([]any) {
+			m := e.(map[string]any)
+			data, _ := json.Marshal(m)
+			env[m["name"].(string)] = string(data)
+		}
+	}
+	for name, want := range map[string]string{
+		"A":    `{"name":"A","value":"a"}`,
+		"POD":  `{"name":"POD","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}`,
+		"CPU":  `{"name":"CPU","valueFrom":{"resourceFieldRef":{"divisor":"0","resource":"limits.cpu"}}}`,
+		"BOTH": `{"name":"BOTH","valueFrom":{"secretKeyRef":{"key":"k","name":"s"}}}`,
+	} {
+		if env[name] != want {
+			t.Errorf("%s: %s, want %s", name, env[name], want)
+		}
+	}
+}
