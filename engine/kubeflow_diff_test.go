@@ -374,3 +374,51 @@ spec:
 		}
 	}
 }
+
+// TestQuantitiesCanonical (class 10). Kubeflow marshals the runtime
+// snapshot and the JobSet from typed objects, so their quantities are
+// canonical (resource.Quantity: "3.5" is 3500m, 0.5Gi is 512Mi, 4000m is
+// "4"); cuetrainer copied the input's text into the snapshot, and left a
+// volume's sizeLimit as written in the JobSet.
+func TestQuantitiesCanonical(t *testing.T) {
+	out := renderDocs(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: snap, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: x, resources: {requests: {cpu: "3.5", memory: 1.5Gi}, limits: {cpu: "4000m"}}}]
+                volumes: [{name: shm, emptyDir: {medium: Memory, sizeLimit: 0.5Gi}}]
+`, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: a}
+spec:
+  runtimeRef: {name: snap}
+`)
+	var snapshot, jobset string
+	for _, o := range out.Objects {
+		switch o["kind"] {
+		case "ConfigMap":
+			snapshot = fmt.Sprint(o["data"])
+		case "JobSet":
+			data, _ := json.Marshal(o)
+			jobset = string(data)
+		}
+	}
+	for _, want := range []string{"cpu: 3500m", "memory: 1536Mi", `cpu: "4"`, "sizeLimit: 512Mi"} {
+		if !strings.Contains(snapshot, want) {
+			t.Errorf("the runtime snapshot lacks %q:\n%s", want, snapshot)
+		}
+	}
+	if !strings.Contains(jobset, `"sizeLimit":"512Mi"`) {
+		t.Errorf("the JobSet's sizeLimit is not canonical: %s", jobset)
+	}
+}

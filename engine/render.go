@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -339,7 +340,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	}
 	phaseOf := make(map[string]int, len(objects))
 	for id, obj := range objects {
-		canonicalQuantities(obj, false)
+		canonicalize(obj)
 		out.Objects = append(out.Objects, obj)
 		phaseOf[objectKey(obj)] = out.Controller.ApplyPhase[id]
 	}
@@ -793,6 +794,69 @@ func (s quantitySum) apply(obj map[string]any) error {
 	return nil
 }
 
+// canonicalQuantity is a quantity's canonical text, as resource.Quantity
+// marshals it; ok false for what is no quantity.
+func canonicalQuantity(v any) (string, bool) {
+	var text string
+	switch q := v.(type) {
+	case string:
+		text = q
+	case json.Number:
+		text = q.String()
+	case int64:
+		text = strconv.FormatInt(q, 10)
+	case int:
+		text = strconv.Itoa(q)
+	case float64:
+		text = strconv.FormatFloat(q, 'f', -1, 64)
+	default:
+		return "", false
+	}
+	q, err := resource.ParseQuantity(text)
+	if err != nil {
+		return "", false
+	}
+	return q.String(), true
+}
+
+// canonicalObject is a copy of an object with every quantity it holds in
+// canonical form, as its typed Go object marshals: those of resource lists
+// (limits, requests), and a volume's sizeLimit and an env's divisor.
+func canonicalObject(obj map[string]any) map[string]any {
+	out := deepCopy(obj).(map[string]any)
+	canonicalize(out)
+	return out
+}
+
+// canonicalize writes the quantities of obj in canonical form, in place
+// (canonicalObject).
+func canonicalize(obj map[string]any) {
+	canonicalQuantities(obj, false)
+	var fields func(v any)
+	fields = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				switch k {
+				case "sizeLimit", "divisor":
+					if q, ok := canonicalQuantity(c); ok {
+						x[k] = q
+						continue
+					}
+				case "metadata", "data", "stringData", "binaryData":
+					continue // names and data, not quantities
+				}
+				fields(c)
+			}
+		case []any:
+			for _, c := range x {
+				fields(c)
+			}
+		}
+	}
+	fields(obj)
+}
+
 // canonicalQuantities writes every quantity of a resource list (a map
 // under `limits` or `requests`) in its canonical form, as the typed objects
 // of a controller marshal them.
@@ -801,17 +865,8 @@ func canonicalQuantities(v any, resources bool) {
 	case map[string]any:
 		for k, c := range x {
 			if resources {
-				var text string
-				switch q := c.(type) {
-				case string:
-					text = q
-				case json.Number:
-					text = q.String()
-				default:
-					continue
-				}
-				if q, err := resource.ParseQuantity(text); err == nil {
-					x[k] = q.String()
+				if q, ok := canonicalQuantity(c); ok {
+					x[k] = q
 				}
 				continue
 			}

@@ -225,10 +225,11 @@ func (s *Session) BuiltinFindings() []Result {
 }
 
 // yaml returns the object as YAML, as sigs.k8s.io/yaml writes a typed
-// object (sorted keys), made once per stored object.
+// object (sorted keys, quantities canonical), made once per stored object.
 func (st *stored) yaml() (string, error) {
 	st.yamlOnce.Do(func() {
-		b, err := yaml.Marshal(st.doc.Object)
+		// As a typed object marshals: quantities canonical (3.5 is 3500m).
+		b, err := yaml.Marshal(canonicalObject(st.doc.Object))
 		st.yamlText, st.yamlErr = string(b), err
 	})
 	return st.yamlText, st.yamlErr
