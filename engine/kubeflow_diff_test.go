@@ -422,3 +422,54 @@ spec:
 		t.Errorf("the JobSet's sizeLimit is not canonical: %s", jobset)
 	}
 }
+
+// TestResourceClaimsNotRendered (class 9). When a TrainJob sets
+// resourcesPerNode, Kubeflow merges it into the node container and writes
+// back limits and requests alone (runtime/core/trainingruntime.go): the
+// claims of the TrainJob and those the runtime's container had are both
+// gone from the JobSet. cuetrainer merged the claims by name.
+func TestResourceClaimsNotRendered(t *testing.T) {
+	runtime := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: claims, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: x, resources: {requests: {cpu: 1}, claims: [{name: gpu-a}]}}]
+                resourceClaims: [{name: gpu-a, resourceClaimTemplateName: t}, {name: gpu-b, resourceClaimTemplateName: t}]
+`
+	resources := func(trainer string) string {
+		out := renderDocs(t, runtime, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: a}
+spec:
+  runtimeRef: {name: claims}
+`+trainer)
+		for _, o := range out.Objects {
+			if o["kind"] == "JobSet" {
+				rj := at(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
+				c := at(rj, []string{"template", "spec", "template", "spec", "containers"}).([]any)[0]
+				data, _ := json.Marshal(c.(map[string]any)["resources"])
+				return string(data)
+			}
+		}
+		t.Fatal("no JobSet rendered")
+		return ""
+	}
+	if got, want := resources(`  trainer: {resourcesPerNode: {limits: {cpu: 2}, claims: [{name: gpu-b}]}}
+`), `{"limits":{"cpu":"2"},"requests":{"cpu":"1"}}`; got != want {
+		t.Errorf("with resourcesPerNode: resources %s, want %s", got, want)
+	}
+	// Without resourcesPerNode the runtime's container is left as written.
+	if got, want := resources(""), `{"claims":[{"name":"gpu-a"}],"requests":{"cpu":"1"}}`; got != want {
+		t.Errorf("without resourcesPerNode: resources %s, want %s", got, want)
+	}
+}
