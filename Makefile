@@ -63,7 +63,9 @@ cue-vet:
 # that depends on ours has them. k8s.io/* v0.37 tags embedded structs
 # `json:""` rather than `json:",inline"`, which `cue get go` takes for a
 # field named after the type: the first sed turns those back into
-# embeddings. hack/cuelocal then copies the packages a runtime's template
+# embeddings. The types whose Go code marshals itself (Quantity,
+# IntOrString, Time), which `cue get go` leaves open, get their OpenAPI
+# shapes from hack/cuegen/overlays. hack/cuelocal then copies the packages a runtime's template
 # reaches through imports (batch/v1, jobset) into the schemas package
 # (schemas/k8s_gen.cue), which reads them without an import.
 cue-gen:
@@ -75,6 +77,7 @@ cue-gen:
 		-e 's/^(\s+)(([a-z0-9]+\.)?#[A-Z][A-Za-z0-9]*) @protobuf\([^)]*\)\s*$$/\1\2/' \
 		-e 's#^(\s*(import\s+)?([A-Za-z0-9_]+\s+)?")((k8s\.io|sigs\.k8s\.io)/[^"]*"\s*)$$#\1cuetrainer.dev/cuetrainer/schemas/gen/\4#'
 	mv cue.mod/gen schemas/gen
+	cp -r hack/cuegen/overlays/. schemas/gen/
 	$(GO) run ./hack/cuelocal -o schemas/k8s_gen.cue
 
 # manifests regenerates deploy/'s generated parts from the CUE: the CRDs,

@@ -540,7 +540,7 @@ func TestSchemaChecked(t *testing.T) {
 		runtimeYAML("two", "", "", "{torch: {}, mpi: {}}", ""),
 		runtimeYAML("mpi0", "", "", "{mpi: {numProcPerNode: 0}}", ""),
 		runtimeYAML("flux0", "", "", "{flux: {numProcPerNode: 0}}", ""),
-		runtimeYAML("quantity", "", "", "{torch: {}}", "initContainers: [{name: prep, image: x, resources: {limits: {cpu: lots}}}]"),
+		jobYAML("torch", "{image: "+strings.Repeat("i", 501)+"}"),
 		runtimeYAML("targets", "", "", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [node, node]}]}}}", ""),
 		runtimeYAML("mpi-intel", "", "", "{mpi: {mpiImplementation: Intel}}", ""),
 		// The CRD does not carry these: the review's own rules, in the CRD's

@@ -104,6 +104,11 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 		}
 	}
 	k := v.IncompleteKind()
+	if k&^cue.NullKind != 0 {
+		// A structural schema has no null: the API server drops a null
+		// where the field is not nullable (the zero metav1.Time is null).
+		k &^= cue.NullKind
+	}
 	switch {
 	case k == cue.TopKind || k == cue.BottomKind:
 		s["x-kubernetes-preserve-unknown-fields"] = true
@@ -195,6 +200,9 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 	case k&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind && k&^(cue.IntKind|cue.StringKind|cue.NullKind) == 0:
 		s["x-kubernetes-int-or-string"] = true
 		s["anyOf"] = []any{map[string]any{"type": "integer"}, map[string]any{"type": "string"}}
+		if re := stringPattern(v, 0); re != "" {
+			s["pattern"] = re // a Quantity's (int | =~"...")
+		}
 	default:
 		s["x-kubernetes-preserve-unknown-fields"] = true
 	}
@@ -202,10 +210,11 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 }
 
 // typeLimits are the bounds of CUE's sized integer types the CRD says with
-// its type (Kubeflow's Go types are int32 and int64), not with minimum
-// and maximum.
-var typeLimits = map[string]bool{
-	"-2147483648": true, "2147483647": true, "-9223372036854775808": true, "9223372036854775807": true,
+// its format (Kubeflow's Go types are int32 and int64, which controller-gen
+// writes as `format: int32` and `format: int64`), not with minimum and
+// maximum.
+var typeLimits = map[string]string{
+	"-2147483648": "int32", "2147483647": "int32", "-9223372036854775808": "int64", "9223372036854775807": "int64",
 }
 
 // cueBounds writes into a field's schema the bounds its CUE constraints
@@ -215,6 +224,14 @@ var typeLimits = map[string]bool{
 // maxLength, minItems, maxItems. A marker on the field says the same or
 // more, and is written after.
 func cueBounds(v cue.Value, s map[string]any) {
+	limits := map[string]int{} // format: the type's bounds seen
+	defer func() {
+		for format, n := range limits {
+			if n >= 2 && s["type"] == "integer" {
+				s["format"] = format
+			}
+		}
+	}()
 	var walk func(v cue.Value, depth int)
 	walk = func(v cue.Value, depth int) {
 		if depth > 8 {
@@ -222,6 +239,14 @@ func cueBounds(v cue.Value, s map[string]any) {
 		}
 		op, args := v.Expr()
 		switch op {
+		case cue.OrOp:
+			// `*1 | int32`: the format of the type beside the default.
+			// Bounds of one disjunct are not the value's.
+			for _, a := range args {
+				if format := integerFormat(a); format != "" {
+					limits[format] = 2
+				}
+			}
 		case cue.AndOp, cue.NoOp:
 			if op == cue.NoOp && len(args) == 1 && args[0] == v {
 				return
@@ -233,8 +258,12 @@ func cueBounds(v cue.Value, s map[string]any) {
 			if len(args) != 1 {
 				return
 			}
+			if format, ok := typeLimits[fmt.Sprint(args[0])]; ok {
+				limits[format]++
+				return
+			}
 			n, err := args[0].Float64()
-			if err != nil || typeLimits[fmt.Sprint(args[0])] {
+			if err != nil {
 				return
 			}
 			var num any = n
@@ -281,6 +310,56 @@ func cueBounds(v cue.Value, s map[string]any) {
 		}
 	}
 	walk(v, 0)
+}
+
+// integerFormat is the format of a sized integer type (CUE's int32 is
+// int & >=-2147483648 & <=2147483647): "int32", "int64", or "".
+func integerFormat(v cue.Value) string {
+	seen := map[string]int{}
+	var walk func(v cue.Value, depth int)
+	walk = func(v cue.Value, depth int) {
+		op, args := v.Expr()
+		switch {
+		case depth > 4:
+		case op == cue.AndOp:
+			for _, a := range args {
+				walk(a, depth+1)
+			}
+		case (op == cue.GreaterThanEqualOp || op == cue.LessThanEqualOp) && len(args) == 1:
+			seen[typeLimits[fmt.Sprint(args[0])]]++
+		}
+	}
+	walk(v, 0)
+	for _, f := range []string{"int32", "int64"} {
+		if seen[f] >= 2 {
+			return f
+		}
+	}
+	return ""
+}
+
+// stringPattern is the regular expression a value's strings must match
+// (`int | =~"^[0-9]+$"`), or "".
+func stringPattern(v cue.Value, depth int) string {
+	op, args := v.Expr()
+	switch {
+	case depth > 6:
+	case op == cue.RegexMatchOp && len(args) == 1:
+		re, _ := args[0].String()
+		return re
+	case op == cue.AndOp || op == cue.OrOp:
+		for _, a := range args {
+			if re := stringPattern(a, depth+1); re != "" {
+				return re
+			}
+		}
+	default:
+		// A reference (resource.#Quantity): what it names.
+		if root, path := v.ReferencePath(); root.Exists() && len(path.Selectors()) > 0 {
+			return stringPattern(root.LookupPath(path), depth+1)
+		}
+	}
+	return ""
 }
 
 // stringEnum lists the values of a disjunction of string literals.
@@ -378,6 +457,9 @@ func markers(v cue.Value, s map[string]any) error {
 				}
 				s["pattern"] = value
 				continue
+			case "Format":
+				s["format"] = value // date-time: the schema's type is string
+				continue
 			case "Enum":
 				var enum []any
 				for _, e := range strings.Split(value, ";") {
@@ -394,7 +476,7 @@ func markers(v cue.Value, s map[string]any) error {
 				"Minimum": "minimum", "Maximum": "maximum", "MinProperties": "minProperties",
 			}[name]
 			if field == "" {
-				continue // Optional, Required, Type, Format...: the schema says these itself
+				continue // Optional, Required, Type...: the schema says these itself
 			}
 			n, err := strconv.ParseInt(value, 10, 64)
 			if err != nil {

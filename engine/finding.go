@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -283,9 +285,21 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		paths[f.Path]++
 	}
 	const typeDetail = "must be of type "
+	// A branch whose type the value has gave the reason (a Quantity's
+	// string that its pattern does not match): the other branches' type
+	// errors are not the value's.
+	reasoned := map[string]bool{}
+	for _, f := range out {
+		if !strings.HasPrefix(f.Detail, typeDetail) && !strings.Contains(f.Detail, "errors in empty disjunction") && !strings.HasPrefix(f.Detail, "conflicting values") {
+			reasoned[f.Path] = true
+		}
+	}
 	typed := map[string]int{} // path: index in kept of its type error
 	kept := out[:0]
 	for _, f := range out {
+		if strings.HasPrefix(f.Detail, typeDetail) && reasoned[f.Path] {
+			continue
+		}
 		// Beside the reason, what the value is not: a disjunction's
 		// branches (its default's "conflicting values 36000 and 80").
 		if (strings.Contains(f.Detail, "errors in empty disjunction") || strings.HasPrefix(f.Detail, "conflicting values")) && paths[f.Path] > 1 {
@@ -293,7 +307,10 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		}
 		if t, ok := strings.CutPrefix(f.Detail, typeDetail); ok && f.Type == field.ErrorTypeTypeInvalid.String() {
 			if i, dup := typed[f.Path]; dup {
-				kept[i].Detail += "," + t
+				// In the order the API server names them (integer,string).
+				types := append(strings.Split(strings.TrimPrefix(kept[i].Detail, typeDetail), ","), t)
+				sort.Strings(types)
+				kept[i].Detail = typeDetail + strings.Join(slices.Compact(types), ",")
 				continue
 			}
 			typed[f.Path] = len(kept)

@@ -181,7 +181,6 @@ func TestCRDChecksAreTheAPIServers(t *testing.T) {
 		runtime("mpi-impl", "{mpi: {mpiImplementation: Intel}}", "", ""),
 		runtime("mpi-ssh", "{mpi: {sshAuthMountPath: /"+strings.Repeat("s", 4100)+"}}", "", ""),
 		runtime("flux-procs", "{flux: {numProcPerNode: 0}}", "", ""),
-		runtime("quantity", "{torch: {}}", "", ", resources: {limits: {cpu: lots}}"),
 		runtime("targets-set", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [a, a]}]}}}", "", ""),
 		runtime("targets-node", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [node]}]}}}", "", ""),
 		runtime("targets-job", "{torch: {envInjection: {targets: [{jobName: \"\", containerNames: [a]}]}}}", "", ""),
@@ -249,6 +248,45 @@ func TestCRDChecksAreTheAPIServers(t *testing.T) {
 	}
 	if left < len(docs) {
 		t.Errorf("%d CRD errors left out over %d objects", left, len(docs))
+	}
+}
+
+// TestSchemaErrorsAreTheAPIServers: what the structural schema refuses
+// (a quantity its pattern does not match, wherever the core types have
+// one), vet refuses in the API server's words.
+func TestSchemaErrorsAreTheAPIServers(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e := loadEngine(t)
+	installGeneratedCRDs(t, e)
+	ensureNamespace(t, ctx, "schema-errors")
+	runtime := func(name, pod string) string {
+		return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: " + name + ", labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n" +
+			"  mlPolicy: {torch: {}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n" +
+			"          spec: {template: {spec: " + pod + "}}\n"
+	}
+	for _, text := range []string{
+		runtime("limits", "{containers: [{name: node, image: img, resources: {limits: {cpu: lots}}}]}"),
+		runtime("size-limit", "{containers: [{name: node, image: img}], volumes: [{name: shm, emptyDir: {sizeLimit: big}}]}"),
+		runtime("divisor", "{containers: [{name: node, image: img, env: [{name: C, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: one}}}]}]}"),
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: per-node, namespace: schema-errors}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {resourcesPerNode: {requests: {memory: 2 GB}}}\n",
+	} {
+		d := engine.ReadYAML("doc.yaml", []byte(text))[0]
+		r := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{})
+		if !r.Rejected() {
+			t.Errorf("%s: vet admits it", r.Identity())
+			continue
+		}
+		err := k8sClient.Create(ctx, &unstructured.Unstructured{Object: d.Object}, client.DryRunAll)
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("%s: the API server answered %v, want it Invalid", r.Identity(), err)
+			continue
+		}
+		for _, f := range r.Errors {
+			if f.Phase != engine.PhaseSchema || !strings.Contains(err.Error(), f.String()) {
+				t.Errorf("%s: vet says\n  %s (%s)\nthe API server\n  %v", r.Identity(), f, f.Phase, err)
+			}
+		}
 	}
 }
 
