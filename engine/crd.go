@@ -387,6 +387,13 @@ func listElem(v cue.Value) cue.Value {
 		k := e.IncompleteKind()
 		return e.Exists() && k != cue.TopKind && k != cue.BottomKind
 	}
+	// The element of a list of one, evaluated as an item is: a list type
+	// made of several (`[...#Volume]` where #Volume embeds the core type
+	// and our defaults) reads, through AnyIndex, as the conjuncts closed
+	// one against the other, which an item is not.
+	if one := v.Unify(v.Context().CompileString("[_]")).LookupPath(cue.MakePath(cue.Index(0))); usable(one) && one.Err() == nil {
+		return one
+	}
 	elem := v.LookupPath(cue.MakePath(cue.AnyIndex))
 	if usable(elem) {
 		return elem

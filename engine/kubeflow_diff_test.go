@@ -473,3 +473,43 @@ spec:
 		t.Errorf("without resourcesPerNode: resources %s, want %s", got, want)
 	}
 }
+
+// TestCoreFieldsInTheTemplate: the fields of the core types a runtime's
+// pod template may carry are the core types', defaults or not. A
+// ConfigMapEnvSource's `optional` and an EphemeralContainer's
+// targetContainerName were refused as unknown fields (our defaults closed
+// them to a LocalObjectReference and a Container); Kubeflow's CRD takes
+// them.
+func TestCoreFieldsInTheTemplate(t *testing.T) {
+	r := testEngine(t).NewSession(SessionOptions{}).Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: core, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: x
+                  envFrom: [{configMapRef: {name: c, optional: true}}, {secretRef: {name: s, optional: false}}]
+                initContainers: [{name: prep, image: x, envFrom: [{configMapRef: {name: c, optional: true}}]}]
+                ephemeralContainers: [{name: debug, image: x, targetContainerName: node, envFrom: [{secretRef: {name: s, optional: true}}]}]
+                volumes: [{name: v, projected: {sources: [{configMap: {name: a, optional: true, items: [{key: k, path: p}]}}]}}]
+`))
+	if r.Rejected() {
+		t.Fatalf("refused: %v", findingStrings(r.Errors))
+	}
+	c := at(r.Object, []string{"spec", "template", "spec", "replicatedJobs"}).([]any)[0].(map[string]any)
+	pod := at(c, []string{"template", "spec", "template", "spec"}).(map[string]any)
+	data, _ := json.Marshal(pod["ephemeralContainers"])
+	if !strings.Contains(string(data), `"targetContainerName":"node"`) || !strings.Contains(string(data), `"optional":true`) {
+		t.Errorf("ephemeralContainers %s", data)
+	}
+}
