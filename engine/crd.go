@@ -427,7 +427,7 @@ func listElem(v cue.Value) cue.Value {
 // (`+kubebuilder:validation:MaxLength=253`, MinLength, MinItems, MaxItems,
 // Minimum, Maximum, MinProperties, and XValidation's CEL rule and message).
 func markers(v cue.Value, s map[string]any) error {
-	var listType string
+	var listType, mapType string
 	var keys []any
 	var rules []any
 	for _, doc := range v.Doc() {
@@ -435,6 +435,12 @@ func markers(v cue.Value, s map[string]any) error {
 			line = strings.TrimSpace(line)
 			if t, ok := strings.CutPrefix(line, "+listType="); ok {
 				listType = t
+			}
+			if t, ok := strings.CutPrefix(line, "+structType="); ok {
+				mapType = t
+			}
+			if t, ok := strings.CutPrefix(line, "+mapType="); ok {
+				mapType = t
 			}
 			if k, ok := strings.CutPrefix(line, "+listMapKey="); ok && !containsAny(keys, k) {
 				keys = append(keys, k) // a field's doc can come from several conjuncts
@@ -494,6 +500,10 @@ func markers(v cue.Value, s map[string]any) error {
 	}
 	if len(rules) > 0 {
 		s["x-kubernetes-validations"] = rules
+	}
+	if s["type"] == "object" && (mapType == "atomic" || mapType == "granular") {
+		// +structType / +mapType: how server-side apply merges the object.
+		s["x-kubernetes-map-type"] = mapType
 	}
 	if s["type"] != "array" {
 		return nil // a list marker on what the schema made no list (an embedded type's items)
