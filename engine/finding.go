@@ -221,18 +221,33 @@ func (e *Engine) ruleError(phase Phase, rule string, err error) Finding {
 // schemaFindings turns the CUE errors of unifying an object with its schema
 // into field errors on the object's paths. prefix is the CUE path of the
 // object within the review.
-func schemaFindings(err error, prefix []string, input map[string]any, object cue.Value) []Finding {
+func schemaFindings(err error, prefix []string, input map[string]any, object cue.Value, crd map[string]any) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
+	worded := map[string]bool{} // paths whose errors apiWords gave
 	for _, ce := range errors.Errors(err) {
 		p := ce.Path()
 		if hasPrefix(p, prefix) {
 			p = p[len(prefix):]
 		}
-		f := Finding{Phase: PhaseSchema, Path: k8sPath(p), HasPath: len(p) > 0}
+		// Where the CRD's schema reaches, the API server's schema
+		// validation says the path (openAPIPath); metadata it decodes.
+		fpath := k8sPath(p)
+		if crd != nil && schemaNode(crd, p) != nil {
+			fpath = openAPIPath(p)
+		}
+		f := Finding{Phase: PhaseSchema, Path: fpath, HasPath: len(p) > 0}
 		format, args := ce.Msg()
 		msg := fmt.Sprintf(format, args...)
 		value, given := valueAt(input, p)
+		if words, ok := apiWords(msg, format, args, p, value, given, crd); ok {
+			// The API server's own words, from the CRD's schema.
+			if !worded[f.Path] {
+				worded[f.Path] = true
+				out = append(out, words...)
+			}
+			continue
+		}
 		switch {
 		case strings.Contains(msg, "mismatched types") && given && len(args) == 4:
 			// The API server's words: value of the wrong JSON type.
@@ -257,10 +272,10 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 					f.Detail += fmt.Sprintf(" (did you mean %s?)", s)
 				}
 			}
-		case given && boundError(format, args, k8sPath(p), value) != nil:
+		case given && boundError(format, args, fpath, value) != nil:
 			// A bound of the schema (a policy's CUE bound, a marker made
 			// one), in the API server's words.
-			b := boundError(format, args, k8sPath(p), value)
+			b := boundError(format, args, fpath, value)
 			f.Type, f.Value, f.Detail = b.Type, b.Value, b.Detail
 		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value"):
 			f.Type = field.ErrorTypeRequired.String()
@@ -317,7 +332,33 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		}
 		kept = append(kept, f)
 	}
+	// A type error, or a value not in an enum, keeps the API server from
+	// evaluating the CRD's CEL rules, and it says so.
+	for _, f := range kept {
+		if crd != nil && (strings.Contains(f.Detail, " in body must be of type ") || f.Type == field.ErrorTypeNotSupported.String()) && hasCELRules(crd) {
+			kept = append(kept, Finding{Phase: PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(nil), Detail: celNotChecked})
+			break
+		}
+	}
 	return kept
+}
+
+// openAPIPath prints CUE path selectors as the API server's schema
+// validation does (kube-openapi): indices in brackets, every key after a
+// dot, a map's key too (`limits.nvidia.com/gpu`).
+func openAPIPath(sels []string) string {
+	var b strings.Builder
+	for _, s := range sels {
+		if s != "" && s[0] >= '0' && s[0] <= '9' {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strings.Trim(s, `"`))
+	}
+	return b.String()
 }
 
 // k8sPath prints CUE path selectors as a Kubernetes field path.

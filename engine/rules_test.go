@@ -366,9 +366,18 @@ func TestQuantities(t *testing.T) {
 			`spec.trainer.resourcesPerNode.limits.cpu: Invalid value: "two": spec.trainer.resourcesPerNode.limits.cpu in body should match ` + pattern,
 			`spec.trainer.resourcesPerNode.requests.memory: Invalid value: "1 Gi": spec.trainer.resourcesPerNode.requests.memory in body should match ` + pattern,
 		}},
+		// The API server's five errors (apiextensions' ValidateCustomResource
+		// over kube-openapi's anyOf, type and range checks), its path's
+		// keys after dots.
 		{"neither integer nor string", []string{jobYAML("torch-distributed", `{resourcesPerNode: {limits: {cpu: 0.5, nvidia.com/gpu: true}}}`)}, []string{
-			`spec.trainer.resourcesPerNode.limits.cpu: Invalid value: 0.5: must be of type integer,string`,
-			`spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]: Invalid value: true: must be of type integer,string`,
+			`spec.trainer.resourcesPerNode.limits.cpu: Invalid value: 0.5: spec.trainer.resourcesPerNode.limits.cpu in body must be of type integer,string: "number"`,
+			`<nil>: Invalid value: "": "spec.trainer.resourcesPerNode.limits.cpu" must validate at least one schema (anyOf)`,
+			`spec.trainer.resourcesPerNode.limits.cpu: Invalid value: 0.5: spec.trainer.resourcesPerNode.limits.cpu in body must be of type integer: "number"`,
+			`<nil>: Invalid value: "": Checked value must be of type integer (default format) in spec.trainer.resourcesPerNode.limits.cpu`,
+			`spec.trainer.resourcesPerNode.limits.nvidia.com/gpu: Invalid value: true: spec.trainer.resourcesPerNode.limits.nvidia.com/gpu in body must be of type integer,string: "boolean"`,
+			`<nil>: Invalid value: "": "spec.trainer.resourcesPerNode.limits.nvidia.com/gpu" must validate at least one schema (anyOf)`,
+			`spec.trainer.resourcesPerNode.limits.nvidia.com/gpu: Invalid value: true: spec.trainer.resourcesPerNode.limits.nvidia.com/gpu in body must be of type integer: "boolean"`,
+			`<nil>: Invalid value: null: ` + celNotChecked,
 		}},
 		{"runtime containers", []string{runtimeYAML("q", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}",
 			`initContainers: [{name: init, image: img, resources: {limits: {cpu: "x"}}}]`)}, []string{

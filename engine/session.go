@@ -599,7 +599,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any), object))...)
+		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any), object, s.e.crdSchema(doc.APIVersion(), doc.Kind())))...)
 		return keep(r, nil)
 	}
 	if !req.VerdictOnly {

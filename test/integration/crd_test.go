@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -285,6 +286,64 @@ func TestSchemaErrorsAreTheAPIServers(t *testing.T) {
 		for _, f := range r.Errors {
 			if f.Phase != engine.PhaseSchema || !strings.Contains(err.Error(), f.String()) {
 				t.Errorf("%s: vet says\n  %s (%s)\nthe API server\n  %v", r.Identity(), f, f.Phase, err)
+			}
+		}
+	}
+}
+
+// TestTypeErrorsAreTheAPIServers: a value of the wrong type gets, from
+// vet, the errors the API server gives (issue 20: it gave four where vet
+// gave one): each of vet's with its path and detail among the API
+// server's, as many as it gives. The printed value may differ: vet prints
+// the value, the API server the type it found.
+func TestTypeErrorsAreTheAPIServers(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e := loadEngine(t)
+	installGeneratedCRDs(t, e)
+	ensureNamespace(t, ctx, "type-errors")
+	for _, trainer := range []string{
+		"{resourcesPerNode: {limits: {cpu: 1.5}}}",
+		"{resourcesPerNode: {limits: {nvidia.com/gpu: true, cpu: [1]}}}",
+		"{resourcesPerNode: {requests: {cpu: 1e20, memory: \"1 Gi\"}}}",
+		"{numNodes: 1.5}",
+		"{numNodes: true}",
+		"{numNodes: 1e20}",
+		"{numNodes: 99999999999}",
+		"{numNodes: two, image: 3}",
+		"{image: 1.5, args: [1, true]}",
+		"{env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 0.5}}}]}",
+	} {
+		text := "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: typed, namespace: type-errors}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: " + trainer + "\n"
+		d := engine.ReadYAML("doc.yaml", []byte(text))[0]
+		r := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{})
+		err := k8sClient.Create(ctx, &unstructured.Unstructured{Object: d.Object}, client.DryRunAll)
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) || status.Status().Details == nil {
+			t.Errorf("%s: the API server answered %v, want it Invalid", trainer, err)
+			continue
+		}
+		causes := status.Status().Details.Causes
+		if len(causes) != len(r.Errors) {
+			t.Errorf("%s: vet gives %d errors, the API server %d:\n  vet %q\n  API %v", trainer, len(r.Errors), len(causes), findingText(r.Errors), err)
+		}
+		for _, f := range r.Errors {
+			found := false
+			for _, c := range causes {
+				field := c.Field
+				if field == "" {
+					field = "<nil>"
+				}
+				path := f.Path
+				if !f.HasPath {
+					path = "<nil>"
+				}
+				if field == path && strings.HasSuffix(c.Message, f.Detail) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: vet says\n  %s\nthe API server\n  %v", trainer, f, err)
 			}
 		}
 	}
