@@ -51,6 +51,13 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 		if status, _ := v.LookupPath(cue.ParsePath("status")).Bool(); status {
 			version["subresources"] = map[string]any{"status": map[string]any{}}
 		}
+		if cols := v.LookupPath(cue.ParsePath("printerColumns")); cols.Exists() {
+			var columns []any
+			if err := cols.Decode(&columns); err != nil {
+				return nil, e.cueError("crd "+kind+" printerColumns", err)
+			}
+			version["additionalPrinterColumns"] = columns
+		}
 		names := map[string]any{"kind": kind, "listKind": kind + "List", "plural": str("plural"), "singular": str("singular")}
 		out = append(out, map[string]any{
 			"apiVersion": "apiextensions.k8s.io/v1",
@@ -165,6 +172,9 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 				return nil, err
 			}
 			s["additionalProperties"] = p
+		case len(props) == 0 && !elem.Exists() && !v.Allows(cue.AnyString):
+			// A closed empty struct (a policy with no fields): an object with
+			// none.
 		case elem.Exists() || len(props) == 0:
 			// Open, or fields beside a pattern, which a structural schema
 			// cannot say: keep what is given.
@@ -425,13 +435,22 @@ func listElem(v cue.Value) cue.Value {
 // map keys (`+listType=map`, `+listMapKey=name`: server-side apply merges
 // such lists by key), and the validations the API server checks itself
 // (`+kubebuilder:validation:MaxLength=253`, MinLength, MinItems, MaxItems,
-// Minimum, Maximum, MinProperties, and XValidation's CEL rule and message).
+// Minimum, Maximum, MinProperties, and XValidation's CEL rule and message),
+// with `items:` the same of a list's items.
 func markers(v cue.Value, s map[string]any) error {
+	var lines []string
+	for _, doc := range v.Doc() {
+		lines = append(lines, strings.Split(doc.Text(), "\n")...)
+	}
+	return applyMarkers(lines, s)
+}
+
+func applyMarkers(lines []string, s map[string]any) error {
 	var listType, mapType string
 	var keys []any
 	var rules []any
-	for _, doc := range v.Doc() {
-		for _, line := range strings.Split(doc.Text(), "\n") {
+	{
+		for _, line := range lines {
 			line = strings.TrimSpace(line)
 			if t, ok := strings.CutPrefix(line, "+listType="); ok {
 				listType = t
@@ -447,6 +466,15 @@ func markers(v cue.Value, s map[string]any) error {
 			}
 			m, ok := strings.CutPrefix(line, "+kubebuilder:validation:")
 			if !ok {
+				continue
+			}
+			if im, ok := strings.CutPrefix(m, "items:"); ok {
+				// A marker of the list's items (items:MaxLength=63).
+				if items, ok := s["items"].(map[string]any); ok {
+					if err := applyMarkers([]string{"+kubebuilder:validation:" + im}, items); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			if x, ok := strings.CutPrefix(m, "XValidation:"); ok {

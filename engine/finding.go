@@ -277,7 +277,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 			// one), in the API server's words.
 			b := boundError(format, args, fpath, value)
 			f.Type, f.Value, f.Detail = b.Type, b.Value, b.Detail
-		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value"):
+		case strings.HasPrefix(msg, "incomplete value") || strings.Contains(msg, "non-concrete value") || strings.Contains(msg, "field is required but not present"):
 			f.Type = field.ErrorTypeRequired.String()
 			f.Detail = ""
 		default:
@@ -332,15 +332,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		}
 		kept = append(kept, f)
 	}
-	// A type error, or a value not in an enum, keeps the API server from
-	// evaluating the CRD's CEL rules, and it says so.
-	for _, f := range kept {
-		if crd != nil && (strings.Contains(f.Detail, " in body must be of type ") || f.Type == field.ErrorTypeNotSupported.String()) && hasCELRules(crd) {
-			kept = append(kept, Finding{Phase: PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(nil), Detail: celNotChecked})
-			break
-		}
-	}
-	return kept
+	return withCELNote(kept, crd, PhaseSchema)
 }
 
 // openAPIPath prints CUE path selectors as the API server's schema

@@ -81,14 +81,17 @@ func TestBoundsWrittenOnce(t *testing.T) {
 		}
 	}
 
+	// A string or list too long keeps the API server from evaluating the
+	// CRD's CEL rules, and it says so.
+	const celNote = "\n<nil>: Invalid value: null: " + celNotChecked
 	for value, want := range map[string]string{
 		"{masterPort: 80}":    "spec.mlPolicy.paddle.masterPort: Invalid value: 80: spec.mlPolicy.paddle.masterPort in body should be greater than or equal to 1024",
 		"{masterPort: 70000}": "spec.mlPolicy.paddle.masterPort: Invalid value: 70000: spec.mlPolicy.paddle.masterPort in body should be less than or equal to 65535",
 		"{workers: 0}":        "spec.mlPolicy.paddle.workers: Invalid value: 0: spec.mlPolicy.paddle.workers in body should be greater than or equal to 1",
-		"{queue: waytoolong}": "spec.mlPolicy.paddle.queue: Too long: may not be more than 8 bytes",
+		"{queue: waytoolong}": "spec.mlPolicy.paddle.queue: Too long: may not be more than 8 bytes" + celNote,
 		"{queue: Q1}":         "spec.mlPolicy.paddle.queue: Invalid value: \"Q1\": spec.mlPolicy.paddle.queue in body should match '^[a-z]+$'",
-		"{tags: [a, b, c]}":   "spec.mlPolicy.paddle.tags: Too many: 3: must have at most 2 items",
-		"{zone: europe}":      "spec.mlPolicy.paddle.zone: Too long: may not be more than 4 bytes",
+		"{tags: [a, b, c]}":   "spec.mlPolicy.paddle.tags: Too many: 3: must have at most 2 items" + celNote,
+		"{zone: europe}":      "spec.mlPolicy.paddle.zone: Too long: may not be more than 4 bytes" + celNote,
 		"{masterPort: 2000, workers: 2, queue: ok, tags: [a], zone: eu}": "",
 	} {
 		r := e.NewSession(SessionOptions{}).Admit(readOne(t, strings.Replace(boundsRuntime, "%s", value, 1)))

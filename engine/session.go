@@ -613,6 +613,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		return s.internal(r, "crd", err), nil
 	}
 	crd = append(metaErrors, a.restoreFindings(crd)...)
+	if hasPhase(crd, PhaseCRD) && !req.SchemaChecked {
+		crd = withCELNote(crd, s.e.crdSchema(doc.APIVersion(), doc.Kind()), PhaseCRD)
+	}
 	if hasPhase(crd, PhaseCRD) {
 		r.Errors = crd
 		return keep(r, nil)

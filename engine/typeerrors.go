@@ -230,3 +230,30 @@ func hasCELRules(s map[string]any) bool {
 	}
 	return false
 }
+
+// withCELNote adds to findings the API server's note that it did not
+// evaluate the CRD's CEL rules, where it would: its schema validation
+// found an error of a kind that blocks them (apiextensions-apiserver's
+// hasBlockingErr: a wrong type, a value not in an enum, a required field
+// left out, a string or list too long), and the CRD has CEL rules.
+func withCELNote(fs []Finding, crd map[string]any, phase Phase) []Finding {
+	if crd == nil {
+		return fs
+	}
+	blocking := false
+	for _, f := range fs {
+		switch {
+		case f.Detail == celNotChecked:
+			return fs
+		case f.Phase != PhaseSchema && f.Phase != PhaseCRD:
+		case strings.Contains(f.Detail, " in body must be of type "),
+			f.Type == field.ErrorTypeNotSupported.String(), f.Type == field.ErrorTypeRequired.String(),
+			f.Type == field.ErrorTypeTooLong.String(), f.Type == field.ErrorTypeTooMany.String():
+			blocking = true
+		}
+	}
+	if !blocking || !hasCELRules(crd) {
+		return fs
+	}
+	return append(fs, Finding{Phase: phase, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(nil), Detail: celNotChecked})
+}

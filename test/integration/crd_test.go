@@ -254,22 +254,24 @@ func TestCRDChecksAreTheAPIServers(t *testing.T) {
 
 // TestSchemaErrorsAreTheAPIServers: what the structural schema refuses
 // (a quantity its pattern does not match, wherever the core types have
-// one), vet refuses in the API server's words.
+// one; a required field left out), vet refuses in the API server's words.
 func TestSchemaErrorsAreTheAPIServers(t *testing.T) {
 	needControlPlane(t)
 	ctx := context.Background()
 	e := loadEngine(t)
 	installGeneratedCRDs(t, e)
 	ensureNamespace(t, ctx, "schema-errors")
-	runtime := func(name, pod string) string {
+	runtime := func(name, mlPolicy, pod string) string {
 		return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: " + name + ", labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n" +
-			"  mlPolicy: {torch: {}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n" +
+			"  mlPolicy: " + mlPolicy + "\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n" +
 			"          spec: {template: {spec: " + pod + "}}\n"
 	}
 	for _, text := range []string{
-		runtime("limits", "{containers: [{name: node, image: img, resources: {limits: {cpu: lots}}}]}"),
-		runtime("size-limit", "{containers: [{name: node, image: img}], volumes: [{name: shm, emptyDir: {sizeLimit: big}}]}"),
-		runtime("divisor", "{containers: [{name: node, image: img, env: [{name: C, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: one}}}]}]}"),
+		runtime("limits", "{torch: {}}", "{containers: [{name: node, image: img, resources: {limits: {cpu: lots}}}]}"),
+		runtime("size-limit", "{torch: {}}", "{containers: [{name: node, image: img}], volumes: [{name: shm, emptyDir: {sizeLimit: big}}]}"),
+		runtime("divisor", "{torch: {}}", "{containers: [{name: node, image: img, env: [{name: C, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: one}}}]}]}"),
+		// envInjection's containerNames is required (Kubeflow's +required).
+		runtime("no-containers", "{torch: {envInjection: {targets: [{jobName: node}]}}}", "{containers: [{name: node, image: img}]}"),
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: per-node, namespace: schema-errors}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {resourcesPerNode: {requests: {memory: 2 GB}}}\n",
 	} {
 		d := engine.ReadYAML("doc.yaml", []byte(text))[0]
