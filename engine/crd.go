@@ -491,6 +491,7 @@ func applyMarkers(lines []string, s map[string]any) error {
 			if !ok {
 				continue
 			}
+			name = strings.TrimSuffix(name, ":") // Enum:=a;b, as controller-gen takes it too
 			switch name {
 			case "Pattern":
 				if uq, err := strconv.Unquote(value); err == nil {

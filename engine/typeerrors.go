@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -195,6 +196,17 @@ func apiWords(msg, format string, args []any, path []string, value any, given bo
 		return nil, false
 	}
 	p := openAPIPath(path)
+	if enum, ok := node["enum"].([]any); ok {
+		// A value the enum does not have: "Unsupported value", with the
+		// values it has.
+		if s, isString := value.(string); isString && !slices.Contains(enum, any(s)) {
+			var supported []string
+			for _, v := range enum {
+				supported = append(supported, fmt.Sprint(v))
+			}
+			return []Finding{{Phase: PhaseSchema, Path: p, HasPath: true, Type: field.ErrorTypeNotSupported.String(), Value: jsonValue(s), Supported: supported}}, true
+		}
+	}
 	switch {
 	case strings.Contains(msg, "mismatched types"):
 		words := typeErrors(p, value, node)

@@ -270,6 +270,12 @@ func TestSchemaErrorsAreTheAPIServers(t *testing.T) {
 		runtime("limits", "{torch: {}}", "{containers: [{name: node, image: img, resources: {limits: {cpu: lots}}}]}"),
 		runtime("size-limit", "{torch: {}}", "{containers: [{name: node, image: img}], volumes: [{name: shm, emptyDir: {sizeLimit: big}}]}"),
 		runtime("divisor", "{torch: {}}", "{containers: [{name: node, image: img, env: [{name: C, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: one}}}]}]}"),
+		// JobSet's enums, each a value it does not have.
+		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: enums, labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n  mlPolicy: {torch: {}}\n  template:\n    spec:\n" +
+			"      failurePolicy: {restartStrategy: Sometimes, rules: [{name: r, action: Explode}]}\n      startupPolicy: {startupPolicyOrder: Random}\n      successPolicy: {operator: Most}\n" +
+			"      volumeClaimPolicies: [{templates: [{metadata: {name: d}, spec: {}}], retentionPolicy: {whenDeleted: Never}}]\n      replicatedJobs:\n" +
+			"      - name: init\n        template: {spec: {template: {spec: {containers: [{name: i, image: x}]}}}}\n" +
+			"      - name: node\n        dependsOn: [{name: init, status: Done}]\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n          spec: {template: {spec: {containers: [{name: node, image: x}]}}}\n",
 		// envInjection's containerNames is required (Kubeflow's +required).
 		runtime("no-containers", "{torch: {envInjection: {targets: [{jobName: node}]}}}", "{containers: [{name: node, image: img}]}"),
 		"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: per-node, namespace: schema-errors}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {resourcesPerNode: {requests: {memory: 2 GB}}}\n",
