@@ -133,9 +133,17 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 			if it.Selector().IsDefinition() || it.Selector().PkgPath() != "" {
 				continue
 			}
+			if err := it.Value().Err(); err != nil && strings.Contains(err.Error(), "field not allowed") {
+				continue // a field of one conjunct that another closes out
+			}
 			p, err := openAPI(it.Value(), depth+1, false)
 			if err != nil {
 				return nil, fmt.Errorf("%s.%w", name, err)
+			}
+			if a := it.Value().Attribute("crd"); a.Err() == nil && a.Contents() == "embedded" {
+				// An embedded object's metadata: controller-gen writes its
+				// fields' types alone, none of the core type's list types.
+				stripListTypes(p)
 			}
 			if err := markers(it.Value(), p); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
@@ -320,6 +328,24 @@ func cueBounds(v cue.Value, s map[string]any) {
 		}
 	}
 	walk(v, 0)
+}
+
+// stripListTypes takes the list and map types out of a schema, deep.
+func stripListTypes(s map[string]any) {
+	delete(s, "x-kubernetes-list-type")
+	delete(s, "x-kubernetes-list-map-keys")
+	delete(s, "x-kubernetes-map-type")
+	for _, k := range []string{"items", "additionalProperties"} {
+		if c, ok := s[k].(map[string]any); ok {
+			stripListTypes(c)
+		}
+	}
+	props, _ := s["properties"].(map[string]any)
+	for _, p := range props {
+		if c, ok := p.(map[string]any); ok {
+			stripListTypes(c)
+		}
+	}
 }
 
 // integerFormat is the format of a sized integer type (CUE's int32 is

@@ -270,6 +270,8 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 				}
 				if s := suggest(strings.Trim(p[len(p)-1], `"`), names); s != "" {
 					f.Detail += fmt.Sprintf(" (did you mean %s?)", s)
+				} else if len(names) > 0 && len(names) <= 6 {
+					f.Detail += " (it has " + strings.Join(names, ", ") + ")"
 				}
 			}
 		case given && boundError(format, args, fpath, value) != nil:

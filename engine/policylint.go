@@ -796,6 +796,9 @@ func fieldNames(v cue.Value) []string {
 		return nil
 	}
 	for it.Next() {
+		if err := it.Value().Err(); err != nil && strings.Contains(err.Error(), "field not allowed") {
+			continue // a field of one conjunct that another closes out
+		}
 		if sel := it.Selector(); sel.IsString() {
 			out = append(out, sel.Unquoted())
 		}

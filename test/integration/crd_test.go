@@ -357,6 +357,43 @@ func TestTypeErrorsAreTheAPIServers(t *testing.T) {
 	}
 }
 
+// TestEmbeddedMetadataIsKubeflows: a template's metadata has the fields
+// controller-gen's embedded ObjectMeta has and no more: under kubectl's
+// default (strict) field validation the API server refuses another, as
+// vet does; the object's own metadata takes them all.
+func TestEmbeddedMetadataIsKubeflows(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	e := loadEngine(t)
+	installGeneratedCRDs(t, e)
+	const text = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: embedded-meta, creationTimestamp: null, labels: {trainer.kubeflow.org/framework: torch}}\nspec:\n  mlPolicy: {torch: {}}\n  template:\n" +
+		"    metadata: {creationTimestamp: null, labels: {a: b}}\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n" +
+		"          metadata: {generateName: x-, finalizers: [f], labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n" +
+		"          spec: {template: {metadata: {name: p, namespace: q, annotations: {c: d}}, spec: {containers: [{name: node, image: img}]}}}\n"
+	d := engine.ReadYAML("doc.yaml", []byte(text))[0]
+	r := e.NewSession(engine.SessionOptions{}).AdmitRequest(ctx, d, engine.Request{})
+	var paths []string
+	for _, f := range r.Errors {
+		paths = append(paths, f.Path)
+	}
+	want := []string{"spec.template.metadata.creationTimestamp", "spec.template.spec.replicatedJobs[0].template.metadata.generateName"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("vet refuses %q (%q), want %q", paths, findingText(r.Errors), want)
+	}
+	err := k8sClient.Create(ctx, &unstructured.Unstructured{Object: d.Object}, client.DryRunAll, client.FieldValidation("Strict"))
+	if err == nil {
+		t.Fatal("the API server takes it")
+	}
+	for _, p := range want {
+		if !strings.Contains(err.Error(), `unknown field "`+p+`"`) {
+			t.Errorf("the API server does not refuse %s: %v", p, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "unknown field"); n != len(want) {
+		t.Errorf("the API server refuses %d fields: %v", n, err)
+	}
+}
+
 func findingText(fs []engine.Finding) []string {
 	var out []string
 	for _, f := range fs {
