@@ -77,6 +77,8 @@ type Engine struct {
 	planReads map[string]map[string][][]string
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
+	// groupHints say what serves a group no review does (groupHints).
+	groupHints map[string]string
 	// contextKinds maps apiVersion and kind to the #Context field that holds
 	// such objects, by name.
 	contextKinds map[string]map[string]string
@@ -222,6 +224,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if err := c.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
 		return nil, e.cueError("reading groups", err)
+	}
+	if err := c.schemas.LookupPath(cue.ParsePath("groupHints")).Decode(&e.groupHints); err != nil {
+		return nil, e.cueError("reading groupHints", err)
 	}
 	if err := c.schemas.LookupPath(cue.ParsePath("contextKinds")).Decode(&e.contextKinds); err != nil {
 		return nil, e.cueError("reading contextKinds", err)

@@ -153,16 +153,30 @@ spec: {runtimeRef: {name: torch-distributed}, trainer: {numProcPerNode: %s}}
 	}
 }
 
+// TestAdmitDuplicateNamesTheFirstPlace: a second object of a name an
+// admitted one took is refused, naming the first; a name a refused object
+// gave is free, as in a cluster, which never created that object.
 func TestAdmitDuplicateNamesTheFirstPlace(t *testing.T) {
 	e := testEngine(t)
+	valid := "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: team-a}\nspec: {runtimeRef: {name: torch-distributed}}\n"
+	refused := fmt.Sprintf(torchJob, "a") // PET_NNODES is reserved
 	s := e.NewSession(SessionOptions{})
-	rs := admitAll(t, s, "two.yaml", fmt.Sprintf(torchJob, "a")+"---\n"+fmt.Sprintf(torchJob, "a"))
-	if len(rs) != 2 {
-		t.Fatalf("got %d results", len(rs))
+	rs := admitAll(t, s, "two.yaml", valid+"---\n"+valid)
+	if len(rs) != 2 || rs[0].Rejected() {
+		t.Fatalf("got %d results, the first %v", len(rs), findingStrings(rs[0].Errors))
 	}
 	got := strings.Join(findingStrings(rs[1].Errors), "\n")
 	if !strings.Contains(got, "TrainJob team-a/a is defined twice: first at two.yaml:1") {
 		t.Errorf("second document: %s", got)
+	}
+
+	s = e.NewSession(SessionOptions{})
+	rs = admitAll(t, s, "two.yaml", refused+"---\n"+valid+"---\n"+valid)
+	if len(rs) != 3 || !rs[0].Rejected() || rs[1].Rejected() {
+		t.Fatalf("a refused object's name taken: %d results, %v, then %v", len(rs), findingStrings(rs[0].Errors), findingStrings(rs[1].Errors))
+	}
+	if got := strings.Join(findingStrings(rs[2].Errors), "\n"); !strings.Contains(got, "is defined twice: first at two.yaml:15") {
+		t.Errorf("third document, after an admitted second: %s", got)
 	}
 }
 

@@ -813,7 +813,7 @@ func fieldNames(v cue.Value) []string {
 // of its own.
 var contractFields = []string{
 	"admission", "clusterTrainingRuntimes", "contextKinds", "controllers", "crdChecks", "crds",
-	"frameworks", "groups", "lookups", "merges", "mpiFlavors", "mpiImplementations", "mutators",
+	"frameworks", "groupHints", "groups", "lookups", "merges", "mpiFlavors", "mpiImplementations", "mutators",
 	"opaqueMaps", "owned", "plans", "probes", "render", "renderParts", "runtimeKinds", "serverManaged",
 }
 

@@ -373,7 +373,11 @@ func (s *Session) commit(r Result, st *stored) Result {
 		r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
 		return r
 	}
-	s.seen[key] = doc
+	// Only an admitted object takes its name: the cluster would create a
+	// later one of the same name when an earlier was refused.
+	if !r.Rejected() {
+		s.seen[key] = doc
+	}
 	if st == nil {
 		return r
 	}
@@ -408,6 +412,18 @@ func (s *Session) keep(doc Document) Result {
 			Supported: kinds, Detail: detail}}
 		return r
 	}
+	hint := s.e.groupHints[groupOf(apiVersion)]
+	if served := s.servedAs(kind); len(served) > 0 {
+		// One of our kinds in a group or version we do not serve: an
+		// older API's document, which the cluster would not take.
+		detail := fmt.Sprintf("%s is served as %s", kind, strings.Join(served, ", "))
+		if hint != "" {
+			detail += "; " + hint
+		}
+		r.Errors = []Finding{{Phase: PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
+			Value: jsonString(apiVersion), Supported: served, Detail: detail}}
+		return r
+	}
 	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -426,7 +442,22 @@ func (s *Session) keep(doc Document) Result {
 		return r
 	}
 	r.Skipped = true
+	if hint != "" {
+		r.Warnings = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
+	}
 	return r
+}
+
+// servedAs are the apiVersions that serve a kind of our groups, sorted.
+func (s *Session) servedAs(kind string) []string {
+	var served []string
+	for apiVersion, kinds := range s.e.cur.Load().reviews {
+		if _, ok := kinds[kind]; ok && s.e.groups[groupOf(apiVersion)] {
+			served = append(served, apiVersion)
+		}
+	}
+	slices.Sort(served)
+	return served
 }
 
 func hasPhase(fs []Finding, phases ...Phase) bool {

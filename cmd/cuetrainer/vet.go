@@ -159,4 +159,47 @@ func writeText(w io.Writer, results []vetted, verbose bool) {
 			fmt.Fprintf(w, "%s: %s: skipped: %s is not read by any rule\n", where(r.Result, nil), r.Identity(), r.Doc.APIVersion())
 		}
 	}
+	fmt.Fprintln(w, summaryLine(results, verbose))
+}
+
+// summaryLine says what vet did with the documents it was given (not the
+// shipped runtimes): how many it admitted, rejected, kept for the rules to
+// read and left unread, and how many warnings it gave.
+func summaryLine(results []vetted, verbose bool) string {
+	var docs, admitted, rejected, context, skipped, warnings int
+	for _, r := range results {
+		if r.shipped {
+			continue
+		}
+		docs++
+		warnings += len(r.warnings)
+		switch {
+		case len(r.errors) > 0:
+			rejected++
+		case r.Context:
+			context++
+		case r.Skipped:
+			skipped++
+		default:
+			admitted++
+		}
+	}
+	line := fmt.Sprintf("cuetrainer vet: %s: %d admitted, %d rejected", plural(docs, "document"), admitted, rejected)
+	if context > 0 {
+		line += fmt.Sprintf(", %d read by the rules as context", context)
+	}
+	if skipped > 0 {
+		line += fmt.Sprintf(", %d not read by any rule", skipped)
+		if !verbose {
+			line += " (-v lists them)"
+		}
+	}
+	return line + "; " + plural(warnings, "warning")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
