@@ -2,8 +2,11 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +15,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -438,5 +443,64 @@ func TestNullsArePruned(t *testing.T) {
 		if fmt.Sprint(spec["runtimeRef"]) != fmt.Sprint(vetSpec["runtimeRef"]) {
 			t.Errorf("%s: runtimeRef: the API server stores %v, vet gives %v", r.Identity(), spec["runtimeRef"], vetSpec["runtimeRef"])
 		}
+	}
+}
+
+// TestTrainJobColumns: `kubectl get trainjobs` shows Kubeflow's columns,
+// from the generated CRD, as the API server serves them (a Table): the
+// name, State (the type of the last condition) and Age.
+func TestTrainJobColumns(t *testing.T) {
+	needControlPlane(t)
+	ctx := context.Background()
+	installGeneratedCRDs(t, loadEngine(t))
+	ensureNamespace(t, ctx, "columns")
+	tj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+		"metadata": map[string]any{"name": "listed", "namespace": "columns"},
+		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
+	}}
+	if err := k8sClient.Create(ctx, tj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), tj) })
+	condition := func(typ string) map[string]any {
+		return map[string]any{"type": typ, "status": "True", "reason": typ, "message": typ, "lastTransitionTime": "2026-01-02T03:04:05Z"}
+	}
+	tj.Object["status"] = map[string]any{"conditions": []any{condition("Suspended"), condition("Complete")}}
+	if err := k8sClient.Status().Update(ctx, tj); err != nil {
+		t.Fatal(err)
+	}
+
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/apis/trainer.kubeflow.org/v1alpha1/namespaces/columns/trainjobs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table metav1.Table
+	if err := json.Unmarshal(body, &table); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s as a Table: %s, %v:\n%s", req.URL, resp.Status, err, body)
+	}
+	var columns []string
+	for _, c := range table.ColumnDefinitions {
+		columns = append(columns, c.Name)
+	}
+	if !slices.Equal(columns, []string{"Name", "State", "Age"}) {
+		t.Errorf("columns %q, want Kubeflow's [Name State Age]", columns)
+	}
+	if len(table.Rows) != 1 || len(table.Rows[0].Cells) != 3 || table.Rows[0].Cells[0] != "listed" || table.Rows[0].Cells[1] != "Complete" {
+		t.Errorf("rows %+v, want listed, Complete (the last condition), an age", table.Rows)
 	}
 }
