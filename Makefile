@@ -4,13 +4,38 @@ CUE_VERSION := v0.17.1
 CUE       := $(GO) run cuelang.org/go/cmd/cue@$(CUE_VERSION)
 BIN       := bin/cuetrainer
 SHARED    ?= ../shared
+# VERSION is the release: the image tag deploy/kustomization.yaml names.
+VERSION   ?= $(shell sed -n 's/^ *newTag: *//p' deploy/kustomization.yaml)
+IMAGE_DIR ?= bin/image
+RELEASE_DIR ?= bin/release
 
-.PHONY: all build check manifests test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest fuzz
+.PHONY: all build check manifests test vet fmt cue-gen cue-vet conformance-data bench clean testbins testbins-envtest fuzz image image-docker release
 
 all: build test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cuetrainer
+
+# image writes the container image, offline, as an OCI image layout in
+# IMAGE_DIR (tag VERSION): a static binary at /cuetrainer, run as the
+# nonroot user 65532, on no base image (hack/image). The time it records is
+# the last commit's, so the same commit gives the same image. Push it with
+# `skopeo copy oci:$(IMAGE_DIR):$(VERSION) docker://ghcr.io/cuetrainer/cuetrainer:$(VERSION)`.
+image:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(IMAGE_DIR).bin/cuetrainer ./cmd/cuetrainer
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)} \
+		$(GO) run ./hack/image -binary $(IMAGE_DIR).bin/cuetrainer -out $(IMAGE_DIR) -tag $(VERSION) -arch $$($(GO) env GOARCH)
+
+# image-docker builds the same image with a container builder from
+# deploy/Dockerfile (distroless static, nonroot), for those who push with one.
+image-docker:
+	docker build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) -t ghcr.io/cuetrainer/cuetrainer:$(VERSION) .
+
+# release writes what a release ships into RELEASE_DIR: install.yaml (the
+# CRDs, RBAC, webhooks and controller of deploy/, the image at VERSION) and
+# runtimes.yaml (deploy/runtimes), as Kubeflow Trainer's releases do.
+release:
+	$(GO) run ./hack/release -deploy deploy -out $(RELEASE_DIR) -version $(VERSION)
 
 # check is what CI runs (.ci/run): the control plane the integration tests
 # need (built once, then cached), then test, then fuzz.

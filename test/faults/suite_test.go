@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cuetrainer/cuetrainer/internal/release"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -187,28 +188,28 @@ func hostAddress() (string, error) {
 	return "", errors.New("no IPv4 address but loopback: the API server cannot reach a webhook endpoint")
 }
 
-// installController applies what deploy/ installs besides the Deployment:
-// the namespace, the RBAC, the shipped webhook configurations, the webhook
-// Service; and, in the place of the Deployment's pods, an EndpointSlice of
-// this host at the controller's webhook port.
+// installController applies what a release's install.yaml installs
+// (built from deploy/ as `make release` builds it) besides the CRDs, which
+// the control plane starts with, and the Deployment: the namespaces, the
+// RBAC, the webhook configurations and Service, the Kubeflow SDK's
+// ConfigMap; and, in the place of the Deployment's pods, an EndpointSlice
+// of this host at the controller's webhook port.
 func installController(root string, webhookPort int) error {
 	ctx := context.Background()
-	for _, f := range []string{"namespace.yaml", "rbac.yaml", "webhooks.yaml", "manager.yaml"} {
-		data, err := os.ReadFile(filepath.Join(root, "deploy", f))
-		if err != nil {
-			return err
+	install, _, err := release.Build(filepath.Join(root, "deploy"), "")
+	if err != nil {
+		return err
+	}
+	for _, doc := range strings.Split(string(install), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return fmt.Errorf("install.yaml: %w", err)
 		}
-		for _, doc := range strings.Split(string(data), "\n---\n") {
-			u := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-				return fmt.Errorf("%s: %w", f, err)
-			}
-			if len(u.Object) == 0 || u.GetKind() == "Deployment" {
-				continue
-			}
-			if err := k8sClient.Create(ctx, u); err != nil {
-				return fmt.Errorf("%s: %s %s: %w", f, u.GetKind(), u.GetName(), err)
-			}
+		if len(u.Object) == 0 || u.GetKind() == "Deployment" || u.GetKind() == "CustomResourceDefinition" {
+			continue
+		}
+		if err := k8sClient.Create(ctx, u); err != nil {
+			return fmt.Errorf("install.yaml: %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
 	return k8sClient.Create(ctx, endpointSlice("host", webhookPort))

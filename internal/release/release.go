@@ -1,0 +1,148 @@
+// Package release builds what a cuetrainer release ships from deploy/:
+// install.yaml, the CRDs, namespace, RBAC, controller, webhooks and the
+// Kubeflow SDK's ConfigMap of deploy/kustomization.yaml in its order, the
+// images tagged as its `images:` say; and runtimes.yaml, the runtimes of
+// deploy/runtimes. Kubeflow Trainer's releases ship the same two files, so
+// that one `kubectl apply --server-side -f install.yaml` installs it
+// without kustomize. The files are the kustomizations' resources as
+// written: nothing reads a cluster or the network.
+package release
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// kustomization is the part of a kustomization.yaml the tool reads; a
+// field it does not know is an error, as it would be left out.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Resources  []string `json:"resources"`
+	Images     []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName"`
+		NewTag  string `json:"newTag"`
+	} `json:"images"`
+}
+
+// Build reads deploy (a directory with kustomization.yaml and
+// runtimes/kustomization.yaml) and returns install.yaml and runtimes.yaml.
+// version, when given, must be the tag the kustomization gives the image.
+func Build(deploy, version string) (install, runtimes []byte, err error) {
+	k, err := readKustomization(deploy)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(k.Images) == 0 {
+		return nil, nil, fmt.Errorf("%s/kustomization.yaml names no image", deploy)
+	}
+	for _, im := range k.Images {
+		if im.NewTag == "" || im.NewTag == "latest" {
+			return nil, nil, fmt.Errorf("%s/kustomization.yaml: image %s: a release names a version, not %q", deploy, im.Name, im.NewTag)
+		}
+		if version != "" && im.NewTag != version {
+			return nil, nil, fmt.Errorf("%s/kustomization.yaml tags image %s %s, not the release %s", deploy, im.Name, im.NewTag, version)
+		}
+		version = im.NewTag
+	}
+	if install, err = concat(deploy, k, "install.yaml: cuetrainer "+version+"; kubectl apply --server-side -f install.yaml"); err != nil {
+		return nil, nil, err
+	}
+	rk, err := readKustomization(filepath.Join(deploy, "runtimes"))
+	if err != nil {
+		return nil, nil, err
+	}
+	runtimes, err = concat(filepath.Join(deploy, "runtimes"), rk, "runtimes.yaml: the runtimes cuetrainer "+version+" ships; apply once the controller is ready")
+	return install, runtimes, err
+}
+
+// Documents counts a built file's documents.
+func Documents(data []byte) int {
+	return strings.Count(string(data), "\n# Source: ")
+}
+
+func readKustomization(dir string) (kustomization, error) {
+	var k kustomization
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return k, err
+	}
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		return k, fmt.Errorf("%s/kustomization.yaml: %w", dir, err)
+	}
+	return k, nil
+}
+
+// imageLine is a container's image field.
+var imageLine = regexp.MustCompile(`^(\s*(?:-\s+)?image:\s*)(\S+)(\s*#.*)?$`)
+
+// documentStart is a YAML document separator line.
+var documentStart = regexp.MustCompile(`(?m)^---\s*$`)
+
+// concat joins the kustomization's resources, one document after another,
+// each headed by the file it came from, with the images retagged.
+func concat(dir string, k kustomization, header string) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s\n", header)
+	for _, r := range k.Resources {
+		data, err := os.ReadFile(filepath.Join(dir, r))
+		if err != nil {
+			return nil, err
+		}
+		for _, doc := range splitDocuments(data) {
+			b.WriteString("---\n# Source: " + r + "\n")
+			for _, line := range strings.SplitAfter(doc, "\n") {
+				if m := imageLine.FindStringSubmatch(strings.TrimRight(line, "\n")); m != nil {
+					line = m[1] + retag(k, m[2]) + "\n"
+				}
+				b.WriteString(line)
+			}
+			if !strings.HasSuffix(doc, "\n") {
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// retag gives an image the name and tag the kustomization's images say.
+func retag(k kustomization, image string) string {
+	name := image
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		name = image[:i]
+	}
+	for _, im := range k.Images {
+		if im.Name == name {
+			if im.NewName != "" {
+				name = im.NewName
+			}
+			return name + ":" + im.NewTag
+		}
+	}
+	return image
+}
+
+// splitDocuments splits a YAML stream at its "---" lines, leaving out
+// documents of only comments and blank lines.
+func splitDocuments(data []byte) []string {
+	var docs []string
+	for _, d := range documentStart.Split(string(data), -1) {
+		content := false
+		for _, line := range strings.Split(d, "\n") {
+			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+				content = true
+			}
+		}
+		if content {
+			docs = append(docs, strings.TrimLeft(d, "\n"))
+		}
+	}
+	return docs
+}
