@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -429,6 +430,53 @@ func TestClusterExistingJobSet(t *testing.T) {
 	suspended := strings.Replace(clusterTrainJob, "  trainer:", "  suspend: true\n  trainer:", 1)
 	if got := strings.Join(kinds(cl, suspended), ","); got != "JobSet,ConfigMap" {
 		t.Errorf("suspended TrainJob: %s, want the JobSet applied", got)
+	}
+}
+
+// TestClusterExistingClaimPolicies: a JobSet applied again (resumed) keeps
+// its volumeClaimPolicies as the cluster holds them: JobSet's webhook
+// defaulted their retentionPolicy on create, and its CRD refuses any change
+// (self == oldSelf). A new JobSet has them as the runtime says.
+func TestClusterExistingClaimPolicies(t *testing.T) {
+	e := testEngine(t)
+	rt := strings.Replace(clusterRuntime, "      replicatedJobs:", `      volumeClaimPolicies:
+      - templates: [{metadata: {name: cache}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]
+      replicatedJobs:`, 1)
+	// Another object than clusterRuntime: the engine keeps a cluster's
+	// objects evaluated by uid and resourceVersion.
+	rt = strings.Replace(rt, `uid: rt-uid, resourceVersion: "7"`, `uid: rt-claims, resourceVersion: "1"`, 1)
+	job := strings.Replace(clusterTrainJob, "  trainer:", "  suspend: true\n  trainer:", 1)
+	claims := func(cl *mapCluster) string {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+		r := s.AdmitRequest(context.Background(), readOne(t, job), Request{})
+		if r.Rejected() {
+			t.Fatalf("rejected: %v", findingStrings(r.Errors))
+		}
+		for _, o := range s.Render(r, RenderOptions{}).Objects {
+			if o["kind"] == "JobSet" {
+				b, _ := json.Marshal(o["spec"].(map[string]any)["volumeClaimPolicies"])
+				return string(b)
+			}
+		}
+		t.Fatal("no JobSet")
+		return ""
+	}
+	cl := &mapCluster{}
+	cl.add(t, rt)
+	if got, want := claims(cl), `[{"templates":[{"metadata":{"name":"cache"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}]`; got != want {
+		t.Errorf("a new JobSet's claim policies:\n%s\nwant the runtime's\n%s", got, want)
+	}
+	cl.add(t, `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: job, namespace: team}
+spec:
+  suspend: true
+  volumeClaimPolicies:
+  - retentionPolicy: {whenDeleted: Delete}
+    templates: [{metadata: {name: cache}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]
+`)
+	if got, want := claims(cl), `[{"retentionPolicy":{"whenDeleted":"Delete"},"templates":[{"metadata":{"name":"cache"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}]`; got != want {
+		t.Errorf("an existing JobSet's claim policies:\n%s\nwant the cluster's\n%s", got, want)
 	}
 }
 
