@@ -40,10 +40,9 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 		props["metadata"] = map[string]any{"type": "object"}
 		props["apiVersion"] = map[string]any{"type": "string"}
 		props["kind"] = map[string]any{"type": "string"}
+		// Kubeflow's CRDs require no spec at the root: the webhooks say what
+		// an object without one lacks.
 		delete(schema, "required")
-		if req := requiredOf(props, "spec"); req != nil {
-			schema["required"] = req
-		}
 		version := map[string]any{
 			"name": str("version"), "served": true, "storage": true,
 			"schema": map[string]any{"openAPIV3Schema": schema},
@@ -77,14 +76,16 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 	return out, nil
 }
 
-func requiredOf(props map[string]any, names ...string) []any {
-	var out []any
-	for _, n := range names {
-		if _, ok := props[n]; ok {
-			out = append(out, n)
+// hasMarker reports whether a field's doc comment holds a marker line.
+func hasMarker(v cue.Value, marker string) bool {
+	for _, doc := range v.Doc() {
+		for _, line := range strings.Split(doc.Text(), "\n") {
+			if strings.TrimSpace(line) == marker {
+				return true
+			}
 		}
 	}
-	return out
+	return false
 }
 
 // openAPI turns a CUE schema into a structural OpenAPI v3 schema: the type
@@ -154,7 +155,9 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			props[name] = p
-			if !it.IsOptional() {
+			// +optional: a field the CUE needs (a regular one) that the
+			// API server does not, as controller-gen reads the marker.
+			if !it.IsOptional() && !hasMarker(it.Value(), "+optional") {
 				if _, hasDefault := p["default"]; !hasDefault {
 					required = append(required, name)
 				}
