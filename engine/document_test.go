@@ -251,6 +251,10 @@ func FuzzAdmit(f *testing.F) {
 	// A volcano runtime and a runtimePatch with template annotations
 	// without the queue's (the queue rule could not range over them).
 	f.Add([]byte(volcanoPatchYAML))
+	// The other shapes Kubeflow's behaviour was checked on (issue 20):
+	// explicit nulls, YAML 1.1 scalars, both gang schedulers, Flux without
+	// numNodes, resource claims, env rebuilt as Kubeflow writes it.
+	f.Add([]byte(classSeedsYAML))
 	e := testEngine(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := e.NewSession(SessionOptions{})
@@ -307,6 +311,55 @@ spec:
       template:
         metadata:
           annotations: {example.com/x: z}
+`
+
+// classSeedsYAML are documents of the shapes of Kubeflow's behaviour the
+// engine had differed on, for FuzzAdmit to start from.
+const classSeedsYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: both, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 60}, volcano: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: flux, labels: {trainer.kubeflow.org/framework: flux}}
+spec:
+  mlPolicy: {numNodes: 2, flux: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: nulls, labels: {a: yes}}
+spec:
+  runtimeRef: {name: both}
+  trainer:
+    numNodes: null
+    numProcPerNode: null
+    image: on
+    env:
+    - {name: A, value: no, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}
+    - {name: B, valueFrom: {resourceFieldRef: {resource: limits.cpu}}}
+    resourcesPerNode: {limits: {cpu: 1e3, memory: 1.5}, claims: [{name: gpu}]}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: flux-no-nodes}
+spec: {runtimeRef: {name: flux}, trainer: {image: x}}
 `
 
 // TestReadYAMLBlockErrorLine: a block that does not go on is reported at
