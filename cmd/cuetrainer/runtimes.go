@@ -24,7 +24,7 @@ func newRuntimesCmd() *cobra.Command {
 		Long: `runtimes lists and shows the training runtimes a TrainJob can reference: the ones
 cuetrainer ships, and those in the files given with -f (admitted as vet admits them).`,
 	}
-	cmd.AddCommand(newRuntimesListCmd(), newRuntimesGetCmd(), newRuntimesExportCmd())
+	cmd.AddCommand(newRuntimesListCmd(), newRuntimesGetCmd(), newRuntimesExportCmd(), newRuntimesPackagesCmd())
 	return cmd
 }
 

@@ -37,6 +37,9 @@ var (
 	skipReason string
 	// logs holds each process's output, shown when a test fails.
 	logs string
+	// kubeconfig is the cluster admin's, and cuetrainer the binary the
+	// suite built, for tests that run its commands.
+	kubeconfig, cuetrainerBin string
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -79,7 +82,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(logs)
-	kubeconfig, err := cp.AdminKubeconfig("e2e-admin", logs)
+	kubeconfig, err = cp.AdminKubeconfig("e2e-admin", logs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -107,8 +110,23 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "no kwok stages in", bins, "(make testbins)")
 		return 1
 	}
+	// kwok serves the node's kubelet API (logs) at this host's port, so the
+	// API server reaches it at the node's address.
+	kubeletPort, err := testenv.FreePort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	kwokConfig, err := kwokKubelet(logs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	kwokArgs := []string{"--kubeconfig=" + kubeconfig, "--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--server-address=127.0.0.1:0"}
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		fmt.Sprintf("--server-address=127.0.0.1:%d", kubeletPort), "--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", kubeletPort),
+		"--tls-cert-file=" + filepath.Join(logs, "kubelet.crt"), "--tls-private-key-file=" + filepath.Join(logs, "kubelet.key"),
+		"--config=" + kwokConfig}
 	for _, s := range stages {
 		kwokArgs = append(kwokArgs, "--config="+s)
 	}
@@ -125,6 +143,7 @@ webhook: {host: %q, port: %d, certDir: %q}
 	}
 	probe := testenv.FreeAddress()
 	cuetrainer := filepath.Join(logs, "cuetrainer")
+	cuetrainerBin = cuetrainer
 	build := exec.Command("go", "build", "-o", cuetrainer, "./cmd/cuetrainer")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
