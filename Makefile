@@ -32,8 +32,9 @@ image-docker:
 	docker build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) -t ghcr.io/cuetrainer/cuetrainer:$(VERSION) .
 
 # release writes what a release ships into RELEASE_DIR: install.yaml (the
-# CRDs, RBAC, webhooks and controller of deploy/, the image at VERSION) and
-# runtimes.yaml (deploy/runtimes), as Kubeflow Trainer's releases do.
+# CRDs, RBAC, webhooks and controller of deploy/, the image at VERSION),
+# runtimes.yaml (deploy/runtimes) and cuetrainer-chart.tgz (a Helm chart of
+# install.yaml's objects), as Kubeflow Trainer's releases do.
 release:
 	$(GO) run ./hack/release -deploy deploy -out $(RELEASE_DIR) -version $(VERSION)
 

@@ -36,7 +36,19 @@ func run(deploy, out, version string) error {
 	if err := os.WriteFile(filepath.Join(out, "runtimes.yaml"), runtimes, 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("release %s: %s/install.yaml (%d documents), %s/runtimes.yaml (%d documents)\n",
-		version, out, release.Documents(install), out, release.Documents(runtimes))
+	chart, err := release.Chart(deploy, version)
+	if err != nil {
+		return err
+	}
+	archive, err := release.ChartArchive(chart)
+	if err != nil {
+		return err
+	}
+	chartFile := filepath.Join(out, "cuetrainer-chart.tgz")
+	if err := os.WriteFile(chartFile, archive, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("release %s: %s/install.yaml (%d documents), %s/runtimes.yaml (%d documents), %s (%d files)\n",
+		version, out, release.Documents(install), out, release.Documents(runtimes), chartFile, len(chart))
 	return nil
 }

@@ -9,12 +9,16 @@
 package release
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -145,4 +149,99 @@ func splitDocuments(data []byte) []string {
 		}
 	}
 	return docs
+}
+
+// chartValues is the chart's values.yaml: the controller's image, the one
+// thing a Helm user sets; everything else is install.yaml's.
+const chartValues = `# The controller's image: the release's, unless you mirror it.
+image:
+  repository: %s
+  tag: %s
+`
+
+// Chart builds the Helm chart of the release from the same kustomization
+// as install.yaml: Chart.yaml, values.yaml, the CRDs in crds/ (Helm
+// installs them first and never templates them), and every other object in
+// templates/, with the controller's image from .Values.image. It returns
+// the chart's files by path inside the chart directory (named cuetrainer).
+func Chart(deploy, version string) (map[string][]byte, error) {
+	k, err := readKustomization(deploy)
+	if err != nil {
+		return nil, err
+	}
+	install, _, err := Build(deploy, version)
+	if err != nil {
+		return nil, err
+	}
+	version = k.Images[0].NewTag
+	image := k.Images[0].Name
+	if k.Images[0].NewName != "" {
+		image = k.Images[0].NewName
+	}
+	files := map[string][]byte{
+		"Chart.yaml": fmt.Appendf(nil, `apiVersion: v2
+name: cuetrainer
+description: Kubeflow Trainer's API (trainer.kubeflow.org/v1alpha1), admitted and reconciled by CUE rules
+type: application
+version: %s
+appVersion: %s
+`, strings.TrimPrefix(version, "v"), version),
+		"values.yaml": fmt.Appendf(nil, chartValues, image, version),
+	}
+	docs := documentSplit.Split(string(install), -1)
+	n := 0
+	for _, doc := range docs {
+		source := sourceLine.FindStringSubmatch(doc)
+		if source == nil {
+			continue // the header
+		}
+		if strings.Contains(doc, "{{") {
+			return nil, fmt.Errorf("%s: a document with {{ cannot be a chart template", source[1])
+		}
+		n++
+		name := fmt.Sprintf("templates/%02d-%s", n, strings.ReplaceAll(source[1], "/", "-"))
+		if crd.MatchString(doc) {
+			name = fmt.Sprintf("crds/%02d-%s", n, strings.ReplaceAll(source[1], "/", "-"))
+		} else {
+			doc = strings.ReplaceAll(doc, "image: "+image+":"+version, "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}")
+		}
+		files[name] = []byte(strings.TrimLeft(doc, "\n"))
+	}
+	return files, nil
+}
+
+var (
+	documentSplit = regexp.MustCompile(`(?m)^---\n`)
+	sourceLine    = regexp.MustCompile(`(?m)^# Source: (\S+)$`)
+	crd           = regexp.MustCompile(`(?m)^kind: CustomResourceDefinition$`)
+)
+
+// ChartArchive packs the chart's files as Helm packages a chart: a gzipped
+// tar of the directory cuetrainer/, in name order, with a fixed time, so
+// that the same release gives the same bytes.
+func ChartArchive(files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		h := &tar.Header{Name: "cuetrainer/" + name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(files[name]); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -4,8 +4,12 @@
 package release_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"debug/elf"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -52,6 +57,7 @@ func TestMakeImageAndRelease(t *testing.T) {
 	v := version(t)
 	t.Run("image", func(t *testing.T) { checkImage(t, filepath.Join(out, "image"), v) })
 	t.Run("release", func(t *testing.T) { checkRelease(t, filepath.Join(out, "release"), v) })
+	t.Run("chart", func(t *testing.T) { checkChart(t, filepath.Join(out, "release"), v) })
 }
 
 func checkImage(t *testing.T, dir, v string) {
@@ -188,5 +194,108 @@ func checkRelease(t *testing.T, dir, v string) {
 		if o.GetKind() != "ClusterTrainingRuntime" {
 			t.Errorf("runtimes.yaml holds a %s", o.GetKind())
 		}
+	}
+}
+
+// checkChart renders the Helm chart of the release with text/template, the
+// engine Helm renders templates with, and Helm's built-in objects (the
+// templates use no other function): with its default values it is
+// install.yaml, the CRDs in crds/; with another image tag, that image.
+func checkChart(t *testing.T, dir, v string) {
+	f, err := os.Open(filepath.Join(dir, "cuetrainer-chart.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, ok := strings.CutPrefix(h.Name, "cuetrainer/")
+		if !ok {
+			t.Fatalf("%s is outside the chart's directory cuetrainer/", h.Name)
+		}
+		files[name] = data
+	}
+	var chart struct {
+		APIVersion, Name, Version, AppVersion string
+	}
+	if err := yaml.Unmarshal(files["Chart.yaml"], &chart); err != nil {
+		t.Fatal(err)
+	}
+	if chart.APIVersion != "v2" || chart.Name != "cuetrainer" || chart.AppVersion != v || "v"+chart.Version != v {
+		t.Errorf("Chart.yaml: %+v", chart)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(files["values.yaml"], &values); err != nil {
+		t.Fatal(err)
+	}
+	render := func(values map[string]any) string {
+		var out strings.Builder
+		names := make([]string, 0, len(files))
+		for name := range files {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if strings.HasPrefix(name, "crds/") {
+				out.WriteString("---\n" + string(files[name]))
+				continue
+			}
+			if !strings.HasPrefix(name, "templates/") {
+				continue
+			}
+			tmpl, err := template.New(name).Option("missingkey=error").Parse(string(files[name]))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out.WriteString("---\n")
+			if err := tmpl.Execute(&out, map[string]any{
+				"Values": values, "Chart": chart,
+				"Release": map[string]any{"Name": "cuetrainer", "Namespace": "default", "Service": "Helm"},
+			}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		return out.String()
+	}
+	key := func(objs []*unstructured.Unstructured) map[string]string {
+		m := map[string]string{}
+		for _, o := range objs {
+			b, _ := json.Marshal(o.Object)
+			m[o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()] = string(b)
+		}
+		return m
+	}
+	rendered := filepath.Join(t.TempDir(), "rendered.yaml")
+	if err := os.WriteFile(rendered, []byte(render(values)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, want := key(objects(t, rendered)), key(objects(t, filepath.Join(dir, "install.yaml")))
+	if len(got) != len(want) {
+		t.Errorf("the chart renders %d objects, install.yaml has %d", len(got), len(want))
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("the chart renders %s otherwise than install.yaml", id)
+		}
+	}
+	values["image"].(map[string]any)["tag"] = "v9.9.9"
+	if !strings.Contains(render(values), "image: ghcr.io/cuetrainer/cuetrainer:v9.9.9\n") {
+		t.Error("--set image.tag=v9.9.9 does not reach the controller's image")
 	}
 }
