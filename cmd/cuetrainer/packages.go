@@ -163,7 +163,7 @@ func packagesTrainJob(rt engine.Listed, namespace string) *unstructured.Unstruct
 		"numNodes": int64(1),
 		"command":  []any{"bash", "-c", packagesScript},
 	}
-	if rt.Summary["gpu"] != true {
+	if !sdkGPU(rt) {
 		cpu := map[string]any{"cpu": "1"}
 		trainer["resourcesPerNode"] = map[string]any{"requests": cpu, "limits": cpu}
 	}
@@ -177,6 +177,36 @@ func packagesTrainJob(rt engine.Listed, namespace string) *unstructured.Unstruct
 			"trainer":    trainer,
 		},
 	}}
+}
+
+// sdkGPU reports whether the SDK sees the runtime's device as "gpu"
+// (get_container_devices): the trainer job's trainer container has an
+// nvidia.com/gpu limit.
+func sdkGPU(rt engine.Listed) bool {
+	job, _ := rt.Summary["trainerJob"].(string)
+	container, _ := rt.Summary["trainerContainer"].(string)
+	jobs, _, _ := unstructured.NestedFieldNoCopy(rt.Object, "spec", "template", "spec", "replicatedJobs")
+	for _, j := range asList(jobs) {
+		jm, _ := j.(map[string]any)
+		if jm["name"] != job {
+			continue
+		}
+		cs, _, _ := unstructured.NestedFieldNoCopy(jm, "template", "spec", "template", "spec", "containers")
+		for _, c := range asList(cs) {
+			cm, _ := c.(map[string]any)
+			if cm["name"] != container {
+				continue
+			}
+			_, ok, _ := unstructured.NestedFieldNoCopy(cm, "resources", "limits", "nvidia.com/gpu")
+			return ok
+		}
+	}
+	return false
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 // waitFinished polls the TrainJob until a Complete or Failed condition is
