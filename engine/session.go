@@ -501,6 +501,11 @@ var (
 // nil when the object did not get as far as the rules.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
 	r := Result{Doc: doc}
+	// An object too big to evaluate is refused as it is (limits.go).
+	if size := sizeFindings(doc.Object, s.e.crdSchema(doc.APIVersion(), doc.Kind())); size != nil {
+		r.Errors = withCELNote(size, s.e.crdSchema(doc.APIVersion(), doc.Kind()), PhaseCRD)
+		return r, nil
+	}
 	c := s.e.compiled()
 	review := c.reviews[doc.APIVersion()][doc.Kind()]
 	// An update of the object to itself (the controller's review of a
