@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -98,36 +99,60 @@ func TestMigrationFromKubeflow(t *testing.T) {
 
 	// A running JobSet is not applied again. Kubeflow's may differ from
 	// what cuetrainer renders (an older runtime, say): here its node image
-	// is another, written by another manager. The reconciles that change
-	// and its status bring (the controller copies the status into the
-	// TrainJob's jobsStatus) leave its spec as it is.
-	nodeJob := js.Object["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)
-	containers, _, _ := unstructured.NestedSlice(nodeJob, "template", "spec", "template", "spec", "containers")
-	containers[0].(map[string]any)["image"] = "kubeflow-era:1"
-	if err := unstructured.SetNestedSlice(nodeJob, containers, "template", "spec", "template", "spec", "containers"); err != nil {
-		t.Fatal(err)
+	// is another, written by another manager. Status updates show when the
+	// controller has seen the JobSet (it copies the status into the
+	// TrainJob's jobsStatus): once before the change, so that no apply of
+	// its first reconciles is still on its way, and once after it.
+	running := func(active int64) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", "migrate", "moved")
+			if err != nil {
+				return err
+			}
+			js.Object["status"] = map[string]any{"replicatedJobsStatus": []any{map[string]any{
+				"name": "node", "active": active, "ready": active, "succeeded": int64(0), "failed": int64(0), "suspended": int64(0)}}}
+			return k8sClient.Status().Update(ctx, js)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the TrainJob's jobsStatus from the running JobSet", func() error {
+			tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", "migrate", "moved")
+			if err != nil {
+				return err
+			}
+			jobs, _, _ := unstructured.NestedSlice(tj.Object, "status", "jobsStatus")
+			if len(jobs) != 1 || jobs[0].(map[string]any)["active"] != active {
+				return fmt.Errorf("jobsStatus %v", jobs)
+			}
+			return nil
+		})
 	}
-	if err := k8sClient.Update(ctx, js, client.FieldOwner("kubeflow-era")); err != nil {
-		t.Fatal(err)
-	}
-	generation := js.GetGeneration()
-	js.Object["status"] = map[string]any{"replicatedJobsStatus": []any{map[string]any{
-		"name": "node", "active": int64(2), "ready": int64(2), "succeeded": int64(0), "failed": int64(0), "suspended": int64(0)}}}
-	if err := k8sClient.Status().Update(ctx, js); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the TrainJob's jobsStatus from the running JobSet", func() error {
-		tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", "migrate", "moved")
+	running(1)
+	var generation int64
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", "migrate", "moved")
 		if err != nil {
 			return err
 		}
-		jobs, _, _ := unstructured.NestedSlice(tj.Object, "status", "jobsStatus")
-		if len(jobs) != 1 || jobs[0].(map[string]any)["active"] != int64(2) {
-			return fmt.Errorf("jobsStatus %v", jobs)
+		nodeJob := js.Object["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)
+		containers, _, _ := unstructured.NestedSlice(nodeJob, "template", "spec", "template", "spec", "containers")
+		containers[0].(map[string]any)["image"] = "kubeflow-era:1"
+		if err := unstructured.SetNestedSlice(nodeJob, containers, "template", "spec", "template", "spec", "containers"); err != nil {
+			return err
 		}
+		if err := k8sClient.Update(ctx, js, client.FieldOwner("kubeflow-era")); err != nil {
+			return err
+		}
+		generation = js.GetGeneration()
 		return nil
 	})
-	js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", "migrate", "moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	running(2)
+	js, err = get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", "migrate", "moved")
 	if err != nil {
 		t.Fatal(err)
 	}
