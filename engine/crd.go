@@ -16,7 +16,7 @@ const maxSchemaDepth = 64
 // each with a structural schema made from its definition.
 func (e *Engine) CRDs() ([]map[string]any, error) {
 	c := e.cur.Load()
-	crds := c.schemas.LookupPath(cue.ParsePath("crds"))
+	crds := c.schemas.LookupPath(pathCRDs)
 	var out []map[string]any
 	it, err := crds.Fields()
 	if err != nil {
@@ -29,11 +29,11 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 			s, _ := v.LookupPath(cue.ParsePath(f)).String()
 			return s
 		}
-		schema, err := openAPI(v.LookupPath(cue.ParsePath("schema")), 0, true)
+		schema, err := openAPI(v.LookupPath(pathCRDSchema), 0, true)
 		if err != nil {
 			return nil, fmt.Errorf("crd %s: %w", kind, err)
 		}
-		if err := markers(v.LookupPath(cue.ParsePath("schema")), schema); err != nil {
+		if err := markers(v.LookupPath(pathCRDSchema), schema); err != nil {
 			return nil, fmt.Errorf("crd %s: %w", kind, err)
 		}
 		props := schema["properties"].(map[string]any)
@@ -47,10 +47,10 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 			"name": str("version"), "served": true, "storage": true,
 			"schema": map[string]any{"openAPIV3Schema": schema},
 		}
-		if status, _ := v.LookupPath(cue.ParsePath("status")).Bool(); status {
+		if status, _ := v.LookupPath(pathCRDStatus).Bool(); status {
 			version["subresources"] = map[string]any{"status": map[string]any{}}
 		}
-		if cols := v.LookupPath(cue.ParsePath("printerColumns")); cols.Exists() {
+		if cols := v.LookupPath(pathCRDPrinterColumns); cols.Exists() {
 			var columns []any
 			if err := cols.Decode(&columns); err != nil {
 				return nil, e.cueError("crd "+kind+" printerColumns", err)

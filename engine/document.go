@@ -728,7 +728,7 @@ func (e *Engine) ReadCUE(file string, data []byte) []Document {
 		for it.Next() {
 			add(it.Value())
 		}
-	case v.LookupPath(cue.ParsePath("kind")).Exists():
+	case v.LookupPath(pathKind).Exists():
 		add(v)
 	default:
 		it, err := v.Fields()

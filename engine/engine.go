@@ -208,7 +208,7 @@ func New(opts Options) (*Engine, error) {
 		}
 	}
 	e.cur.Store(c)
-	if err := c.schemas.LookupPath(cue.ParsePath("merges")).Decode(&e.merges); err != nil {
+	if err := c.schemas.LookupPath(pathMerges).Decode(&e.merges); err != nil {
 		return nil, e.cueError("reading merges", err)
 	}
 	e.planReads = map[string]map[string][][]string{}
@@ -216,26 +216,26 @@ func New(opts Options) (*Engine, error) {
 		e.planReads[apiVersion] = map[string][][]string{}
 		for kind, v := range kinds {
 			var reads [][]string
-			if err := v.LookupPath(cue.ParsePath("reads")).Decode(&reads); err != nil {
+			if err := v.LookupPath(pathPlanReads).Decode(&reads); err != nil {
 				return nil, e.cueError("reading plans", err)
 			}
 			e.planReads[apiVersion][kind] = reads
 		}
 	}
-	if err := c.schemas.LookupPath(cue.ParsePath("groups")).Decode(&e.groups); err != nil {
+	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {
 		return nil, e.cueError("reading groups", err)
 	}
-	if err := c.schemas.LookupPath(cue.ParsePath("groupHints")).Decode(&e.groupHints); err != nil {
+	if err := c.schemas.LookupPath(pathGroupHints).Decode(&e.groupHints); err != nil {
 		return nil, e.cueError("reading groupHints", err)
 	}
-	if err := c.schemas.LookupPath(cue.ParsePath("contextKinds")).Decode(&e.contextKinds); err != nil {
+	if err := c.schemas.LookupPath(pathContextKinds).Decode(&e.contextKinds); err != nil {
 		return nil, e.cueError("reading contextKinds", err)
 	}
-	if err := c.schemas.LookupPath(cue.ParsePath("owned")).Decode(&e.owned); err != nil {
+	if err := c.schemas.LookupPath(pathOwned).Decode(&e.owned); err != nil {
 		return nil, e.cueError("reading owned", err)
 	}
 	e.opaque = &opaqueKeys{named: namedStrings(e.instances)}
-	if err := c.schemas.LookupPath(cue.ParsePath("opaqueMaps")).Decode(&e.opaque.suffixes); err != nil {
+	if err := c.schemas.LookupPath(pathOpaqueMaps).Decode(&e.opaque.suffixes); err != nil {
 		return nil, e.cueError("reading opaqueMaps", err)
 	}
 	// A map whose keys a policy's rule reads as data (iterates them,
@@ -243,7 +243,7 @@ func New(opts Options) (*Engine, error) {
 	e.opaque.suffixes = slices.DeleteFunc(e.opaque.suffixes, func(suffix []string) bool {
 		return slices.ContainsFunc(keyReads, func(p []string) bool { return hasSuffix(p, suffix) })
 	})
-	if err := c.schemas.LookupPath(cue.ParsePath("serverManaged")).Decode(&e.serverManaged); err != nil {
+	if err := c.schemas.LookupPath(pathServerManaged).Decode(&e.serverManaged); err != nil {
 		return nil, e.cueError("reading serverManaged", err)
 	}
 	for _, p := range e.serverManaged {
@@ -274,10 +274,10 @@ func (e *Engine) compile() (*compiled, error) {
 	}
 	c.schemas, c.runtimes = values[0], values[1]
 	var err error
-	if c.checked, err = e.byKind(c, "admission"); err != nil {
+	if c.checked, err = e.byKind(c, fieldAdmission); err != nil {
 		return nil, err
 	}
-	crdChecks, err := e.byKind(c, "crdChecks")
+	crdChecks, err := e.byKind(c, fieldCRDChecks)
 	if err != nil {
 		return nil, err
 	}
@@ -298,25 +298,25 @@ func (e *Engine) compile() (*compiled, error) {
 	}
 	// crdChecks for a kind without a review are a policy's mistake
 	// (checkKind says so at load).
-	if c.lookups, err = e.byKind(c, "lookups"); err != nil {
+	if c.lookups, err = e.byKind(c, fieldLookups); err != nil {
 		return nil, err
 	}
-	if c.renders, err = e.byKind(c, "render"); err != nil {
+	if c.renders, err = e.byKind(c, fieldRender); err != nil {
 		return nil, err
 	}
-	if c.plans, err = e.byKind(c, "plans"); err != nil {
+	if c.plans, err = e.byKind(c, fieldPlans); err != nil {
 		return nil, err
 	}
-	if c.controllers, err = e.byKind(c, "controllers"); err != nil {
+	if c.controllers, err = e.byKind(c, fieldControllers); err != nil {
 		return nil, err
 	}
-	if c.mutators, err = e.byKind(c, "mutators"); err != nil {
+	if c.mutators, err = e.byKind(c, fieldMutators); err != nil {
 		return nil, err
 	}
-	if c.probes, err = e.byKind(c, "probes"); err != nil {
+	if c.probes, err = e.byKind(c, fieldProbes); err != nil {
 		return nil, err
 	}
-	parts, err := e.byKind(c, "renderParts")
+	parts, err := e.byKind(c, fieldRenderParts)
 	if err != nil {
 		return nil, err
 	}
@@ -546,7 +546,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 	byName := map[string]Document{}
 	var problems []Problem
 	for i, pkg := range []cue.Value{c.runtimes, c.schemas} {
-		v := pkg.LookupPath(cue.ParsePath("clusterTrainingRuntimes"))
+		v := pkg.LookupPath(pathClusterTrainingRuntimes)
 		if !v.Exists() {
 			continue
 		}
@@ -678,7 +678,7 @@ func (e *Engine) Mutates(k Kind) bool {
 func (e *Engine) Summarized() []Kind {
 	var out []Kind
 	for _, k := range e.Admitted() {
-		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(cue.ParsePath("summary")).Exists() {
+		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(pathReviewSummary).Exists() {
 			out = append(out, k)
 		}
 	}

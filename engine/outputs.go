@@ -6,21 +6,6 @@ import (
 	"cuelang.org/go/cue"
 )
 
-var (
-	pathErrors   = cue.MakePath(cue.Str("errors"))
-	pathWarnings = cue.MakePath(cue.Str("warnings"))
-	pathObjects  = cue.MakePath(cue.Str("objects"))
-	pathBases    = cue.MakePath(cue.Str("bases"))
-	pathEdits    = cue.MakePath(cue.Str("edits"))
-	pathGenerate = cue.MakePath(cue.Str("generate"))
-	pathSums     = cue.MakePath(cue.Str("sums"))
-	pathOps      = cue.MakePath(cue.Str("ops"))
-	pathOrder    = cue.MakePath(cue.Str("order"))
-	pathMetadata = cue.MakePath(cue.Str("metadata"))
-	pathParts    = cue.MakePath(cue.Str("parts"))
-	pathPlanOps  = cue.MakePath(cue.Str("ops"))
-)
-
 // outputs are what a render (or its plan) asks the engine to do besides
 // building its objects: bases, edits, generate and sums, and its findings.
 type outputs struct {

@@ -17,11 +17,6 @@ import (
 // for the shipped runtimes.
 const DefaultPlanCacheSize = 64
 
-var (
-	pathPlanRuntime = cue.ParsePath("context.runtime")
-	pathPlanMerged  = cue.ParsePath("context.merged")
-)
-
 // plan is a render's per-runtime part (the CUE's `plans`): evaluated once
 // per runtime and per value of the input paths it reads, and handed to
 // every render of that runtime as context.plan, an evaluated CUE value that

@@ -18,8 +18,8 @@ import (
 // byKindFields are the contract's fields keyed by apiVersion and kind,
 // and whether a kind under them must have a review (admission).
 var byKindFields = map[string]bool{
-	"admission": false, "mutators": false, "merges": false,
-	"crdChecks": true, "lookups": true, "plans": true, "render": true, "renderParts": true, "controllers": true,
+	fieldAdmission: false, fieldMutators: false, fieldMerges: false,
+	fieldCRDChecks: true, fieldLookups: true, fieldPlans: true, fieldRender: true, fieldRenderParts: true, fieldControllers: true,
 }
 
 // checkContract checks the sites of the admin's declarations.
@@ -37,9 +37,9 @@ func (l *linter) checkContract() {
 			l.checkAPIVersion(st, field, served)
 		case byKind && len(st.path) == 3 && st.path[1].IsString() && st.path[2].IsString():
 			l.checkKind(st, field, served, reviews, needsReview)
-		case field == "frameworks" && len(st.path) == 2 && st.path[1].IsString():
+		case field == fieldFrameworks && len(st.path) == 2 && st.path[1].IsString():
 			name := st.path[1].Unquoted()
-			policy := l.lookup(lpath{sels: []cue.Selector{cue.Def("#MLPolicy")}, ok: true})
+			policy := l.lookup(lpath{sels: []cue.Selector{selMLPolicy}, ok: true})
 			if !policy.Allows(cue.Str(name)) {
 				msg := fmt.Sprintf("frameworks: %s has no policy: #MLPolicy has no field %s, which a runtime's mlPolicy.%s would need", name, name, name)
 				if s := suggest(name, l.frameworkPolicies()); s != "" {
@@ -62,11 +62,11 @@ func (l *linter) checkContract() {
 			if name == "numNodes" || field != "#MLPolicy" {
 				continue
 			}
-			if !l.c.schemas.LookupPath(cue.MakePath(cue.Str("frameworks"), cue.Str(name))).Exists() {
+			if !l.c.schemas.LookupPath(cue.MakePath(selFrameworks, cue.Str(name))).Exists() {
 				l.problem(st.pos, "#MLPolicy.%s has no frameworks entry: the runtime checks and the one-policy rule know a framework by it; add frameworks: %s: {labels: [%q]} (the trainer.kubeflow.org/framework labels it runs)", name, name, name)
 			}
 		}
-		if field == "renderParts" && len(st.path) == 4 && st.path[3].IsString() {
+		if field == fieldRenderParts && len(st.path) == 4 && st.path[3].IsString() {
 			l.checkRenderPart(st)
 		}
 	}
@@ -78,7 +78,7 @@ func (l *linter) checkContract() {
 func (l *linter) servedKinds() map[string]map[string][]string {
 	out := map[string]map[string][]string{}
 	var crds map[string]struct{ Group, Version string }
-	if err := l.lookup(lpath{sels: []cue.Selector{cue.Str("crds")}, ok: true}).Decode(&crds); err != nil {
+	if err := l.lookup(lpath{sels: []cue.Selector{selCRDs}, ok: true}).Decode(&crds); err != nil {
 		return out
 	}
 	for kind, c := range crds {
@@ -152,7 +152,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 // frameworkPolicies are the fields of #MLPolicy that are frameworks'.
 func (l *linter) frameworkPolicies() []string {
 	var out []string
-	for _, n := range fieldNames(l.lookup(lpath{sels: []cue.Selector{cue.Def("#MLPolicy")}, ok: true})) {
+	for _, n := range fieldNames(l.lookup(lpath{sels: []cue.Selector{selMLPolicy}, ok: true})) {
 		if n != "numNodes" {
 			out = append(out, n)
 		}
@@ -163,7 +163,7 @@ func (l *linter) frameworkPolicies() []string {
 // plannedParts are the render parts a kind's plan may choose (its parts'
 // names), by apiVersion and kind.
 func (l *linter) plannedParts(apiVersion, kind string) []string {
-	return fieldNames(l.lookup(lpath{sels: []cue.Selector{cue.Str("plans"), cue.Str(apiVersion), cue.Str(kind), cue.Str("parts")}, ok: true}))
+	return fieldNames(l.lookup(lpath{sels: []cue.Selector{selPlans, cue.Str(apiVersion), cue.Str(kind), selParts}, ok: true}))
 }
 
 // checkRenderPart checks that a plan may choose a render part of the
@@ -172,7 +172,7 @@ func (l *linter) checkRenderPart(st site) {
 	apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[3].Unquoted()
 	planned := l.plannedParts(apiVersion, kind)
 	// A framework's part is chosen by its name.
-	frameworks := fieldNames(l.c.schemas.LookupPath(cue.MakePath(cue.Str("frameworks"))))
+	frameworks := fieldNames(l.c.schemas.LookupPath(pathFrameworks))
 	if containsString(planned, name) || containsString(frameworks, name) {
 		return
 	}
@@ -189,7 +189,7 @@ func (l *linter) checkRenderPart(st site) {
 func (l *linter) checkPlannedParts() {
 	for _, st := range l.partSites {
 		apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[4].Unquoted()
-		parts := fieldNames(l.lookup(lpath{sels: []cue.Selector{cue.Str("renderParts"), cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
+		parts := fieldNames(l.lookup(lpath{sels: []cue.Selector{selRenderParts, cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
 		if containsString(parts, name) {
 			continue
 		}

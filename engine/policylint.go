@@ -123,7 +123,7 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if len(fp.sels) <= 4 {
 					l.sites = append(l.sites, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
-				if len(fp.sels) == 5 && fp.sels[0].String() == "plans" && fp.sels[3].String() == "parts" && fp.sels[4].IsString() {
+				if len(fp.sels) == 5 && fp.sels[0].String() == fieldPlans && fp.sels[3].String() == fieldParts && fp.sels[4].IsString() {
 					l.partSites = append(l.partSites, site{path: fp.sels, pos: d.Label.Pos()})
 				}
 			}
@@ -393,8 +393,8 @@ func referenceOf(v cue.Value) (cue.Value, []cue.Selector) {
 // byKindRoots are the contract's fields whose values are keyed by
 // apiVersion and kind, and given the kind's object as `input`.
 var byKindRoots = map[string]bool{
-	"admission": true, "crdChecks": true, "lookups": true, "mutators": true,
-	"render": true, "plans": true, "controllers": true,
+	fieldAdmission: true, fieldCRDChecks: true, fieldLookups: true, fieldMutators: true,
+	fieldRender: true, fieldPlans: true, fieldControllers: true,
 }
 
 // schemaPath is where to read the schema of what sels leads to. The engine
@@ -417,25 +417,25 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 	if len(sels) < 4 {
 		return sels
 	}
-	if str(0) == "renderParts" && len(sels) >= 5 {
+	if str(0) == fieldRenderParts && len(sels) >= 5 {
 		// A part is unified with its kind's render.
-		return l.schemaPath(with([]cue.Selector{cue.Str("render"), sels[1], sels[2]}, 4))
+		return l.schemaPath(with([]cue.Selector{selRender, sels[1], sels[2]}, 4))
 	}
 	if !byKindRoots[str(0)] {
 		return sels
 	}
-	object := []cue.Selector{cue.Str("admission"), sels[1], sels[2], cue.Str("object")}
+	object := []cue.Selector{selAdmission, sels[1], sels[2], selObject}
 	switch {
-	case str(3) == "input":
+	case str(3) == fieldInput:
 		return with(object, 4)
-	case str(3) == "context" && str(4) == "oldObject":
+	case str(3) == fieldContext && str(4) == fieldOld:
 		return with(object, 5)
-	case str(0) == "render" && str(3) == "context" && str(4) == "plan":
+	case str(0) == fieldRender && str(3) == fieldContext && str(4) == fieldPlan:
 		// A render's plan is its kind's plan.
-		return with([]cue.Selector{cue.Str("plans"), sels[1], sels[2]}, 5)
-	case str(3) == "context" && str(4) == "runtime":
+		return with([]cue.Selector{selPlans, sels[1], sels[2]}, 5)
+	case str(3) == fieldContext && str(4) == fieldRuntime:
 		if kind := l.runtimeKind(); kind != "" {
-			return with([]cue.Selector{cue.Str("admission"), sels[1], cue.Str(kind), cue.Str("object")}, 5)
+			return with([]cue.Selector{selAdmission, sels[1], cue.Str(kind), selObject}, 5)
 		}
 	}
 	return sels
@@ -447,7 +447,7 @@ func (l *linter) runtimeKind() string {
 	if l.runtimeKindName == nil {
 		name := ""
 		var kinds map[string]struct{ Kind string }
-		if err := l.c.schemas.LookupPath(cue.MakePath(cue.Str("runtimeKinds"))).Decode(&kinds); err == nil {
+		if err := l.c.schemas.LookupPath(pathRuntimeKinds).Decode(&kinds); err == nil {
 			for _, key := range sortedKeys(kinds) {
 				if name == "" {
 					name = kinds[key].Kind
@@ -805,16 +805,6 @@ func fieldNames(v cue.Value) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// contractFields are the fields of the package's top level: those the
-// engine reads (see docs/engine.md) and those the rules share. An admin's
-// file declares only these, and definitions (#x) and hidden fields (_x)
-// of its own.
-var contractFields = []string{
-	"admission", "clusterTrainingRuntimes", "contextKinds", "controllers", "crdChecks", "crds",
-	"frameworks", "groupHints", "groups", "lookups", "merges", "mpiFlavors", "mpiImplementations", "mutators",
-	"opaqueMaps", "owned", "plans", "probes", "render", "renderParts", "runtimeKinds", "serverManaged",
 }
 
 // checkTopLevel checks a top-level field of an admin's file against the

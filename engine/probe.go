@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"cuelang.org/go/cue"
 )
 
 // tryPolicy runs a loaded policy's rules once, at load, on the runtimes the
@@ -95,8 +93,6 @@ func (e *Engine) ruleProblem(f Finding, r Result) Problem {
 	return p
 }
 
-var pathProbeDocuments = cue.MakePath(cue.Str("documents"))
-
 // probeTime is the time the probes' mutations are made at.
 var probeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -111,7 +107,7 @@ func (e *Engine) probes(c *compiled, st *stored) []Document {
 	if !ok {
 		return nil
 	}
-	v := p.FillPath(cue.MakePath(cue.Str("runtime")), st.doc.Object).LookupPath(pathProbeDocuments)
+	v := p.FillPath(pathProbeRuntime, st.doc.Object).LookupPath(pathProbeDocuments)
 	var objs []map[string]any
 	if err := v.Decode(&objs); err != nil {
 		return nil

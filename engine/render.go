@@ -103,8 +103,6 @@ type merge struct {
 	KeepOrder []string
 }
 
-var pathController = cue.MakePath(cue.Str("controller"))
-
 // Render turns an admitted object into the objects a controller applies.
 // A kind without a render gives nothing.
 func (s *Session) Render(r Result, opts RenderOptions) Rendered {
@@ -258,7 +256,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	for it.Next() {
 		var obj map[string]any
 		if err := decodeJSON(it.Value(), &obj); err != nil {
-			defect("objects."+it.Selector().String(), cue.MakePath(cue.Str("objects"), it.Selector()), "the object does not decode: %s", s.e.Details(err))
+			defect("objects."+it.Selector().String(), cue.MakePath(selObjects, it.Selector()), "the object does not decode: %s", s.e.Details(err))
 			return out
 		}
 		id := it.Selector().Unquoted()
@@ -308,7 +306,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 				continue // an edit of an object this render does not build
 			}
 			if err := e.apply(obj); err != nil {
-				defect("edits."+g.Name, cue.MakePath(cue.Str("edits"), cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
+				defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
 			}
 		}
 	}
@@ -323,7 +321,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 		for _, g := range do.generate[id] {
 			if obj, ok := objects[id]; ok {
 				if err := g.run(obj, yamlOf); err != nil {
-					defect("generate."+id, cue.MakePath(cue.Str("generate"), cue.Str(id)), "generating %s: %v", id, err)
+					defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
 				}
 			}
 		}
@@ -331,7 +329,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	for _, sum := range do.sums {
 		if obj, ok := objects[sum.Object]; ok {
 			if err := sum.apply(obj); err != nil {
-				defect("sums", cue.MakePath(cue.Str("sums")), "summing quantities of %s: %v", sum.Object, err)
+				defect("sums", cue.MakePath(selSums), "summing quantities of %s: %v", sum.Object, err)
 			}
 		}
 	}

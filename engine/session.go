@@ -483,19 +483,6 @@ func jsonString(s string) json.RawMessage {
 	return b
 }
 
-var (
-	pathObject = cue.MakePath(cue.Str("object"))
-	// The review's findings and summary, by phase.
-	pathReview = map[Phase]cue.Path{
-		PhaseCRD:     cue.MakePath(cue.Str(string(PhaseCRD))),
-		PhaseWebhook: cue.MakePath(cue.Str(string(PhaseWebhook))),
-		PhasePolicy:  cue.MakePath(cue.Str(string(PhasePolicy))),
-	}
-	pathReviewWarnings = cue.MakePath(cue.Str("warnings"))
-	pathReviewSummary  = cue.MakePath(cue.Str("summary"))
-	pathInput          = cue.MakePath(cue.Str("input"))
-)
-
 // evaluate runs a document through its review: one unification of the
 // review with the object and its context. It returns the object to keep, or
 // nil when the object did not get as far as the rules.
@@ -635,7 +622,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{"admission", doc.APIVersion(), doc.Kind(), "object"}, input.(map[string]any), object, s.e.crdSchema(doc.APIVersion(), doc.Kind())))...)
+		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{fieldAdmission, doc.APIVersion(), doc.Kind(), fieldObject}, input.(map[string]any), object, s.e.crdSchema(doc.APIVersion(), doc.Kind())))...)
 		return keep(r, nil)
 	}
 	if !req.VerdictOnly {
@@ -680,8 +667,6 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	return keep(r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary})
 }
-
-var pathMutations = cue.MakePath(cue.Str("mutations"))
 
 // requestContext is what a request tells the CUE (#Context): the operation,
 // the old object (its keys aliased by a) and the time.
@@ -734,7 +719,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		// The mutator's defect, at its place in the CUE when it is known.
 		me := &MutationError{Rule: rule, Detail: fmt.Sprintf("%s: mutations: %s", doc.Kind(), s.e.Details(err))}
 		if rule != "" {
-			me.Source = s.e.sourceOf(rv.LookupPath(cue.MakePath(cue.Str("mutations"), cue.Str(rule))))
+			me.Source = s.e.sourceOf(rv.LookupPath(cue.MakePath(selMutations, cue.Str(rule))))
 		}
 		if me.Source == "" {
 			me.Source = s.e.sourceOf(rv.LookupPath(pathMutations))
@@ -784,12 +769,6 @@ func mutate(rv cue.Value, input map[string]any) (map[string]any, string, error) 
 	}
 	return out, "", nil
 }
-
-var (
-	pathLookupRuntime  = cue.MakePath(cue.Str("runtime"))
-	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
-	pathLookupExisting = cue.MakePath(cue.Str("existing"))
-)
 
 // lookupRefs is what a kind's lookups name for one input and request: the
 // runtime, and more objects by context field; for the controller, also the

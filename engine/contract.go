@@ -1,0 +1,142 @@
+package engine
+
+import "cuelang.org/go/cue"
+
+// The CUE↔Go contract: every field of the CUE package (package schemas,
+// with the policy directories' files) the engine reads or writes, named
+// once. docs/engine.md says what each holds; TestContractInOneFile keeps
+// other Go files from spelling one.
+
+// The package's top-level fields.
+const (
+	fieldAdmission               = "admission"               // reviews by apiVersion and kind
+	fieldClusterTrainingRuntimes = "clusterTrainingRuntimes" // the shipped (and declared) runtimes
+	fieldContextKinds            = "contextKinds"            // other groups' kinds the rules read
+	fieldControllers             = "controllers"             // a kind's controller part
+	fieldCRDChecks               = "crdChecks"               // the API server's own checks, by kind
+	fieldCRDs                    = "crds"                    // the CRDs the engine generates
+	fieldFrameworks              = "frameworks"              // the framework registry
+	fieldGroupHints              = "groupHints"              // what serves a group no review does
+	fieldGroups                  = "groups"                  // the API groups the engine owns
+	fieldLookups                 = "lookups"                 // what a review needs looked up
+	fieldMerges                  = "merges"                  // strategic merges a render needs
+	fieldMPIFlavors              = "mpiFlavors"              // shared by the rules
+	fieldMPIImplementations      = "mpiImplementations"      // shared by the rules
+	fieldMutators                = "mutators"                // a kind's mutating webhook
+	fieldOpaqueMaps              = "opaqueMaps"              // maps whose keys reach the CUE as tokens
+	fieldOwned                   = "owned"                   // the kinds renders create
+	fieldPlans                   = "plans"                   // a render's per-runtime part
+	fieldProbes                  = "probes"                  // documents a policy's rules are tried on at load
+	fieldRender                  = "render"                  // a kind's render
+	fieldRenderParts             = "renderParts"             // the parts a plan chooses
+	fieldRuntimeKinds            = "runtimeKinds"            // the kinds a TrainJob may reference
+	fieldServerManaged           = "serverManaged"           // fields the API server writes itself
+)
+
+// contractFields are the top level's fields, in order: those the engine
+// reads and those the rules share. An admin's file declares only these,
+// and definitions (#x) and hidden fields (_x) of its own.
+var contractFields = []string{
+	fieldAdmission, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDs,
+	fieldFrameworks, fieldGroupHints, fieldGroups, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
+	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
+}
+
+// Fields inside a review, a render, a plan, a lookup, a probe and a CRD
+// entry, and the definitions the policy checks read.
+const (
+	fieldObject   = "object"  // a review's object, with its defaults
+	fieldInput    = "input"   // what a review or a render is given
+	fieldContext  = "context" // what the engine fills in (#Context)
+	fieldParts    = "parts"   // a plan's chosen parts
+	fieldPlan     = "plan"    // a render's context: its plan
+	fieldRuntime  = "runtime" // a context's runtime; a probe's runtime
+	fieldOld      = "oldObject"
+	fieldMLPolicy = "#MLPolicy"
+)
+
+// Paths the engine reads.
+var (
+	// The package's top level.
+	pathCRDs                    = cue.MakePath(cue.Str(fieldCRDs))
+	pathMerges                  = cue.MakePath(cue.Str(fieldMerges))
+	pathGroups                  = cue.MakePath(cue.Str(fieldGroups))
+	pathGroupHints              = cue.MakePath(cue.Str(fieldGroupHints))
+	pathContextKinds            = cue.MakePath(cue.Str(fieldContextKinds))
+	pathOwned                   = cue.MakePath(cue.Str(fieldOwned))
+	pathOpaqueMaps              = cue.MakePath(cue.Str(fieldOpaqueMaps))
+	pathServerManaged           = cue.MakePath(cue.Str(fieldServerManaged))
+	pathClusterTrainingRuntimes = cue.MakePath(cue.Str(fieldClusterTrainingRuntimes))
+	pathFrameworks              = cue.MakePath(cue.Str(fieldFrameworks))
+	pathRuntimeKinds            = cue.MakePath(cue.Str(fieldRuntimeKinds))
+
+	// A crds entry.
+	pathCRDSchema         = cue.MakePath(cue.Str("schema"))
+	pathCRDStatus         = cue.MakePath(cue.Str("status"))
+	pathCRDPrinterColumns = cue.MakePath(cue.Str("printerColumns"))
+
+	// A plans entry: the input paths it reads; its context.
+	pathPlanReads   = cue.MakePath(cue.Str("reads"))
+	pathPlanRuntime = cue.MakePath(cue.Str(fieldContext), cue.Str(fieldRuntime))
+	pathPlanMerged  = cue.MakePath(cue.Str(fieldContext), cue.Str("merged"))
+
+	// A review's object, input, findings by phase, warnings and summary.
+	pathObject = cue.MakePath(cue.Str(fieldObject))
+	pathInput  = cue.MakePath(cue.Str(fieldInput))
+	pathReview = map[Phase]cue.Path{
+		PhaseCRD:     cue.MakePath(cue.Str(string(PhaseCRD))),
+		PhaseWebhook: cue.MakePath(cue.Str(string(PhaseWebhook))),
+		PhasePolicy:  cue.MakePath(cue.Str(string(PhasePolicy))),
+	}
+	pathReviewWarnings = cue.MakePath(cue.Str("warnings"))
+	pathReviewSummary  = cue.MakePath(cue.Str("summary"))
+
+	// A mutator's mutations.
+	pathMutations = cue.MakePath(cue.Str("mutations"))
+
+	// A lookups entry's references.
+	pathLookupRuntime  = cue.MakePath(cue.Str(fieldRuntime))
+	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
+	pathLookupExisting = cue.MakePath(cue.Str("existing"))
+
+	// A render's (and a plan's) outputs.
+	pathErrors     = cue.MakePath(cue.Str("errors"))
+	pathWarnings   = cue.MakePath(cue.Str("warnings"))
+	pathObjects    = cue.MakePath(cue.Str("objects"))
+	pathBases      = cue.MakePath(cue.Str("bases"))
+	pathEdits      = cue.MakePath(cue.Str("edits"))
+	pathGenerate   = cue.MakePath(cue.Str("generate"))
+	pathSums       = cue.MakePath(cue.Str("sums"))
+	pathOps        = cue.MakePath(cue.Str("ops"))
+	pathOrder      = cue.MakePath(cue.Str("order"))
+	pathMetadata   = cue.MakePath(cue.Str("metadata"))
+	pathParts      = cue.MakePath(cue.Str(fieldParts))
+	pathPlanOps    = cue.MakePath(cue.Str("ops"))
+	pathController = cue.MakePath(cue.Str("controller"))
+
+	// A probes entry: the runtime the engine fills, the documents it
+	// admits and renders.
+	pathProbeRuntime   = cue.MakePath(cue.Str(fieldRuntime))
+	pathProbeDocuments = cue.MakePath(cue.Str("documents"))
+
+	// A document written in CUE: an object has a kind.
+	pathKind = cue.MakePath(cue.Str("kind"))
+)
+
+// Selectors for paths with parts the engine knows only at run time.
+var (
+	selAdmission   = cue.Str(fieldAdmission)
+	selFrameworks  = cue.Str(fieldFrameworks)
+	selCRDs        = cue.Str(fieldCRDs)
+	selPlans       = cue.Str(fieldPlans)
+	selParts       = cue.Str(fieldParts)
+	selRender      = cue.Str(fieldRender)
+	selRenderParts = cue.Str(fieldRenderParts)
+	selObject      = cue.Str(fieldObject)
+	selMLPolicy    = cue.Def(fieldMLPolicy)
+	selObjects     = cue.Str("objects")
+	selEdits       = cue.Str("edits")
+	selGenerate    = cue.Str("generate")
+	selSums        = cue.Str("sums")
+	selMutations   = cue.Str("mutations")
+)
