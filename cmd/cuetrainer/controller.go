@@ -22,6 +22,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/serving"
 )
 
 type controllerOptions struct {
@@ -159,7 +160,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 		v, m := controller.WebhookConfigurations(eng, o.namespace, o.service)
-		rot := &controller.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name,
+		rot := &serving.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name,
 			Validity: o.certValidity, Check: o.certCheck}
 		// The certificate first, so that the webhook server starts with it.
 		if err := rot.Ensure(ctx); err != nil {
@@ -247,12 +248,12 @@ func tuneServerGC(getenv func(string) string, limited bool, set func(int) int) i
 // metricsOptions serves the metrics as kubebuilder's projects and Kubeflow
 // Trainer do: over HTTPS (a self-signed certificate), to a caller the API
 // server authenticates with a TokenReview and authorizes with a
-// SubjectAccessReview (get on /metrics): controller.MetricsAuth.
+// SubjectAccessReview (get on /metrics): serving.MetricsAuth.
 func (o *controllerOptions) metricsOptions() metricsserver.Options {
 	opts := metricsserver.Options{BindAddress: o.metricsAddr}
 	if o.metricsSecure {
 		opts.SecureServing = true
-		opts.FilterProvider = controller.MetricsAuth
+		opts.FilterProvider = serving.MetricsAuth
 		// HTTP/2 off, as for the webhooks.
 		opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
 	}

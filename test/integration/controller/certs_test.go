@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/internal/serving"
 )
 
 // TestCertRotator: the rotator makes a certificate for the Service, shares
@@ -41,8 +41,8 @@ func TestCertRotator(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-	rotator := func(dir string) *controller.CertRotator {
-		return &controller.CertRotator{Client: k8sClient, Namespace: ns, Secret: "hook-certs", Service: "hook", CertDir: dir,
+	rotator := func(dir string) *serving.CertRotator {
+		return &serving.CertRotator{Client: k8sClient, Namespace: ns, Secret: "hook-certs", Service: "hook", CertDir: dir,
 			Validating: cfgName, Validity: 90 * 24 * time.Hour, Now: func() time.Time { return now }}
 	}
 	a, b := rotator(t.TempDir()), rotator(t.TempDir())

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/internal/serving"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -56,7 +56,7 @@ func TestMetricsAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filter, err := controller.MetricsAuth(controllerCfg, hc)
+	filter, err := serving.MetricsAuth(controllerCfg, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
