@@ -55,6 +55,17 @@ const (
 	fieldMLPolicy = "#MLPolicy"
 )
 
+// The fields of a context (#Context) the engine fills in, besides
+// fieldRuntime, fieldOld and fieldPlan.
+const (
+	fieldMerged     = "merged"     // the strategic merges of merges, by name
+	fieldQuantities = "quantities" // the facts of every quantity the input holds
+	fieldExisting   = "existing"   // the render's objects that exist already
+	fieldRelease    = "release"    // the release vet checks removal windows against
+	fieldOperation  = "operation"  // CREATE or UPDATE
+	fieldNow        = "now"        // the request's time (RFC 3339), for mutators
+)
+
 // Paths the engine reads.
 var (
 	// The package's top level.

@@ -177,17 +177,17 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 		return p
 	}
 	a := s.e.opaque.aliases(nil)
-	ctx := map[string]any{"merged": a.alias(merged)}
+	ctx := map[string]any{fieldMerged: a.alias(merged)}
 	facts := []any{}
 	if runtime != nil {
-		ctx["runtime"] = a.alias(runtime.doc.Object)
+		ctx[fieldRuntime] = a.alias(runtime.doc.Object)
 		facts = append(facts, runtime.doc.Object)
 	}
 	for _, m := range merged {
 		facts = append(facts, m)
 	}
-	ctx["quantities"] = quantities(facts...)
-	in := map[string]any{"input": a.alias(read), "context": ctx}
+	ctx[fieldQuantities] = quantities(facts...)
+	in := map[string]any{fieldInput: a.alias(read), fieldContext: ctx}
 	p := &plan{aliases: a, eval: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}
 	v := p.eval()
 	if p.err = v.Err(); p.err == nil {

@@ -182,7 +182,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 		planErr, p = p.err, nil
 	}
 	merged = a.alias(merged).(map[string]any)
-	ctx["merged"] = merged
+	ctx[fieldMerged] = merged
 	existing := map[string]any{}
 	for _, id := range opts.Existing {
 		existing[id] = map[string]any{}
@@ -193,19 +193,19 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	// The CUE's context: the plan, evaluated once per runtime, and the
 	// runtime and merges as the plan holds them, shared rather than
 	// evaluated again.
-	cctx := map[string]any{"merged": merged, "quantities": quantities(facts...), "existing": existing}
+	cctx := map[string]any{fieldMerged: merged, fieldQuantities: quantities(facts...), fieldExisting: existing}
 	if runtime != nil {
-		ctx["runtime"] = a.alias(runtime.doc.Object)
-		cctx["runtime"] = ctx["runtime"]
+		ctx[fieldRuntime] = a.alias(runtime.doc.Object)
+		cctx[fieldRuntime] = ctx[fieldRuntime]
 	}
 	if p != nil {
 		pv = p.acquire()
 		defer p.release(pv)
-		cctx["plan"] = pv
+		cctx[fieldPlan] = pv
 		if runtime != nil {
-			cctx["runtime"] = pv.LookupPath(pathPlanRuntime)
+			cctx[fieldRuntime] = pv.LookupPath(pathPlanRuntime)
 		}
-		cctx["merged"] = pv.LookupPath(pathPlanMerged)
+		cctx[fieldMerged] = pv.LookupPath(pathPlanMerged)
 	}
 
 	var parts []string
@@ -218,7 +218,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 			return fail("the parts", err)
 		}
 	}
-	rv = renderer.Unify(c.ctx.Encode(map[string]any{"input": a.alias(r.Object), "context": cctx}))
+	rv = renderer.Unify(c.ctx.Encode(map[string]any{fieldInput: a.alias(r.Object), fieldContext: cctx}))
 	if s.opts.Controller {
 		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
 			return fail("controller", err)
@@ -312,7 +312,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 	}
 
 	yamlOf := func(name string) (string, error) {
-		if name != "runtime" || runtime == nil {
+		if name != fieldRuntime || runtime == nil {
 			return "", fmt.Errorf("no context entry %q to write as YAML", name)
 		}
 		return runtime.yaml()

@@ -515,7 +515,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	a := s.e.opaque.aliases(nil)
 	cx := requestContext(req, a)
 	if s.opts.Release != "" {
-		cx["release"] = s.opts.Release
+		cx[fieldRelease] = s.opts.Release
 	}
 	// Other groups' objects by name: the objects' keys are aliased, not
 	// their names.
@@ -561,9 +561,9 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		input = a.alias(doc.Object)
 		encoded = c.ctx.Encode(input)
 		if unchanged {
-			cx["oldObject"] = encoded
-		} else if old, ok := cx["oldObject"]; ok {
-			cx["oldObject"] = c.ctx.Encode(old)
+			cx[fieldOld] = encoded
+		} else if old, ok := cx[fieldOld]; ok {
+			cx[fieldOld] = c.ctx.Encode(old)
 		}
 	}
 	var refs *lookupRefs
@@ -604,16 +604,16 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	facts := []any{doc.Object}
 	r.runtime, r.existing = runtime, existing
 	if runtime != nil {
-		cx["runtime"] = a.alias(runtime.doc.Object)
+		cx[fieldRuntime] = a.alias(runtime.doc.Object)
 		facts = append(facts, runtime.doc.Object)
 	}
 	for f, obj := range found {
 		cx[f] = a.alias(obj)
 	}
-	cx["quantities"] = quantities(facts...)
+	cx[fieldQuantities] = quantities(facts...)
 
 	s.e.reviewsMade.Add(1)
-	rv := review.Unify(c.ctx.Encode(map[string]any{"input": encoded, "context": cx}))
+	rv := review.Unify(c.ctx.Encode(map[string]any{fieldInput: encoded, fieldContext: cx}))
 	// The API server's checks of the metadata, which it makes with the
 	// schema's (a schema-checked object passed them).
 	var metaErrors []Finding
@@ -673,13 +673,13 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 func requestContext(req Request, a *keyAliases) map[string]any {
 	cx := map[string]any{}
 	if req.Operation != "" {
-		cx["operation"] = req.Operation
+		cx[fieldOperation] = req.Operation
 	}
 	if req.OldObject != nil {
-		cx["oldObject"] = a.alias(req.OldObject)
+		cx[fieldOld] = a.alias(req.OldObject)
 	}
 	if !req.Now.IsZero() {
-		cx["now"] = req.Now.UTC().Format(time.RFC3339)
+		cx[fieldNow] = req.Now.UTC().Format(time.RFC3339)
 	}
 	return cx
 }
@@ -689,7 +689,7 @@ func requestContext(req Request, a *keyAliases) map[string]any {
 // read.
 func lookupContext(cx map[string]any) map[string]any {
 	out := map[string]any{}
-	for _, f := range []string{"operation", "oldObject"} {
+	for _, f := range []string{fieldOperation, fieldOld} {
 		if v, ok := cx[f]; ok {
 			out[f] = v
 		}
@@ -713,7 +713,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	a := s.e.opaque.aliases(nil)
 	cx := requestContext(req, a)
 	input := a.alias(doc.Object).(map[string]any)
-	rv := m.Unify(c.ctx.Encode(map[string]any{"input": input, "context": cx}))
+	rv := m.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: cx}))
 	out, rule, err := mutate(rv, input)
 	if err != nil {
 		// The mutator's defect, at its place in the CUE when it is known.
@@ -756,7 +756,7 @@ func mutate(rv cue.Value, input map[string]any) (map[string]any, string, error) 
 	var out map[string]any
 	for _, name := range sortedKeys(rules) {
 		for _, e := range rules[name] {
-			if e.Object != "input" {
+			if e.Object != fieldInput {
 				return nil, name, fmt.Errorf("mutation %s edits %q: a mutation edits the object \"input\"", name, e.Object)
 			}
 			if out == nil {
@@ -788,7 +788,7 @@ func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx ma
 	if !ok {
 		return nil
 	}
-	v := lk.Unify(c.ctx.Encode(map[string]any{"input": input, "context": rctx}))
+	v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx}))
 	refs := &lookupRefs{objects: decodeRefs(v.LookupPath(pathLookupObjects))}
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
