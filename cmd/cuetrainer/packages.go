@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cuetrainer/cuetrainer/engine"
@@ -65,17 +64,9 @@ BuiltinTrainer on (the frameworks' builtinTrainer) is refused, as the SDK refuse
 
 func (o *runtimeSource) runPackages(cmd *cobra.Command, name string, timeout time.Duration) error {
 	ctx := cmd.Context()
-	loading := clientcmd.NewDefaultClientConfigLoadingRules()
-	loading.ExplicitPath = o.kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext})
-	cfg, err := cc.ClientConfig()
+	cfg, err := o.restConfig()
 	if err != nil {
-		return usageError{fmt.Errorf("kubeconfig: %w", err)}
-	}
-	if o.namespace == "" {
-		if o.namespace, _, err = cc.Namespace(); err != nil {
-			return usageError{fmt.Errorf("kubeconfig: %w", err)}
-		}
+		return err
 	}
 	list, err := o.load(cmd)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -35,6 +36,8 @@ type runtimeSource struct {
 	// cluster reads the runtimes of a cluster instead.
 	cluster                            bool
 	kubeconfig, kubeContext, namespace string
+	// cfg is the kubeconfig's, once read (restConfig).
+	cfg *rest.Config
 }
 
 func (o *runtimeSource) addFlags(cmd *cobra.Command) {
@@ -46,8 +49,12 @@ func (o *runtimeSource) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "the namespace of TrainingRuntimes (get: the runtime's; with --cluster: the one to read, default the context's)")
 }
 
-// clusterDocs reads the runtimes of the cluster the kubeconfig names.
-func (o *runtimeSource) clusterDocs(cmd *cobra.Command, e *engine.Engine) ([]engine.Document, error) {
+// restConfig is the kubeconfig's client configuration, read once; it sets
+// the namespace to the context's when none was given.
+func (o *runtimeSource) restConfig() (*rest.Config, error) {
+	if o.cfg != nil {
+		return o.cfg, nil
+	}
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	loading.ExplicitPath = o.kubeconfig
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: o.kubeContext})
@@ -55,17 +62,26 @@ func (o *runtimeSource) clusterDocs(cmd *cobra.Command, e *engine.Engine) ([]eng
 	if err != nil {
 		return nil, usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
-	ns := o.namespace
-	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil {
+	if o.namespace == "" {
+		if o.namespace, _, err = cc.Namespace(); err != nil {
 			return nil, usageError{fmt.Errorf("kubeconfig: %w", err)}
 		}
+	}
+	o.cfg = cfg
+	return cfg, nil
+}
+
+// clusterDocs reads the runtimes of the cluster the kubeconfig names.
+func (o *runtimeSource) clusterDocs(cmd *cobra.Command, e *engine.Engine) ([]engine.Document, error) {
+	cfg, err := o.restConfig()
+	if err != nil {
+		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return nil, err
 	}
-	docs, err := controller.ReadRuntimes(cmd.Context(), e, c, c.RESTMapper(), ns)
+	docs, err := controller.ReadRuntimes(cmd.Context(), e, c, c.RESTMapper(), o.namespace)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster's runtimes: %w", err)
 	}
