@@ -34,7 +34,7 @@ func sizeFindings(obj map[string]any, schema map[string]any) []Finding {
 	if !oversized(obj, schema, &entries) && entries <= maxEvaluatedEntries {
 		return nil
 	}
-	m := measure{schema: schema}
+	var m measure
 	m.walk(obj, schema, nil)
 	if m.entries > maxEvaluatedEntries {
 		m.out = append(m.out, Finding{Phase: PhaseInput, Rule: "maxEvaluatedEntries",
@@ -83,7 +83,6 @@ func oversized(v any, s map[string]any, n *int) bool {
 }
 
 type measure struct {
-	schema  map[string]any
 	entries int
 	out     []Finding
 }
@@ -95,7 +94,7 @@ func (m *measure) walk(v any, s map[string]any, path []string) {
 	case []any:
 		if max, ok := s["maxItems"]; ok && int64(len(x)) > asInt64(max) {
 			m.out = append(m.out, Finding{Phase: PhaseCRD, Rule: "maxItems", Path: openAPIPath(path), HasPath: true, Type: "Too many",
-				Value: jsonInt(len(x)), Detail: fmt.Sprintf("must have at most %d items", asInt64(max))})
+				Value: jsonValue(len(x)), Detail: fmt.Sprintf("must have at most %d items", asInt64(max))})
 			// The API server checks a map or set list's keys apart from
 			// its schema, and says no more of it.
 			m.duplicates(x, s, path)
@@ -162,10 +161,8 @@ func (m *measure) duplicates(x []any, s map[string]any, path []string) {
 
 func (m *measure) tooLong(path []string, n int, what string) {
 	m.out = append(m.out, Finding{Phase: PhaseInput, Rule: "maxEvaluatedItems", Path: openAPIPath(path), HasPath: len(path) > 0, Type: "Too many",
-		Value: jsonInt(n), Detail: fmt.Sprintf("cuetrainer evaluates at most %d %s where the schema sets no bound", maxEvaluatedItems, what)})
+		Value: jsonValue(n), Detail: fmt.Sprintf("cuetrainer evaluates at most %d %s where the schema sets no bound", maxEvaluatedItems, what)})
 }
-
-func jsonInt(n int) json.RawMessage { return json.RawMessage(strconv.Itoa(n)) }
 
 func asInt64(v any) int64 {
 	switch n := v.(type) {

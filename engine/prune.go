@@ -43,13 +43,12 @@ func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
 // pruneObjectNulls is pruneNulls for an object of a kind whose CRD has
 // schema: its metadata too, which the API server decodes as an ObjectMeta
 // (labels: null is no labels) and the CRD's schema leaves untyped.
-func pruneObjectNulls(obj map[string]any, schema func() map[string]any) map[string]any {
-	// Most objects hold no null: they need no schema (which costs some
-	// 50 ms to make, once).
+func pruneObjectNulls(obj map[string]any, schema map[string]any) map[string]any {
+	// Most objects hold no null: they need no copy.
 	if !hasNull(obj) {
 		return obj
 	}
-	return pruneObjectNullsBy(obj, schema())
+	return pruneObjectNullsBy(obj, schema)
 }
 
 // hasNull reports whether v holds a null anywhere.

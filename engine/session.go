@@ -488,9 +488,10 @@ func jsonString(s string) json.RawMessage {
 // nil when the object did not get as far as the rules.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
 	r := Result{Doc: doc}
+	schema := s.e.crdSchema(doc.APIVersion(), doc.Kind())
 	// An object too big to evaluate is refused as it is (limits.go).
-	if size := sizeFindings(doc.Object, s.e.crdSchema(doc.APIVersion(), doc.Kind())); size != nil {
-		r.Errors = withCELNote(size, s.e.crdSchema(doc.APIVersion(), doc.Kind()), PhaseCRD)
+	if size := sizeFindings(doc.Object, schema); size != nil {
+		r.Errors = withCELNote(size, schema, PhaseCRD)
 		return r, nil
 	}
 	c := s.e.compiled()
@@ -555,7 +556,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	// review.
 	if !req.SchemaChecked {
 		// The nulls the API server drops before it validates.
-		doc.Object = pruneObjectNulls(doc.Object, func() map[string]any { return s.e.crdSchema(doc.APIVersion(), doc.Kind()) })
+		doc.Object = pruneObjectNulls(doc.Object, schema)
 	}
 	encode := func() {
 		input = a.alias(doc.Object)
@@ -622,7 +623,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	object := rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{fieldAdmission, doc.APIVersion(), doc.Kind(), fieldObject}, input.(map[string]any), object, s.e.crdSchema(doc.APIVersion(), doc.Kind())))...)
+		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{fieldAdmission, doc.APIVersion(), doc.Kind(), fieldObject}, input.(map[string]any), object, schema))...)
 		return keep(r, nil)
 	}
 	if !req.VerdictOnly {
@@ -637,7 +638,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	crd = append(metaErrors, a.restoreFindings(crd)...)
 	if hasPhase(crd, PhaseCRD) && !req.SchemaChecked {
-		crd = withCELNote(crd, s.e.crdSchema(doc.APIVersion(), doc.Kind()), PhaseCRD)
+		crd = withCELNote(crd, schema, PhaseCRD)
 	}
 	if hasPhase(crd, PhaseCRD) {
 		r.Errors = crd
