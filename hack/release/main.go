@@ -36,7 +36,7 @@ func run(deploy, out, version string) error {
 	if err := os.WriteFile(filepath.Join(out, "runtimes.yaml"), runtimes, 0o644); err != nil {
 		return err
 	}
-	chart, err := release.Chart(deploy, version)
+	chart, err := release.Chart(deploy, install)
 	if err != nil {
 		return err
 	}

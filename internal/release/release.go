@@ -159,21 +159,21 @@ image:
   tag: %s
 `
 
-// Chart builds the Helm chart of the release from the same kustomization
-// as install.yaml: Chart.yaml, values.yaml, the CRDs in crds/ (Helm
-// installs them first and never templates them), and every other object in
-// templates/, with the controller's image from .Values.image. It returns
+// Chart builds the Helm chart of the release from install.yaml, as Build
+// made it from deploy, and the image deploy's kustomization names:
+// Chart.yaml, values.yaml, the CRDs in crds/ (Helm installs them first and
+// never templates them), and every other object in templates/, with the
+// controller's image from .Values.image. It returns
 // the chart's files by path inside the chart directory (named cuetrainer).
-func Chart(deploy, version string) (map[string][]byte, error) {
+func Chart(deploy string, install []byte) (map[string][]byte, error) {
 	k, err := readKustomization(deploy)
 	if err != nil {
 		return nil, err
 	}
-	install, _, err := Build(deploy, version)
-	if err != nil {
-		return nil, err
+	if len(k.Images) == 0 {
+		return nil, fmt.Errorf("%s/kustomization.yaml names no image", deploy)
 	}
-	version = k.Images[0].NewTag
+	version := k.Images[0].NewTag
 	image := k.Images[0].Name
 	if k.Images[0].NewName != "" {
 		image = k.Images[0].NewName
