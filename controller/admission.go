@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/cuetrainer/cuetrainer/controller/metrics"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
 
@@ -34,6 +35,9 @@ type Admission struct {
 	Mutating bool
 	// Now is the request time; time.Now when nil.
 	Now func() time.Time
+	// Metrics records the answers' and the evaluations' durations; none
+	// when nil.
+	Metrics *metrics.Metrics
 }
 
 var _ admission.Handler = (*Admission)(nil)
@@ -42,7 +46,7 @@ var _ admission.Handler = (*Admission)(nil)
 func (a *Admission) Handle(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
 	resp := a.handle(ctx, req)
-	admissionDuration.WithLabelValues(req.Kind.Kind, string(req.Operation), handlerName(a.Mutating), outcome(resp)).Observe(time.Since(start).Seconds())
+	a.Metrics.ObserveAdmission(req.Kind.Kind, string(req.Operation), handlerName(a.Mutating), outcome(resp), time.Since(start))
 	return resp
 }
 
@@ -82,7 +86,7 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 		// handler's, and a mutation that cannot be worked out leaves the
 		// object as it is.
 		mutated, err := s.Mutate(doc, ereq)
-		evaluationDuration.WithLabelValues("mutate").Observe(time.Since(evalStart).Seconds())
+		a.Metrics.ObserveEvaluation("mutate", time.Since(evalStart))
 		if err != nil || mutated == nil {
 			return admission.Allowed("")
 		}
@@ -99,7 +103,7 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 	ereq.VerdictOnly = true
 	ereq.SchemaChecked = true
 	r := s.AdmitRequest(ctx, doc, ereq)
-	evaluationDuration.WithLabelValues("admit").Observe(time.Since(evalStart).Seconds())
+	a.Metrics.ObserveEvaluation("admit", time.Since(evalStart))
 
 	// A lookup that failed (the API server unreachable, say) or a rule that
 	// did not evaluate is the server's fault, not the object's: 500, which

@@ -5,34 +5,22 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/cuetrainer/cuetrainer/controller/metrics"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
-
-var (
-	policyReloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cuetrainer_policy_reloads_total",
-		Help: "Policy directory changes seen, by result: loaded, or failed (the last good policy stays).",
-	}, []string{"result"})
-	policyLoaded = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "cuetrainer_policy_loaded_timestamp_seconds",
-		Help: "When the policies in force were loaded.",
-	})
-)
-
-func init() {
-	metricsRegistry.MustRegister(policyReloads, policyLoaded)
-}
 
 // PolicyReloader keeps the engine in force for policy directories (a mounted
 // ConfigMap): it reloads them when their content changes and swaps the new
 // engine in; a policy that does not load is logged and counted, and the last
-// good one stays in force.
+// good one stays in force. It records the loads and reloads in the metrics
+// the manager serves (cuetrainer_policy_*).
 type PolicyReloader struct {
 	Options  engine.Options
 	Interval time.Duration
+
+	metrics *metrics.Metrics
 
 	current atomic.Pointer[engine.Engine]
 	digest  string
@@ -42,7 +30,11 @@ type PolicyReloader struct {
 
 // NewPolicyReloader loads the policies once: they must load at start.
 func NewPolicyReloader(opts engine.Options, interval time.Duration) (*PolicyReloader, error) {
-	p := &PolicyReloader{Options: opts, Interval: interval}
+	m, err := servedMetrics()
+	if err != nil {
+		return nil, err
+	}
+	p := &PolicyReloader{Options: opts, Interval: interval, metrics: m}
 	digest, err := engine.PolicyDigest(opts.PolicyDirs)
 	if err != nil {
 		return nil, err
@@ -53,7 +45,7 @@ func NewPolicyReloader(opts engine.Options, interval time.Duration) (*PolicyRelo
 	}
 	p.current.Store(e)
 	p.digest = digest
-	policyLoaded.SetToCurrentTime()
+	p.metrics.PolicyLoaded()
 	return p, nil
 }
 
@@ -107,14 +99,14 @@ func (p *PolicyReloader) Check(ctx context.Context) bool {
 	}
 	p.current.Store(e)
 	p.lastError.Store(nil)
-	policyReloads.WithLabelValues("loaded").Inc()
-	policyLoaded.SetToCurrentTime()
+	p.metrics.PolicyReload("loaded")
+	p.metrics.PolicyLoaded()
 	logger.Info("policies reloaded", "dirs", p.Options.PolicyDirs)
 	return true
 }
 
 func (p *PolicyReloader) fail(logError func(error, string, ...any), err error) {
 	p.lastError.Store(&err)
-	policyReloads.WithLabelValues("failed").Inc()
+	p.metrics.PolicyReload("failed")
 	logError(err, "the policies do not load; the last good ones stay in force")
 }

@@ -4,23 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/cuetrainer/cuetrainer/controller/metrics"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
-
-var runtimesBreakingPolicy = prometheus.NewGauge(prometheus.GaugeOpts{
-	Name: "cuetrainer_runtimes_breaking_policy",
-	Help: "The cluster's runtimes the policy in force finds fault with, as its last audit found (a runtime created before the policy, as the shipped ones may be).",
-})
-
-func init() {
-	metricsRegistry.MustRegister(runtimesBreakingPolicy)
-}
 
 // RuntimeAudit reviews the cluster's runtimes with the policy in force, at
 // start and whenever it changes (a policy reload). The webhook checks a
@@ -37,6 +28,8 @@ type RuntimeAudit struct {
 	Release  string
 	// Interval is how often it looks whether the policy changed.
 	Interval time.Duration
+	// Metrics records the count; none when nil.
+	Metrics *metrics.Metrics
 }
 
 // NeedLeaderElection is true: one replica reports.
@@ -95,6 +88,6 @@ func (a *RuntimeAudit) Audit(ctx context.Context, e *engine.Engine) error {
 				"the runtime breaks the policy in force, and would not be admitted now: %s", why)
 		}
 	}
-	runtimesBreakingPolicy.Set(float64(breaking))
+	a.Metrics.RuntimesBreakingPolicy(breaking)
 	return nil
 }

@@ -12,8 +12,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/cuetrainer/cuetrainer/controller/metrics"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
 
@@ -70,13 +72,23 @@ func WebhookPath(mutating bool, k engine.Kind) string {
 	return prefix + strings.ReplaceAll(gv.Group, ".", "-") + "-" + gv.Version + "-" + strings.ToLower(k.Kind)
 }
 
+// servedMetrics are the metrics in controller-runtime's registry, which the
+// manager serves on its metrics endpoint.
+func servedMetrics() (*metrics.Metrics, error) { return metrics.Register(crmetrics.Registry) }
+
 // Setup adds the admission handlers for every kind the engine admits and the
-// controller of every kind it renders to the manager.
+// controller of every kind it renders to the manager. The metrics read the
+// engine of o and the CRDs' state of the last Setup (a process may set up
+// more than one manager: they are registered once).
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Engine == nil {
 		return fmt.Errorf("no engine")
 	}
-	recycled = func() int64 { return o.Engine().Recycled() }
+	m, err := servedMetrics()
+	if err != nil {
+		return err
+	}
+	m.ReadRecycles(func() int64 { return o.Engine().Recycled() })
 	e := o.Engine()
 	live := map[string]bool{}
 	for _, k := range e.Admitted() {
@@ -100,7 +112,6 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		var err error
 		crds, err = newCRDWatch(ctx, mgr.GetAPIReader(), names)
 		if err != nil {
 			mgr.GetLogger().Info("reading the TrainJobs and runtimes from the API server every time: the CRDs' generations cannot be read", "error", err.Error())
@@ -108,14 +119,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		} else if err := crds.setup(mgr); err != nil {
 			return err
 		}
-		cachedReads = crds.Unchanged
+		m.ReadCacheReads(crds.Unchanged)
 	}
 	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged}
 	if o.Webhooks {
 		srv := mgr.GetWebhookServer()
 		for _, k := range e.Admitted() {
 			for _, mutating := range []bool{false, true} {
-				srv.Register(WebhookPath(mutating, k), &webhook.Admission{Handler: &Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Mutating: mutating, Now: o.Now}})
+				srv.Register(WebhookPath(mutating, k), &webhook.Admission{Handler: &Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Mutating: mutating, Now: o.Now, Metrics: m}})
 			}
 		}
 	}
@@ -137,10 +148,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	// The runtimes the policy in force finds fault with are reported by
 	// the replica that reconciles.
-	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release}); err != nil {
+	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release, Metrics: m}); err != nil {
 		return err
 	}
-	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now}
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: m}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	concurrency := o.Concurrency

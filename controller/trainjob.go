@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/cuetrainer/cuetrainer/controller/metrics"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
 
@@ -43,6 +44,8 @@ type TrainJobReconciler struct {
 	Recorder events.EventRecorder
 	Release  string
 	Now      func() time.Time
+	// Metrics records the renders' durations; none when nil.
+	Metrics *metrics.Metrics
 }
 
 // Reconcile renders one TrainJob and applies the result.
@@ -71,7 +74,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 	out := s.Render(admitted, engine.RenderOptions{})
-	evaluationDuration.WithLabelValues("render").Observe(time.Since(start).Seconds())
+	r.Metrics.ObserveEvaluation("render", time.Since(start))
 
 	if out.Controller.Skip == "" && admitted.Rejected() {
 		// Its runtime is gone, say: Kubeflow retries with backoff too.
