@@ -114,7 +114,7 @@ func BenchmarkReconcile(b *testing.B) {
 	var runtime map[string]any
 	for _, d := range e.builtin {
 		if d.Name() == "torch-distributed" {
-			runtime = copyJSON(d.Object).(map[string]any)
+			runtime = deepCopy(d.Object).(map[string]any)
 		}
 	}
 	if runtime == nil {
@@ -147,7 +147,7 @@ func BenchmarkReconcile(b *testing.B) {
 	// A version of a TrainJob the engine has not reviewed (each iteration's
 	// resourceVersion is new: the engine keeps the controller's reviews).
 	version := func(d Document, i int) Document {
-		d.Object = copyJSON(d.Object).(map[string]any)
+		d.Object = deepCopy(d.Object).(map[string]any)
 		d.Object["metadata"].(map[string]any)["resourceVersion"] = fmt.Sprint(i + 2)
 		return d
 	}
@@ -163,7 +163,7 @@ func BenchmarkReconcile(b *testing.B) {
 	// JobSet with its status and managedFields.
 	for _, d := range docs {
 		for _, obj := range reconcile(b, d).Objects {
-			obj = copyJSON(obj).(map[string]any)
+			obj = deepCopy(obj).(map[string]any)
 			m := obj["metadata"].(map[string]any)
 			m["uid"], m["resourceVersion"] = "uid-"+d.Name()+"-"+str(obj["kind"]), "2"
 			m["managedFields"] = []any{map[string]any{"manager": "cuetrainer", "operation": "Apply", "apiVersion": obj["apiVersion"], "fieldsType": "FieldsV1",

@@ -188,7 +188,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 	// A copy with integers as int64, whatever decoded it (YAML gives
 	// float64), which the caller may go on using; without the fields the
 	// API server writes itself, which no rule reads (serverManaged).
-	obj, _ = roundTrip(e.withoutServerManaged(obj)).(map[string]any)
+	obj, _ = asJSON(e.withoutServerManaged(obj)).(map[string]any)
 	d := Document{File: "cluster", Object: obj}
 	if !admitted {
 		return &stored{doc: d}

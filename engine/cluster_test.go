@@ -653,7 +653,7 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
      fieldsV1: {"f:spec": {"f:trainer": {"f:env": {"k:{\"name\":\"A\"}": {}}}}}}`
 	text := strings.Replace(jobYAML("torch", "{numNodes: 2, env: [{name: A, value: x}]}"), "metadata: {name: job, namespace: ns}", "metadata:\n  name: job\n  namespace: ns"+managed, 1)
 	d := ReadYAML("job.yaml", []byte(text))[0]
-	before := copyJSON(d.Object)
+	before := deepCopy(d.Object)
 	full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{})
 	checked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
 	if full.Rejected() || checked.Rejected() {

@@ -224,26 +224,4 @@ func (o outputs) add(x outputs) outputs {
 	return o
 }
 
-// deepCopy copies a JSON-like value.
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, c := range x {
-			m[k] = deepCopy(c)
-		}
-		return m
-	case []any:
-		if x == nil {
-			return x
-		}
-		l := make([]any, len(x))
-		for i, c := range x {
-			l[i] = deepCopy(c)
-		}
-		return l
-	}
-	return v
-}
-
 func (e *outputError) Error() string { return fmt.Sprintf("%s: %v", e.what, e.err) }

@@ -1,25 +1,12 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
-
-// patchSchemas are the Go types whose strategic-merge metadata a merge of
-// the CUE (see `merges`) may name.
-var patchSchemas = map[string]any{
-	"jobset.x-k8s.io/v1alpha2.JobSetSpec": jobsetv1alpha2.JobSetSpec{},
-}
 
 // Rendered is what rendering one admitted object gives: the objects to
 // apply, sorted by apiVersion, kind and name, or the errors why not.
@@ -95,14 +82,6 @@ type RenderOptions struct {
 	Existing []string
 }
 
-// merge is one strategic merge a render needs (#merges in the CUE).
-type merge struct {
-	Base      []string
-	Patches   []string
-	Schema    string
-	KeepOrder []string
-}
-
 // Render turns an admitted object into the objects a controller applies.
 // A kind without a render gives nothing.
 func (s *Session) Render(r Result, opts RenderOptions) Rendered {
@@ -112,230 +91,333 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 }
 
 // render renders with the opaque keys as tokens (see aliases.go), and sets
-// *aliases to the tokens it gave.
+// *aliases to the tokens it gave. It runs the stages below in order; each
+// says whether the render goes on, and one that stops leaves its reason in
+// the result's errors (or a controller's skip).
 func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Rendered {
-	var out Rendered
-	apiVersion, kind := r.Doc.APIVersion(), r.Doc.Kind()
 	c := s.e.compiled()
-	renderer, ok := c.renders[apiVersion][kind]
+	renderer, ok := c.renders[r.Doc.APIVersion()][r.Doc.Kind()]
 	if !ok || r.Object == nil {
-		return out
+		return Rendered{}
 	}
-	fail := func(what string, err error) Rendered {
-		detail := s.e.Details(err)
-		if detail == "" {
-			detail = err.Error() // not a CUE error: an edit the engine rejects
+	rn := rendering{s: s, c: c, r: r, opts: opts, renderer: renderer,
+		apiVersion: r.Doc.APIVersion(), kind: r.Doc.Kind(), runtime: r.runtime}
+	defer rn.releasePlan()
+	// The objects the render builds, by id (here, not in rn, so that the
+	// map stays on the stack).
+	objects := map[string]map[string]any{}
+	_ = rn.mergeTemplate() &&
+		rn.plan(aliases) &&
+		rn.evaluate() &&
+		rn.decodeOutputs() &&
+		rn.buildObjects(objects) &&
+		rn.applyEdits(objects) &&
+		rn.runGenerators(objects) &&
+		rn.finish(objects)
+	return rn.out
+}
+
+// rendering is one render under way: what its stages hand on.
+type rendering struct {
+	s                *Session
+	c                *compiled
+	r                Result
+	opts             RenderOptions
+	apiVersion, kind string
+	runtime          *stored
+	// renderer is the kind's render, with the parts the plan names.
+	renderer cue.Value
+
+	// facts are the values whose quantities the CUE is told; merged the
+	// strategic merges (aliased once the plan gave the tokens).
+	facts  []any
+	merged map[string]any
+	// p is the runtime's plan, pv the value acquired from it (acquired
+	// until released); planErr the plan's error, reported after the
+	// controller's directives are read.
+	p        *plan
+	pv       cue.Value
+	acquired bool
+	planErr  error
+	a        *keyAliases
+	// runtimeAliased is the runtime's object with the plan's tokens.
+	runtimeAliased any
+
+	// rv is the evaluated render, do what it tells the engine to do.
+	rv cue.Value
+	do outputs
+
+	out Rendered
+}
+
+// fail stops the render with an internal error: CUE the engine could not
+// read, or an edit it rejects.
+func (rn *rendering) fail(what string, err error) bool {
+	detail := rn.s.e.Details(err)
+	if detail == "" {
+		detail = err.Error() // not a CUE error: an edit the engine rejects
+	}
+	rn.out.Errors = append(rn.out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
+	return false
+}
+
+// defect reports CUE output the engine cannot carry out (an edit with an
+// unknown op, an object that does not decode): a defect of the rule that
+// wrote it, at its place in the CUE (in the render, else in the plan).
+func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any) {
+	f := Finding{Phase: PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
+	for _, v := range []cue.Value{rn.rv, rn.pv} {
+		if f.Source = rn.s.e.sourceOf(v.LookupPath(at)); f.Source != "" {
+			break
 		}
-		out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
-		return out
 	}
-	// rv is the render, with the TrainJob; pv its plan, when it has one.
-	var rv, pv cue.Value
-	// defect reports CUE output the engine cannot carry out (an edit with
-	// an unknown op, an object that does not decode): a defect of the
-	// rule that wrote it, at its place in the CUE (in the render, else in
-	// the plan).
-	defect := func(rule string, at cue.Path, format string, args ...any) {
-		f := Finding{Phase: PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
-		for _, v := range []cue.Value{rv, pv} {
-			if f.Source = s.e.sourceOf(v.LookupPath(at)); f.Source != "" {
-				break
-			}
-		}
-		out.Errors = append(out.Errors, f)
+	rn.out.Errors = append(rn.out.Errors, f)
+}
+
+// mergeTemplate makes the kind's strategic merges (merges in the CUE): the
+// runtime's value at each base, patched by the input's values.
+func (rn *rendering) mergeTemplate() bool {
+	rn.facts = []any{rn.r.Object}
+	if rn.runtime != nil {
+		rn.facts = append(rn.facts, rn.runtime.doc.Object)
 	}
-	ctx := map[string]any{}
-	facts := []any{r.Object}
-	runtime := r.runtime
-	if runtime != nil {
-		facts = append(facts, runtime.doc.Object)
-	}
-	merged := map[string]any{}
-	for _, name := range sortedKeys(s.e.merges[apiVersion][kind]) {
-		m := s.e.merges[apiVersion][kind][name]
+	merges := rn.s.e.merges[rn.apiVersion][rn.kind]
+	rn.merged = map[string]any{}
+	for _, name := range sortedKeys(merges) {
+		m := merges[name]
 		var base any
-		if runtime != nil {
-			base = at(runtime.doc.Object, m.Base)
+		if rn.runtime != nil {
+			base = at(rn.runtime.doc.Object, m.Base)
 		}
-		v, err := strategicMerge(base, collect(r.Object, m.Patches), m)
+		v, err := strategicMerge(base, collect(rn.r.Object, m.Patches), m)
 		if err != nil {
-			out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
-			return out
+			rn.out.Errors = append(rn.out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
+			return false
 		}
-		merged[name] = v
-		facts = append(facts, v)
+		rn.merged[name] = v
+		rn.facts = append(rn.facts, v)
 	}
-	p := s.planFor(c, apiVersion, kind, runtime, r.Object, merged)
-	// The opaque keys the plan gave tokens keep them.
-	var a *keyAliases
-	if p != nil {
-		a = s.e.opaque.aliases(p.aliases)
+	return true
+}
+
+// plan finds the runtime's plan (plan.go: evaluated once per runtime) and
+// takes its tokens for the opaque keys, which it sets in *aliases; the
+// render's parts are the ones the plan names.
+func (rn *rendering) plan(aliases **keyAliases) bool {
+	rn.p = rn.s.planFor(rn.c, rn.apiVersion, rn.kind, rn.runtime, rn.r.Object, rn.merged)
+	if rn.p != nil {
+		rn.a = rn.s.e.opaque.aliases(rn.p.aliases)
 	} else {
-		a = s.e.opaque.aliases(nil)
+		rn.a = rn.s.e.opaque.aliases(nil)
 	}
-	*aliases = a
-	var planErr error
-	if p != nil && p.err != nil {
+	*aliases = rn.a
+	if rn.p != nil && rn.p.err != nil {
 		// The controller's directives may still apply (an unsupported
 		// runtime kind fails the TrainJob): the render goes on without the
 		// plan, and fails after reading them.
-		planErr, p = p.err, nil
+		rn.planErr, rn.p = rn.p.err, nil
 	}
-	merged = a.alias(merged).(map[string]any)
-	ctx[fieldMerged] = merged
+	rn.merged = rn.a.alias(rn.merged).(map[string]any)
+	var parts []string
+	if rn.p != nil {
+		parts = rn.p.out.parts
+	}
+	if len(parts) > 0 || rn.s.opts.Controller {
+		var err error
+		if rn.renderer, err = rn.c.combine(rn.apiVersion, rn.kind, rn.renderer, parts, rn.s.opts.Controller); err != nil {
+			return rn.fail("the parts", err)
+		}
+	}
+	return true
+}
+
+// releasePlan gives the plan's value back, once the render is done with it.
+func (rn *rendering) releasePlan() {
+	if rn.acquired {
+		rn.p.release(rn.pv)
+	}
+}
+
+// evaluate unifies the render with the input and its context: the plan,
+// evaluated once per runtime, and the runtime and merges as the plan holds
+// them, shared rather than evaluated again. A controller's render stops
+// here when its directives skip the object.
+func (rn *rendering) evaluate() bool {
 	existing := map[string]any{}
-	for _, id := range opts.Existing {
+	for _, id := range rn.opts.Existing {
 		existing[id] = map[string]any{}
 	}
-	for id, obj := range r.existing {
-		existing[id] = a.alias(obj)
+	for id, obj := range rn.r.existing {
+		existing[id] = rn.a.alias(obj)
 	}
-	// The CUE's context: the plan, evaluated once per runtime, and the
-	// runtime and merges as the plan holds them, shared rather than
-	// evaluated again.
-	cctx := map[string]any{fieldMerged: merged, fieldQuantities: quantities(facts...), fieldExisting: existing}
-	if runtime != nil {
-		ctx[fieldRuntime] = a.alias(runtime.doc.Object)
-		cctx[fieldRuntime] = ctx[fieldRuntime]
+	cctx := map[string]any{fieldMerged: rn.merged, fieldQuantities: quantities(rn.facts...), fieldExisting: existing}
+	if rn.runtime != nil {
+		rn.runtimeAliased = rn.a.alias(rn.runtime.doc.Object)
+		cctx[fieldRuntime] = rn.runtimeAliased
 	}
-	if p != nil {
-		pv = p.acquire()
-		defer p.release(pv)
-		cctx[fieldPlan] = pv
-		if runtime != nil {
-			cctx[fieldRuntime] = pv.LookupPath(pathPlanRuntime)
+	if rn.p != nil {
+		rn.pv, rn.acquired = rn.p.acquire(), true
+		cctx[fieldPlan] = rn.pv
+		if rn.runtime != nil {
+			cctx[fieldRuntime] = rn.pv.LookupPath(pathPlanRuntime)
 		}
-		cctx[fieldMerged] = pv.LookupPath(pathPlanMerged)
+		cctx[fieldMerged] = rn.pv.LookupPath(pathPlanMerged)
 	}
+	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{fieldInput: rn.a.alias(rn.r.Object), fieldContext: cctx}))
+	if rn.s.opts.Controller {
+		var d ControllerDirectives // decoded apart: rn stays on the stack
+		if err := decodeJSON(rn.rv.LookupPath(pathController), &d); err != nil {
+			return rn.fail("controller", err)
+		}
+		rn.out.Controller = d
+		if rn.out.Controller.Skip != "" {
+			return false
+		}
+	}
+	if rn.planErr != nil {
+		return rn.fail("the plan", rn.planErr)
+	}
+	return true
+}
 
-	var parts []string
-	if p != nil {
-		parts = p.out.parts
-	}
-	if len(parts) > 0 || s.opts.Controller {
-		var err error
-		if renderer, err = c.combine(apiVersion, kind, renderer, parts, s.opts.Controller); err != nil {
-			return fail("the parts", err)
-		}
-	}
-	rv = renderer.Unify(c.ctx.Encode(map[string]any{fieldInput: a.alias(r.Object), fieldContext: cctx}))
-	if s.opts.Controller {
-		if err := decodeJSON(rv.LookupPath(pathController), &out.Controller); err != nil {
-			return fail("controller", err)
-		}
-		if out.Controller.Skip != "" {
-			return out
-		}
-	}
-	if planErr != nil {
-		return fail("the plan", planErr)
-	}
-	do, err := s.e.decodeOutputs(rv, false)
+// decodeOutputs reads what the render tells the engine to do (outputs.go),
+// with the plan's part of it; the render's errors stop it here.
+func (rn *rendering) decodeOutputs() bool {
+	do, err := rn.s.e.decodeOutputs(rn.rv, false)
 	if err != nil {
 		rule := strings.ReplaceAll(err.what, " ", ".")
-		defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, s.e.Details(err.err))
-		return out
+		rn.defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, rn.s.e.Details(err.err))
+		return false
 	}
-	if p != nil {
-		if err := do.resolve(p.out.ops); err != nil {
-			defect("edits", pathEdits, "%v", err)
-			return out
+	if rn.p != nil {
+		if err := do.resolve(rn.p.out.ops); err != nil {
+			rn.defect("edits", pathEdits, "%v", err)
+			return false
 		}
-		do = p.out.copy().add(do)
+		do = rn.p.out.copy().add(do)
 	}
-	out.Errors, out.Warnings = do.errors, do.warnings
-	if len(out.Errors) > 0 {
-		return out
-	}
+	rn.do = do
+	rn.out.Errors, rn.out.Warnings = do.errors, do.warnings
+	return len(rn.out.Errors) == 0
+}
 
-	objects := map[string]map[string]any{}
-	it, ferr := rv.LookupPath(pathObjects).Fields()
+// buildObjects decodes the objects the render builds, fills them in from
+// the plan's skeletons and gives them the metadata every object gets, then
+// copies the bases (a runtime's or a merge's values) into them.
+func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
+	it, ferr := rn.rv.LookupPath(pathObjects).Fields()
 	if ferr != nil {
-		return fail("objects", ferr)
+		return rn.fail("objects", ferr)
 	}
 	for it.Next() {
 		var obj map[string]any
 		if err := decodeJSON(it.Value(), &obj); err != nil {
-			defect("objects."+it.Selector().String(), cue.MakePath(selObjects, it.Selector()), "the object does not decode: %s", s.e.Details(err))
-			return out
+			rn.defect("objects."+it.Selector().String(), cue.MakePath(selObjects, it.Selector()), "the object does not decode: %s", rn.s.e.Details(err))
+			return false
 		}
 		id := it.Selector().Unquoted()
-		if p != nil {
-			if skeleton, ok := p.out.objects[id]; ok {
+		if rn.p != nil {
+			if skeleton, ok := rn.p.out.objects[id]; ok {
 				obj = fillIn(obj, skeleton)
 			}
 		}
-		if len(do.metadata) > 0 {
+		if len(rn.do.metadata) > 0 {
 			md, _ := obj["metadata"].(map[string]any)
 			if md == nil {
 				md = map[string]any{}
 				obj["metadata"] = md
 			}
-			for k, v := range do.metadata {
+			for k, v := range rn.do.metadata {
 				if _, ok := md[k]; !ok {
-					md[k] = copyJSON(v)
+					md[k] = numbers(deepCopy(v))
 				}
 			}
 		}
 		objects[id] = obj
 	}
-
-	for _, id := range sortedKeys(do.bases) {
-		b := do.bases[id]
+	// What a base may copy: the merges and the runtime, aliased.
+	from := map[string]any{fieldMerged: rn.merged}
+	if rn.runtime != nil {
+		from[fieldRuntime] = rn.runtimeAliased
+	}
+	for _, id := range sortedKeys(rn.do.bases) {
+		b := rn.do.bases[id]
 		obj, ok := objects[id]
 		if !ok || len(b.Path) == 0 {
 			continue
 		}
 		m, err := mapAt(obj, b.Path[:len(b.Path)-1])
 		if err != nil {
-			return fail("bases", err)
+			return rn.fail("bases", err)
 		}
-		m[b.Path[len(b.Path)-1]] = copyJSON(at(ctx, b.From))
+		m[b.Path[len(b.Path)-1]] = numbers(deepCopy(at(from, b.From)))
 	}
+	return true
+}
 
-	sort.SliceStable(do.groups, func(i, j int) bool {
-		if do.groups[i].Order != do.groups[j].Order {
-			return do.groups[i].Order < do.groups[j].Order
+// applyEdits carries out the render's edits (edits.go), group by group in
+// their order.
+func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
+	groups := rn.do.groups
+	sort.SliceStable(groups, func(i, j int) bool {
+		if groups[i].Order != groups[j].Order {
+			return groups[i].Order < groups[j].Order
 		}
-		return do.groups[i].Name < do.groups[j].Name
+		return groups[i].Name < groups[j].Name
 	})
-	for _, g := range do.groups {
+	for _, g := range groups {
 		for _, e := range g.Ops {
 			obj, ok := objects[e.Object]
 			if !ok {
 				continue // an edit of an object this render does not build
 			}
 			if err := e.apply(obj); err != nil {
-				defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
+				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
 			}
 		}
 	}
+	return true
+}
 
-	yamlOf := func(name string) (string, error) {
+// runGenerators runs what the CUE cannot compute (generate.go), then the
+// sums of quantities; a defect in any stops the render.
+func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
+	source := yamlOf(rn.runtime)
+	for _, id := range sortedKeys(rn.do.generate) {
+		obj, ok := objects[id]
+		if !ok {
+			continue
+		}
+		for _, g := range rn.do.generate[id] {
+			if err := g.run(obj, source); err != nil {
+				rn.defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
+			}
+		}
+	}
+	for _, sum := range rn.do.sums {
+		if obj, ok := objects[sum.Object]; ok {
+			if err := sum.apply(obj); err != nil {
+				rn.defect("sums", cue.MakePath(selSums), "summing quantities of %s: %v", sum.Object, err)
+			}
+		}
+	}
+	return len(rn.out.Errors) == 0
+}
+
+// yamlOf gives a context entry as YAML to a generator: the runtime only.
+func yamlOf(runtime *stored) yamlSource {
+	return func(name string) (string, error) {
 		if name != fieldRuntime || runtime == nil {
 			return "", fmt.Errorf("no context entry %q to write as YAML", name)
 		}
 		return runtime.yaml()
 	}
-	for _, id := range sortedKeys(do.generate) {
-		for _, g := range do.generate[id] {
-			if obj, ok := objects[id]; ok {
-				if err := g.run(obj, yamlOf); err != nil {
-					defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
-				}
-			}
-		}
-	}
-	for _, sum := range do.sums {
-		if obj, ok := objects[sum.Object]; ok {
-			if err := sum.apply(obj); err != nil {
-				defect("sums", cue.MakePath(selSums), "summing quantities of %s: %v", sum.Object, err)
-			}
-		}
-	}
-	if len(out.Errors) > 0 {
-		return out
-	}
+}
+
+// finish writes the objects' quantities in canonical form and sorts them,
+// with the order a controller applies them in.
+func (rn *rendering) finish(objects map[string]map[string]any) bool {
+	out := &rn.out
 	phaseOf := make(map[string]int, len(objects))
 	for id, obj := range objects {
 		canonicalize(obj)
@@ -352,7 +434,7 @@ func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Ren
 			return phaseOf[objectKey(out.Objects[out.applyOrder[i]])] < phaseOf[objectKey(out.Objects[out.applyOrder[j]])]
 		})
 	}
-	return out
+	return true
 }
 
 // SortObjects orders objects by apiVersion, kind, namespace and name.
@@ -363,516 +445,4 @@ func SortObjects(objs []map[string]any) {
 // objectKey identifies an object by apiVersion, kind, namespace and name.
 func objectKey(o map[string]any) string {
 	return strings.Join([]string{str(o["apiVersion"]), str(o["kind"]), str(meta(o)["namespace"]), str(meta(o)["name"])}, "\x00")
-}
-
-// decodeJSON decodes a CUE value as JSON, numbers as json.Number.
-func decodeJSON(v cue.Value, x any) error {
-	data, err := v.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(x)
-}
-
-// decodeJSONStrict decodes like decodeJSON, and fails on fields x does not
-// have.
-func decodeJSONStrict(v cue.Value, x any) error {
-	data, err := v.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	return dec.Decode(x)
-}
-
-// at returns the value at a path of fields, nil when there is none.
-func at(v any, path []string) any {
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[p]
-	}
-	return v
-}
-
-// collect returns the values at a path where "*" stands for every item of
-// a list, in order.
-func collect(v any, path []string) []any {
-	if len(path) == 0 {
-		if v == nil {
-			return nil
-		}
-		return []any{v}
-	}
-	if path[0] == "*" {
-		l, _ := v.([]any)
-		var out []any
-		for _, item := range l {
-			out = append(out, collect(item, path[1:])...)
-		}
-		return out
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	return collect(m[path[0]], path[1:])
-}
-
-// strategicMerge patches base with each patch in turn, as the API server's
-// strategic merge patch does for the Go type the merge names, then puts
-// the items of the keepOrder lists back in the base's order.
-func strategicMerge(base any, patches []any, m merge) (any, error) {
-	if len(patches) == 0 {
-		return base, nil
-	}
-	schema, ok := patchSchemas[m.Schema]
-	if !ok {
-		return nil, fmt.Errorf("no Go type %q for a strategic merge", m.Schema)
-	}
-	meta, err := strategicpatch.NewPatchMetaFromStruct(schema)
-	if err != nil {
-		return nil, err
-	}
-	cur, _ := roundTrip(base).(map[string]any)
-	if cur == nil {
-		cur = map[string]any{}
-	}
-	order := map[string]map[string]int{}
-	for _, field := range m.KeepOrder {
-		order[field] = map[string]int{}
-		l, _ := cur[field].([]any)
-		for i, item := range l {
-			if im, ok := item.(map[string]any); ok {
-				order[field][fmt.Sprint(im["name"])] = i
-			}
-		}
-	}
-	for _, p := range patches {
-		pm, ok := roundTrip(p).(map[string]any)
-		if !ok {
-			continue
-		}
-		if cur, err = strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(cur, pm, meta); err != nil {
-			return nil, err
-		}
-	}
-	for field, idx := range order {
-		l, _ := cur[field].([]any)
-		sort.SliceStable(l, func(i, j int) bool {
-			a, _ := l[i].(map[string]any)
-			b, _ := l[j].(map[string]any)
-			return idx[fmt.Sprint(a["name"])] < idx[fmt.Sprint(b["name"])]
-		})
-	}
-	return cur, nil
-}
-
-// roundTrip gives a deep copy of a JSON-like value, with integers as int64
-// and other numbers as float64 (what the CUE encoder takes as numbers).
-func roundTrip(v any) any {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var out any
-	if err := dec.Decode(&out); err != nil {
-		return nil
-	}
-	return numbers(out)
-}
-
-// fillIn adds to obj, field by field, what skeleton has and obj has not,
-// copied.
-func fillIn(obj, skeleton map[string]any) map[string]any {
-	if obj == nil {
-		obj = map[string]any{}
-	}
-	for k, sv := range skeleton {
-		ov, ok := obj[k]
-		if !ok {
-			obj[k] = copyJSON(sv)
-			continue
-		}
-		om, oIsMap := ov.(map[string]any)
-		sm, sIsMap := sv.(map[string]any)
-		if oIsMap && sIsMap {
-			obj[k] = fillIn(om, sm)
-		}
-	}
-	return obj
-}
-
-// copyJSON is roundTrip for values that are JSON-like already (maps,
-// lists, strings, bools, numbers), without the encoding.
-func copyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return nil
-		}
-		m := make(map[string]any, len(x))
-		for k, c := range x {
-			m[k] = copyJSON(c)
-		}
-		return m
-	case []any:
-		if x == nil {
-			return nil
-		}
-		l := make([]any, len(x))
-		for i, c := range x {
-			l[i] = copyJSON(c)
-		}
-		return l
-	case string, bool, nil, int64, float64:
-		return x
-	case int:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case float32:
-		return float64(x)
-	case json.Number:
-		return numbers(x)
-	}
-	return roundTrip(v)
-}
-
-// numbers turns json.Numbers into int64 or float64.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, c := range x {
-			x[k] = numbers(c)
-		}
-	case []any:
-		for i, c := range x {
-			x[i] = numbers(c)
-		}
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	}
-	return v
-}
-
-// edit is one #Edit of the CUE.
-type edit struct {
-	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
-	Use    string
-	Object string
-	Path   []any
-	Op     string
-	Value  any
-	Items  []any
-	By     []string
-}
-
-func (e edit) apply(obj map[string]any) error {
-	e.Path = splice(e.Path)
-	if len(e.Path) == 0 {
-		return fmt.Errorf("empty path")
-	}
-	var cur any = obj
-	for i, step := range e.Path[:len(e.Path)-1] {
-		next, err := descend(cur, step, true)
-		if err != nil {
-			return fmt.Errorf("%s: %v", pathString(e.Path[:i+1]), err)
-		}
-		cur = next
-	}
-	m, ok := cur.(map[string]any)
-	last, isField := e.Path[len(e.Path)-1].(string)
-	if !ok || !isField {
-		return fmt.Errorf("%s: not a field of an object", pathString(e.Path))
-	}
-	switch e.Op {
-	case "set":
-		m[last] = e.Value
-	case "merge":
-		target, _ := m[last].(map[string]any)
-		if target == nil {
-			target = map[string]any{}
-		}
-		add, _ := e.Value.(map[string]any)
-		for k, v := range add {
-			target[k] = v
-		}
-		m[last] = target
-	case "upsert", "append":
-		if len(e.Items) == 0 {
-			return nil // nothing to add: an absent list stays absent, not null
-		}
-		l, _ := m[last].([]any)
-		if e.Op == "append" {
-			m[last] = append(l, e.Items...)
-			break
-		}
-		for _, item := range e.Items {
-			l = upsert(l, item, e.By)
-		}
-		m[last] = l
-	default:
-		return fmt.Errorf("unknown op %q", e.Op)
-	}
-	return nil
-}
-
-// splice flattens the lists in a path into it: a rule may build a path
-// from a prefix it was given, [prefix, "env"].
-func splice(path []any) []any {
-	nested := false
-	for _, step := range path {
-		if _, ok := step.([]any); ok {
-			nested = true
-			break
-		}
-	}
-	if !nested {
-		return path
-	}
-	var out []any
-	for _, step := range path {
-		if l, ok := step.([]any); ok {
-			out = append(out, splice(l)...)
-		} else {
-			out = append(out, step)
-		}
-	}
-	return out
-}
-
-// mapAt returns the object at a path of fields, creating the ones missing.
-func mapAt(obj map[string]any, path []string) (map[string]any, error) {
-	var cur any = obj
-	for _, p := range path {
-		next, err := descend(cur, p, true)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", strings.Join(path, "."), err)
-		}
-		cur = next
-	}
-	m, ok := cur.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: not an object", strings.Join(path, "."))
-	}
-	return m, nil
-}
-
-// descend takes one step of a path: a field (created when absent) or the
-// list item whose fields equal the step's.
-func descend(cur any, step any, create bool) (any, error) {
-	switch s := step.(type) {
-	case string:
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("not an object")
-		}
-		next, ok := m[s]
-		if !ok || next == nil {
-			if !create {
-				return nil, fmt.Errorf("no field %s", s)
-			}
-			next = map[string]any{}
-			m[s] = next
-		}
-		return next, nil
-	case map[string]any:
-		l, ok := cur.([]any)
-		if !ok {
-			return nil, fmt.Errorf("not a list")
-		}
-		for _, item := range l {
-			im, ok := item.(map[string]any)
-			if !ok {
-				continue
-			}
-			match := true
-			for k, v := range s {
-				if !reflect.DeepEqual(im[k], v) {
-					match = false
-				}
-			}
-			if match {
-				return im, nil
-			}
-		}
-		return nil, fmt.Errorf("no item %v", s)
-	}
-	return nil, fmt.Errorf("bad path step %v", step)
-}
-
-func pathString(p []any) string {
-	var b strings.Builder
-	for _, s := range p {
-		switch x := s.(type) {
-		case string:
-			if b.Len() > 0 {
-				b.WriteString(".")
-			}
-			b.WriteString(x)
-		default:
-			fmt.Fprintf(&b, "%v", x)
-		}
-	}
-	return b.String()
-}
-
-// upsert replaces the first item that matches item by any of the fields
-// (two absent fields match, as Kubeflow's pointer comparison does), or
-// appends it.
-func upsert(l []any, item any, by []string) []any {
-	im, _ := item.(map[string]any)
-	for i, old := range l {
-		om, _ := old.(map[string]any)
-		for _, k := range by {
-			a, aok := om[k]
-			b, bok := im[k]
-			if aok == bok && (!aok || reflect.DeepEqual(fmt.Sprint(a), fmt.Sprint(b))) {
-				l[i] = item
-				return l
-			}
-		}
-	}
-	return append(l, item)
-}
-
-// quantitySum is one #QuantitySum of the CUE.
-type quantitySum struct {
-	Object string
-	Path   []string
-	Terms  []struct {
-		Resource string
-		Quantity string
-		Times    int64
-	}
-}
-
-func (s quantitySum) apply(obj map[string]any) error {
-	totals := map[string]resource.Quantity{}
-	var order []string
-	for _, t := range s.Terms {
-		q, err := resource.ParseQuantity(t.Quantity)
-		if err != nil {
-			return fmt.Errorf("%s: %v", t.Resource, err)
-		}
-		q.Mul(t.Times)
-		cur, seen := totals[t.Resource]
-		if !seen {
-			order = append(order, t.Resource)
-		}
-		cur.Add(q)
-		totals[t.Resource] = cur
-	}
-	out := map[string]any{}
-	for _, r := range order {
-		q := totals[r]
-		out[r] = q.String()
-	}
-	if len(s.Path) == 0 {
-		return fmt.Errorf("empty path")
-	}
-	m, err := mapAt(obj, s.Path[:len(s.Path)-1])
-	if err != nil {
-		return err
-	}
-	m[s.Path[len(s.Path)-1]] = out
-	return nil
-}
-
-// canonicalQuantity is a quantity's canonical text, as resource.Quantity
-// marshals it; ok false for what is no quantity.
-func canonicalQuantity(v any) (string, bool) {
-	var text string
-	switch q := v.(type) {
-	case string:
-		text = q
-	case json.Number:
-		text = q.String()
-	case int64:
-		text = strconv.FormatInt(q, 10)
-	case int:
-		text = strconv.Itoa(q)
-	case float64:
-		text = strconv.FormatFloat(q, 'f', -1, 64)
-	default:
-		return "", false
-	}
-	q, err := resource.ParseQuantity(text)
-	if err != nil {
-		return "", false
-	}
-	return q.String(), true
-}
-
-// canonicalObject is a copy of an object with every quantity it holds in
-// canonical form, as its typed Go object marshals: those of resource lists
-// (limits, requests), and a volume's sizeLimit and an env's divisor.
-func canonicalObject(obj map[string]any) map[string]any {
-	out := deepCopy(obj).(map[string]any)
-	canonicalize(out)
-	return out
-}
-
-// canonicalize writes the quantities of obj in canonical form, in place
-// (canonicalObject).
-func canonicalize(obj map[string]any) {
-	canonicalQuantities(obj, false)
-	var fields func(v any)
-	fields = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, c := range x {
-				switch k {
-				case "sizeLimit", "divisor":
-					if q, ok := canonicalQuantity(c); ok {
-						x[k] = q
-						continue
-					}
-				case "metadata", "data", "stringData", "binaryData":
-					continue // names and data, not quantities
-				}
-				fields(c)
-			}
-		case []any:
-			for _, c := range x {
-				fields(c)
-			}
-		}
-	}
-	fields(obj)
-}
-
-// canonicalQuantities writes every quantity of a resource list (a map
-// under `limits` or `requests`) in its canonical form, as the typed objects
-// of a controller marshal them.
-func canonicalQuantities(v any, resources bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, c := range x {
-			if resources {
-				if q, ok := canonicalQuantity(c); ok {
-					x[k] = q
-				}
-				continue
-			}
-			canonicalQuantities(c, k == "limits" || k == "requests")
-		}
-	case []any:
-		for _, c := range x {
-			canonicalQuantities(c, false)
-		}
-	}
 }

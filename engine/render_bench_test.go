@@ -35,7 +35,7 @@ func renderInput(tb testing.TB, caseName string) (*Session, Result) {
 // varied returns the TrainJob with its name and a label changed, so that
 // no two iterations render the same input.
 func varied(r Result, i int) Result {
-	obj := roundTrip(r.Object).(map[string]any)
+	obj := asJSON(r.Object).(map[string]any)
 	md := obj["metadata"].(map[string]any)
 	md["name"] = fmt.Sprintf("job-%d", i)
 	md["labels"] = map[string]any{fmt.Sprintf("run-%d", i%1000): "x"}
@@ -100,7 +100,7 @@ func benchmarkDistinct(b *testing.B, keys bool) {
 		for pb.Next() {
 			i := next.Add(1) - 1
 			r := tj
-			obj := roundTrip(tj.Object).(map[string]any)
+			obj := asJSON(tj.Object).(map[string]any)
 			md := obj["metadata"].(map[string]any)
 			md["name"] = fmt.Sprintf("job-%d", i)
 			if keys {

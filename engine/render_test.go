@@ -252,20 +252,28 @@ render: (#APIVersion): TrainJob: edits: missing: {
 	}
 }
 
-// TestCopyJSON: copyJSON gives what roundTrip gives, and shares nothing.
-func TestCopyJSON(t *testing.T) {
+// TestDeepCopy: deepCopy shares no map or list with the original and keeps
+// its leaves and nils; with numbers, it gives what asJSON gives for the
+// leaves the reader, the API server and decodeJSON write.
+func TestDeepCopy(t *testing.T) {
 	in := map[string]any{
-		"a": []any{int(1), int32(2), int64(3), 1.5, float32(2.5), "s", true, nil, map[string]any{"x": []any(nil)}},
+		"a": []any{int64(3), 1.5, "s", true, nil, map[string]any{"x": []any(nil)}},
 		"b": map[string]any(nil),
 		"c": json.Number("7"),
+		"d": json.Number("7.5"),
 	}
-	got := copyJSON(in)
-	if want := roundTrip(in); !reflect.DeepEqual(got, want) {
-		t.Errorf("copyJSON %#v, roundTrip %#v", got, want)
+	got := deepCopy(in)
+	if !reflect.DeepEqual(got, in) {
+		t.Errorf("deepCopy %#v, want %#v", got, in)
 	}
-	got.(map[string]any)["a"].([]any)[8].(map[string]any)["x"] = "changed"
-	if _, ok := in["a"].([]any)[8].(map[string]any)["x"].([]any); !ok {
+	got.(map[string]any)["a"].([]any)[5].(map[string]any)["x"] = "changed"
+	if _, ok := in["a"].([]any)[5].(map[string]any)["x"].([]any); !ok {
 		t.Error("the copy shares a map with the original")
+	}
+	// What JSON decodes to has no typed nil (a null is nil).
+	decoded := map[string]any{"a": []any{int64(3), 1.5, "s", true, nil, map[string]any{"x": nil}}, "c": json.Number("7"), "d": json.Number("7.5")}
+	if n, want := numbers(deepCopy(decoded)), asJSON(decoded); !reflect.DeepEqual(n, want) {
+		t.Errorf("numbers(deepCopy) %#v, asJSON %#v", n, want)
 	}
 }
 

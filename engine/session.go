@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -888,9 +887,4 @@ func (s *Session) Listed() []Listed {
 func (e *Engine) admits(apiVersion, kind string) bool {
 	_, ok := e.cur.Load().reviews[apiVersion][kind]
 	return ok
-}
-
-// sameMap says whether a and b are the same map (not equal ones).
-func sameMap(a, b map[string]any) bool {
-	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

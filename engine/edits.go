@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// edit is one #Edit of the CUE.
+type edit struct {
+	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
+	Use    string
+	Object string
+	Path   []any
+	Op     string
+	Value  any
+	Items  []any
+	By     []string
+}
+
+func (e edit) apply(obj map[string]any) error {
+	e.Path = splice(e.Path)
+	if len(e.Path) == 0 {
+		return fmt.Errorf("empty path")
+	}
+	var cur any = obj
+	for i, step := range e.Path[:len(e.Path)-1] {
+		next, err := descend(cur, step, true)
+		if err != nil {
+			return fmt.Errorf("%s: %v", pathString(e.Path[:i+1]), err)
+		}
+		cur = next
+	}
+	m, ok := cur.(map[string]any)
+	last, isField := e.Path[len(e.Path)-1].(string)
+	if !ok || !isField {
+		return fmt.Errorf("%s: not a field of an object", pathString(e.Path))
+	}
+	switch e.Op {
+	case "set":
+		m[last] = e.Value
+	case "merge":
+		target, _ := m[last].(map[string]any)
+		if target == nil {
+			target = map[string]any{}
+		}
+		add, _ := e.Value.(map[string]any)
+		for k, v := range add {
+			target[k] = v
+		}
+		m[last] = target
+	case "upsert", "append":
+		if len(e.Items) == 0 {
+			return nil // nothing to add: an absent list stays absent, not null
+		}
+		l, _ := m[last].([]any)
+		if e.Op == "append" {
+			m[last] = append(l, e.Items...)
+			break
+		}
+		for _, item := range e.Items {
+			l = upsert(l, item, e.By)
+		}
+		m[last] = l
+	default:
+		return fmt.Errorf("unknown op %q", e.Op)
+	}
+	return nil
+}
+
+// splice flattens the lists in a path into it: a rule may build a path
+// from a prefix it was given, [prefix, "env"].
+func splice(path []any) []any {
+	nested := false
+	for _, step := range path {
+		if _, ok := step.([]any); ok {
+			nested = true
+			break
+		}
+	}
+	if !nested {
+		return path
+	}
+	var out []any
+	for _, step := range path {
+		if l, ok := step.([]any); ok {
+			out = append(out, splice(l)...)
+		} else {
+			out = append(out, step)
+		}
+	}
+	return out
+}
+
+// mapAt returns the object at a path of fields, creating the ones missing.
+func mapAt(obj map[string]any, path []string) (map[string]any, error) {
+	var cur any = obj
+	for _, p := range path {
+		next, err := descend(cur, p, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", strings.Join(path, "."), err)
+		}
+		cur = next
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an object", strings.Join(path, "."))
+	}
+	return m, nil
+}
+
+// descend takes one step of a path: a field (created when absent) or the
+// list item whose fields equal the step's.
+func descend(cur any, step any, create bool) (any, error) {
+	switch s := step.(type) {
+	case string:
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("not an object")
+		}
+		next, ok := m[s]
+		if !ok || next == nil {
+			if !create {
+				return nil, fmt.Errorf("no field %s", s)
+			}
+			next = map[string]any{}
+			m[s] = next
+		}
+		return next, nil
+	case map[string]any:
+		l, ok := cur.([]any)
+		if !ok {
+			return nil, fmt.Errorf("not a list")
+		}
+		for _, item := range l {
+			im, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			match := true
+			for k, v := range s {
+				if !reflect.DeepEqual(im[k], v) {
+					match = false
+				}
+			}
+			if match {
+				return im, nil
+			}
+		}
+		return nil, fmt.Errorf("no item %v", s)
+	}
+	return nil, fmt.Errorf("bad path step %v", step)
+}
+
+func pathString(p []any) string {
+	var b strings.Builder
+	for _, s := range p {
+		switch x := s.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteString(".")
+			}
+			b.WriteString(x)
+		default:
+			fmt.Fprintf(&b, "%v", x)
+		}
+	}
+	return b.String()
+}
+
+// upsert replaces the first item that matches item by any of the fields
+// (two absent fields match, as Kubeflow's pointer comparison does), or
+// appends it.
+func upsert(l []any, item any, by []string) []any {
+	im, _ := item.(map[string]any)
+	for i, old := range l {
+		om, _ := old.(map[string]any)
+		for _, k := range by {
+			a, aok := om[k]
+			b, bok := im[k]
+			if aok == bok && (!aok || reflect.DeepEqual(fmt.Sprint(a), fmt.Sprint(b))) {
+				l[i] = item
+				return l
+			}
+		}
+	}
+	return append(l, item)
+}
+
+// quantitySum is one #QuantitySum of the CUE.
+type quantitySum struct {
+	Object string
+	Path   []string
+	Terms  []struct {
+		Resource string
+		Quantity string
+		Times    int64
+	}
+}
+
+func (s quantitySum) apply(obj map[string]any) error {
+	totals := map[string]resource.Quantity{}
+	var order []string
+	for _, t := range s.Terms {
+		q, err := resource.ParseQuantity(t.Quantity)
+		if err != nil {
+			return fmt.Errorf("%s: %v", t.Resource, err)
+		}
+		q.Mul(t.Times)
+		cur, seen := totals[t.Resource]
+		if !seen {
+			order = append(order, t.Resource)
+		}
+		cur.Add(q)
+		totals[t.Resource] = cur
+	}
+	out := map[string]any{}
+	for _, r := range order {
+		q := totals[r]
+		out[r] = q.String()
+	}
+	if len(s.Path) == 0 {
+		return fmt.Errorf("empty path")
+	}
+	m, err := mapAt(obj, s.Path[:len(s.Path)-1])
+	if err != nil {
+		return err
+	}
+	m[s.Path[len(s.Path)-1]] = out
+	return nil
+}

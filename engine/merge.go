@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// patchSchemas are the Go types whose strategic-merge metadata a merge of
+// the CUE (see `merges`) may name.
+var patchSchemas = map[string]any{
+	"jobset.x-k8s.io/v1alpha2.JobSetSpec": jobsetv1alpha2.JobSetSpec{},
+}
+
+// merge is one strategic merge a render needs (#merges in the CUE).
+type merge struct {
+	Base      []string
+	Patches   []string
+	Schema    string
+	KeepOrder []string
+}
+
+// strategicMerge patches base with each patch in turn, as the API server's
+// strategic merge patch does for the Go type the merge names, then puts
+// the items of the keepOrder lists back in the base's order.
+func strategicMerge(base any, patches []any, m merge) (any, error) {
+	if len(patches) == 0 {
+		return base, nil
+	}
+	schema, ok := patchSchemas[m.Schema]
+	if !ok {
+		return nil, fmt.Errorf("no Go type %q for a strategic merge", m.Schema)
+	}
+	meta, err := strategicpatch.NewPatchMetaFromStruct(schema)
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := asJSON(base).(map[string]any)
+	if cur == nil {
+		cur = map[string]any{}
+	}
+	order := map[string]map[string]int{}
+	for _, field := range m.KeepOrder {
+		order[field] = map[string]int{}
+		l, _ := cur[field].([]any)
+		for i, item := range l {
+			if im, ok := item.(map[string]any); ok {
+				order[field][fmt.Sprint(im["name"])] = i
+			}
+		}
+	}
+	for _, p := range patches {
+		pm, ok := asJSON(p).(map[string]any)
+		if !ok {
+			continue
+		}
+		if cur, err = strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(cur, pm, meta); err != nil {
+			return nil, err
+		}
+	}
+	for field, idx := range order {
+		l, _ := cur[field].([]any)
+		sort.SliceStable(l, func(i, j int) bool {
+			a, _ := l[i].(map[string]any)
+			b, _ := l[j].(map[string]any)
+			return idx[fmt.Sprint(a["name"])] < idx[fmt.Sprint(b["name"])]
+		})
+	}
+	return cur, nil
+}

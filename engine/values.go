@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+
+	"cuelang.org/go/cue"
+)
+
+// decodeJSON decodes a CUE value as JSON, numbers as json.Number.
+func decodeJSON(v cue.Value, x any) error {
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(x)
+}
+
+// decodeJSONStrict decodes like decodeJSON, and fails on fields x does not
+// have.
+func decodeJSONStrict(v cue.Value, x any) error {
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	return dec.Decode(x)
+}
+
+// at returns the value at a path of fields, nil when there is none.
+func at(v any, path []string) any {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+// collect returns the values at a path where "*" stands for every item of
+// a list, in order.
+func collect(v any, path []string) []any {
+	if len(path) == 0 {
+		if v == nil {
+			return nil
+		}
+		return []any{v}
+	}
+	if path[0] == "*" {
+		l, _ := v.([]any)
+		var out []any
+		for _, item := range l {
+			out = append(out, collect(item, path[1:])...)
+		}
+		return out
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	return collect(m[path[0]], path[1:])
+}
+
+// fillIn adds to obj, field by field, what skeleton has and obj has not,
+// copied.
+func fillIn(obj, skeleton map[string]any) map[string]any {
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	for k, sv := range skeleton {
+		ov, ok := obj[k]
+		if !ok {
+			obj[k] = numbers(deepCopy(sv))
+			continue
+		}
+		om, oIsMap := ov.(map[string]any)
+		sm, sIsMap := sv.(map[string]any)
+		if oIsMap && sIsMap {
+			obj[k] = fillIn(om, sm)
+		}
+	}
+	return obj
+}
+
+// numbers turns json.Numbers into int64 or float64.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			x[k] = numbers(c)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = numbers(c)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}
+
+// deepCopy is the engine's one deep copy of a JSON-like value: its maps
+// and lists are copied, its leaves kept as they are (a nil map or list
+// stays nil). numbers(deepCopy(v)) is a copy with json.Numbers as int64 or
+// float64, as the objects the reader and the API server give hold them.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			m[k] = deepCopy(c)
+		}
+		return m
+	case []any:
+		if x == nil {
+			return x
+		}
+		l := make([]any, len(x))
+		for i, c := range x {
+			l[i] = deepCopy(c)
+		}
+		return l
+	}
+	return v
+}
+
+// sameMap says whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// asJSON is v as encoding/json writes and reads it back: a conversion
+// of any Go value (a typed object, say) to a JSON-like one, and so a copy,
+// with integers as int64 and other numbers as float64 (what the CUE encoder
+// takes as numbers). deepCopy copies what is JSON-like already.
+func asJSON(v any) any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil
+	}
+	return numbers(out)
+}
