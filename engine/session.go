@@ -484,188 +484,271 @@ func jsonString(s string) json.RawMessage {
 
 // evaluate runs a document through its review: one unification of the
 // review with the object and its context. It returns the object to keep, or
-// nil when the object did not get as far as the rules.
+// nil when the object did not get as far as the rules. It runs the stages
+// below in order; each says whether the admission goes on, and one that
+// stops leaves the result in ad.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
-	r := Result{Doc: doc}
-	schema := s.e.crdSchema(doc.APIVersion(), doc.Kind())
+	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}}
+	_ = ad.inputs(ctx) &&
+		ad.lookups(ctx) &&
+		ad.review() &&
+		ad.decode()
+	return ad.r, ad.st
+}
+
+// admission is one evaluation under way: what its stages hand on.
+type admission struct {
+	s   *Session
+	c   *compiled
+	doc Document
+	req Request
+
+	// schema is the kind's CRD schema; kindReview the kind's review (without
+	// the CRD's checks for a schema-checked request).
+	schema     map[string]any
+	kindReview cue.Value
+	// unchanged: an update of the object to itself.
+	unchanged bool
+	// a gives the opaque keys their tokens; cx is the review's context;
+	// listed the context objects read from the cluster.
+	a      *keyAliases
+	cx     map[string]any
+	listed map[string]map[string]any
+
+	// key is the review cache's key ("" when the review may not be kept),
+	// reads what it depends on, cached what the cache held.
+	key    string
+	reads  string
+	cached *cachedReview
+	// input is the object with tokens, encoded its CUE value (nil and
+	// unset until encode).
+	input   any
+	encoded cue.Value
+	// refs are the lookups' references; runtime, found and existing what
+	// they found.
+	refs     *lookupRefs
+	runtime  *stored
+	found    map[string]any
+	existing map[string]any
+
+	// rv is the evaluated review.
+	rv cue.Value
+
+	r  Result
+	st *stored
+}
+
+// inputs prepares what the review sees: refuses an object too big to
+// evaluate (limits.go), drops what the API server checked or wrote itself
+// from a schema-checked request, and builds the context: the request, the
+// release, the session's and the cluster's context objects.
+func (ad *admission) inputs(ctx context.Context) bool {
+	s, doc := ad.s, ad.doc
+	ad.schema = s.e.crdSchema(doc.APIVersion(), doc.Kind())
 	// An object too big to evaluate is refused as it is (limits.go).
-	if size := sizeFindings(doc.Object, schema); size != nil {
-		r.Errors = withCELNote(size, schema, PhaseCRD)
-		return r, nil
+	if size := sizeFindings(doc.Object, ad.schema); size != nil {
+		ad.r.Errors = withCELNote(size, ad.schema, PhaseCRD)
+		return false
 	}
-	c := s.e.compiled()
-	review := c.reviews[doc.APIVersion()][doc.Kind()]
+	ad.kindReview = ad.c.reviews[doc.APIVersion()][doc.Kind()]
 	// An update of the object to itself (the controller's review of a
 	// stored object): the old object is the object, encoded once.
-	unchanged := sameMap(req.OldObject, doc.Object)
-	if unchanged {
-		req.OldObject = nil
+	ad.unchanged = sameMap(ad.req.OldObject, doc.Object)
+	if ad.unchanged {
+		ad.req.OldObject = nil
 	}
-	if req.SchemaChecked {
-		review = c.checked[doc.APIVersion()][doc.Kind()]
+	if ad.req.SchemaChecked {
+		ad.kindReview = ad.c.checked[doc.APIVersion()][doc.Kind()]
 		// Nor are the fields the API server writes itself evaluated.
-		doc.Object = s.e.withoutServerManaged(doc.Object)
-		if req.OldObject != nil {
-			req.OldObject = s.e.withoutServerManaged(req.OldObject)
+		ad.doc.Object = s.e.withoutServerManaged(doc.Object)
+		if ad.req.OldObject != nil {
+			ad.req.OldObject = s.e.withoutServerManaged(ad.req.OldObject)
 		}
 	}
 
 	// The objects reach the CUE with their opaque keys as tokens (see
 	// aliases.go); what comes back gets the keys again.
-	a := s.e.opaque.aliases(nil)
-	cx := requestContext(req, a)
+	ad.a = s.e.opaque.aliases(nil)
+	ad.cx = requestContext(ad.req, ad.a)
 	if s.opts.Release != "" {
-		cx[fieldRelease] = s.opts.Release
-	}
-	// Other groups' objects by name: the objects' keys are aliased, not
-	// their names.
-	aliasNamed := func(objs map[string]any) map[string]any {
-		out := make(map[string]any, len(objs))
-		for name, obj := range objs {
-			out[name] = a.alias(obj)
-		}
-		return out
+		ad.cx[fieldRelease] = s.opts.Release
 	}
 	s.mu.RLock()
 	s.note(contextAdded)
 	for f, objs := range s.context {
-		cx[f] = aliasNamed(objs)
+		ad.cx[f] = ad.aliasNamed(objs)
 	}
 	s.mu.RUnlock()
-	var listed map[string]map[string]any
 	if s.opts.Cluster != nil {
 		var err error
-		if listed, err = s.clusterContext(ctx); err != nil {
-			r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: err.Error()})
-			return r, nil
+		if ad.listed, err = s.clusterContext(ctx); err != nil {
+			ad.r.Errors = append(ad.r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: err.Error()})
+			return false
 		}
 	}
-	// A review the engine kept (see reviewcache.go) is used again while
-	// what it read is unchanged; its lookups' references in any case.
-	key := s.reviewKey(doc, req, unchanged)
-	var cached *cachedReview
-	if key != "" {
-		cached = s.e.cachedReview(key)
+	return true
+}
+
+// aliasNamed gives other groups' objects, by name, their tokens: the
+// objects' keys are aliased, not their names.
+func (ad *admission) aliasNamed(objs map[string]any) map[string]any {
+	out := make(map[string]any, len(objs))
+	for name, obj := range objs {
+		out[name] = ad.a.alias(obj)
 	}
-	var (
-		input   any
-		encoded cue.Value
-	)
-	// The object and the old one are encoded once, for the lookups and the
-	// review.
-	if !req.SchemaChecked {
+	return out
+}
+
+// lookups finds the runtime and the other objects the kind's lookups name.
+// A review the engine kept (see reviewcache.go) is used again, and ends the
+// admission, while what it read is unchanged; its lookups' references in
+// any case.
+func (ad *admission) lookups(ctx context.Context) bool {
+	s := ad.s
+	ad.key = s.reviewKey(ad.doc, ad.req, ad.unchanged)
+	if ad.key != "" {
+		ad.cached = s.e.cachedReview(ad.key)
+	}
+	if !ad.req.SchemaChecked {
 		// The nulls the API server drops before it validates.
-		doc.Object = pruneObjectNulls(doc.Object, schema)
+		ad.doc.Object = pruneObjectNulls(ad.doc.Object, ad.schema)
 	}
-	encode := func() {
-		input = a.alias(doc.Object)
-		encoded = c.ctx.Encode(input)
-		if unchanged {
-			cx[fieldOld] = encoded
-		} else if old, ok := cx[fieldOld]; ok {
-			cx[fieldOld] = c.ctx.Encode(old)
-		}
-	}
-	var refs *lookupRefs
-	if cached != nil {
-		refs = cached.refs
+	if ad.cached != nil {
+		ad.refs = ad.cached.refs
 	} else {
-		encode()
-		refs = s.lookupRefs(c, doc, encoded, lookupContext(cx))
+		ad.encode()
+		ad.refs = s.lookupRefs(ad.c, ad.doc, ad.encoded, lookupContext(ad.cx))
 	}
-	runtime, found, existing, err := s.resolve(ctx, doc, refs)
-	if err != nil {
-		return s.internal(r, "the lookups", err), nil
+	var err error
+	if ad.runtime, ad.found, ad.existing, err = s.resolve(ctx, ad.doc, ad.refs); err != nil {
+		return ad.internal("the lookups", err)
 	}
-	var reads string
-	if key != "" {
+	if ad.key != "" {
 		var ok bool
-		if reads, ok = readsOf(runtime, found, listed); !ok {
-			key = ""
+		if ad.reads, ok = readsOf(ad.runtime, ad.found, ad.listed); !ok {
+			ad.key = ""
 		}
 	}
-	if key != "" && cached != nil && cached.reads == reads {
-		return cached.use(r.Doc, runtime, existing)
+	if ad.key != "" && ad.cached != nil && ad.cached.reads == ad.reads {
+		ad.r, ad.st = ad.cached.use(ad.r.Doc, ad.runtime, ad.existing)
+		return false
 	}
-	if input == nil {
-		encode()
+	return true
+}
+
+// encode encodes the object and the old one once, for the lookups and the
+// review.
+func (ad *admission) encode() {
+	ad.input = ad.a.alias(ad.doc.Object)
+	ad.encoded = ad.c.ctx.Encode(ad.input)
+	if ad.unchanged {
+		ad.cx[fieldOld] = ad.encoded
+	} else if old, ok := ad.cx[fieldOld]; ok {
+		ad.cx[fieldOld] = ad.c.ctx.Encode(old)
 	}
-	// keep keeps the review's result under key, when it may be kept.
-	keep := func(r Result, st *stored) (Result, *stored) {
-		if key != "" {
-			// A copy: the caller may change what it gets.
-			s.e.keepReview(key, &cachedReview{refs: refs, reads: reads, kept: st != nil, result: r.copied()})
-		}
-		return r, st
+}
+
+// review unifies the kind's review with the input and its context: what
+// the lookups found, and the quantities of the object and its runtime.
+func (ad *admission) review() bool {
+	if ad.input == nil {
+		ad.encode()
 	}
-	for f, objs := range listed {
-		cx[f] = aliasNamed(objs)
+	cx := ad.cx
+	for f, objs := range ad.listed {
+		cx[f] = ad.aliasNamed(objs)
 	}
-	facts := []any{doc.Object}
-	r.runtime, r.existing = runtime, existing
-	if runtime != nil {
-		cx[fieldRuntime] = a.alias(runtime.doc.Object)
-		facts = append(facts, runtime.doc.Object)
+	facts := []any{ad.doc.Object}
+	ad.r.runtime, ad.r.existing = ad.runtime, ad.existing
+	if ad.runtime != nil {
+		cx[fieldRuntime] = ad.a.alias(ad.runtime.doc.Object)
+		facts = append(facts, ad.runtime.doc.Object)
 	}
-	for f, obj := range found {
-		cx[f] = a.alias(obj)
+	for f, obj := range ad.found {
+		cx[f] = ad.a.alias(obj)
 	}
 	cx[fieldQuantities] = quantities(facts...)
 
-	s.e.reviewsMade.Add(1)
-	rv := review.Unify(c.ctx.Encode(map[string]any{fieldInput: encoded, fieldContext: cx}))
+	ad.s.e.reviewsMade.Add(1)
+	ad.rv = ad.kindReview.Unify(ad.c.ctx.Encode(map[string]any{fieldInput: ad.encoded, fieldContext: cx}))
+	return true
+}
+
+// decode reads the review: the object with its defaults, then the findings
+// by phase (schema errors and the CRD's rules stop it), the warnings and
+// the summary. What it decodes is kept in the review cache.
+func (ad *admission) decode() bool {
+	s, a, r := ad.s, ad.a, &ad.r
 	// The API server's checks of the metadata, which it makes with the
 	// schema's (a schema-checked object passed them).
 	var metaErrors []Finding
-	if !req.SchemaChecked {
-		metaErrors = objectMetaFindings(doc.Object)
+	if !ad.req.SchemaChecked {
+		metaErrors = objectMetaFindings(ad.doc.Object)
 	}
-	object := rv.LookupPath(pathObject)
+	object := ad.rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{fieldAdmission, doc.APIVersion(), doc.Kind(), fieldObject}, input.(map[string]any), object, schema))...)
-		return keep(r, nil)
+		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{fieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), fieldObject}, ad.input.(map[string]any), object, ad.schema))...)
+		return ad.keep(nil)
 	}
-	if !req.VerdictOnly {
+	if !ad.req.VerdictOnly {
 		if err := object.Decode(&r.Object); err != nil {
-			return s.internal(r, "object", err), nil
+			return ad.internal("object", err)
 		}
 		r.Object, _ = a.restore(r.Object).(map[string]any)
 	}
-	crd, err := s.e.decodeFindings(rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
+	crd, err := s.e.decodeFindings(ad.rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
 	if err != nil {
-		return s.internal(r, "crd", err), nil
+		return ad.internal("crd", err)
 	}
 	crd = append(metaErrors, a.restoreFindings(crd)...)
-	if hasPhase(crd, PhaseCRD) && !req.SchemaChecked {
-		crd = withCELNote(crd, schema, PhaseCRD)
+	if hasPhase(crd, PhaseCRD) && !ad.req.SchemaChecked {
+		crd = withCELNote(crd, ad.schema, PhaseCRD)
 	}
 	if hasPhase(crd, PhaseCRD) {
 		r.Errors = crd
-		return keep(r, nil)
+		return ad.keep(nil)
 	}
 	r.Errors = crd // the rule errors, if any
 	for _, phase := range []Phase{PhaseWebhook, PhasePolicy} {
-		fs, err := s.e.decodeFindings(rv.LookupPath(pathReview[phase]), phase)
+		fs, err := s.e.decodeFindings(ad.rv.LookupPath(pathReview[phase]), phase)
 		if err != nil {
-			return s.internal(r, string(phase), err), nil
+			return ad.internal(string(phase), err)
 		}
 		r.Errors = append(r.Errors, a.restoreFindings(fs)...)
 	}
-	warnings, err := s.e.decodeFindings(rv.LookupPath(pathReviewWarnings), "warning")
+	warnings, err := s.e.decodeFindings(ad.rv.LookupPath(pathReviewWarnings), "warning")
 	if err != nil {
-		return s.internal(r, "warnings", err), nil
+		return ad.internal("warnings", err)
 	}
 	r.Warnings = a.restoreFindings(warnings)
-	if sum := rv.LookupPath(pathReviewSummary); sum.Exists() {
+	if sum := ad.rv.LookupPath(pathReviewSummary); sum.Exists() {
 		if err := sum.Decode(&r.Summary); err != nil {
-			return s.internal(r, "summary", err), nil
+			return ad.internal("summary", err)
 		}
 		r.Summary, _ = a.restore(r.Summary).(map[string]any)
 	}
-	if req.VerdictOnly {
-		return keep(r, nil)
+	if ad.req.VerdictOnly {
+		return ad.keep(nil)
 	}
-	return keep(r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary})
+	doc := ad.doc
+	return ad.keep(&stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary})
+}
+
+// keep ends the admission with st, the object to keep (nil for none), and
+// keeps the review's result under its key, when it may be kept.
+func (ad *admission) keep(st *stored) bool {
+	ad.st = st
+	if ad.key != "" {
+		// A copy: the caller may change what it gets.
+		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()})
+	}
+	return false
+}
+
+// internal ends the admission with an internal error (not kept).
+func (ad *admission) internal(what string, err error) bool {
+	ad.r, ad.st = ad.s.internal(ad.r, what, err), nil
+	return false
 }
 
 // requestContext is what a request tells the CUE (#Context): the operation,
