@@ -58,30 +58,12 @@ func (m *mapCluster) List(_ context.Context, apiVersion, kind string) ([]map[str
 	return out, nil
 }
 
-const clusterRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata: {name: rt, namespace: team, uid: rt-uid, resourceVersion: "7"}
-spec:
-  mlPolicy: {numNodes: 2, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                containers: [{name: node, image: live:1}]
-`
-
-const clusterTrainJob = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: job, namespace: team, uid: job-uid}
-spec:
-  runtimeRef: {name: rt, kind: TrainingRuntime}
-  trainer: {args: [train.py]}
-`
+// clusterRuntime is the cluster's runtime team/rt, its node of image
+// live:1; clusterTrainJob a TrainJob of it.
+var (
+	clusterRuntime  = teamRuntime("rt-uid", "7", nodeJob("live:1")).YAML()
+	clusterTrainJob = teamJob("job-uid").YAML()
+)
 
 func readOne(t *testing.T, text string) Document {
 	t.Helper()
@@ -140,7 +122,7 @@ func TestClusterLookup(t *testing.T) {
 func TestClusterPinnedCopy(t *testing.T) {
 	e := testEngine(t)
 	// The copy was taken at an earlier resourceVersion.
-	snapshot := strings.NewReplacer("live:1", "pinned:1", `resourceVersion: "7"`, `resourceVersion: "6"`).Replace(clusterRuntime)
+	snapshot := teamRuntime("rt-uid", "6", nodeJob("pinned:1")).YAML()
 	cm := map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "job-runtime-snapshot", "namespace": "team",
@@ -427,7 +409,7 @@ func TestClusterExistingJobSet(t *testing.T) {
 	if got := strings.Join(kinds(cl, clusterTrainJob), ","); got != "ConfigMap" {
 		t.Errorf("running JobSet: %s, want it left alone", got)
 	}
-	suspended := strings.Replace(clusterTrainJob, "  trainer:", "  suspend: true\n  trainer:", 1)
+	suspended := teamJob("job-uid").Suspend(true).YAML()
 	if got := strings.Join(kinds(cl, suspended), ","); got != "JobSet,ConfigMap" {
 		t.Errorf("suspended TrainJob: %s, want the JobSet applied", got)
 	}
@@ -439,13 +421,15 @@ func TestClusterExistingJobSet(t *testing.T) {
 // (self == oldSelf). A new JobSet has them as the runtime says.
 func TestClusterExistingClaimPolicies(t *testing.T) {
 	e := testEngine(t)
-	rt := strings.Replace(clusterRuntime, "      replicatedJobs:", `      volumeClaimPolicies:
-      - templates: [{metadata: {name: cache}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]
-      replicatedJobs:`, 1)
 	// Another object than clusterRuntime: the engine keeps a cluster's
 	// objects evaluated by uid and resourceVersion.
-	rt = strings.Replace(rt, `uid: rt-uid, resourceVersion: "7"`, `uid: rt-claims, resourceVersion: "1"`, 1)
-	job := strings.Replace(clusterTrainJob, "  trainer:", "  suspend: true\n  trainer:", 1)
+	rt := teamRuntime("rt-claims", "1", nodeJob("live:1")).JobSetSpec("volumeClaimPolicies", []any{map[string]any{
+		"templates": []any{map[string]any{
+			"metadata": map[string]any{"name": "cache"},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+		}},
+	}}).YAML()
+	job := teamJob("job-uid").Suspend(true).YAML()
 	claims := func(cl *mapCluster) string {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
 		r := s.AdmitRequest(context.Background(), readOne(t, job), Request{})

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 func TestReadYAMLBadInput(t *testing.T) {
@@ -250,7 +252,7 @@ func FuzzAdmit(f *testing.F) {
 	f.Add([]byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: x}\nspec: {runtimeRef: {name: 3}}\n"))
 	// A volcano runtime and a runtimePatch with template annotations
 	// without the queue's (the queue rule could not range over them).
-	f.Add([]byte(volcanoPatchYAML))
+	f.Add([]byte(volcanoPatch(map[string]any{"example.com/x": "z"})))
 	// The other shapes Kubeflow's behaviour was checked on (issue 20):
 	// explicit nulls, YAML 1.1 scalars, both gang schedulers, Flux without
 	// numNodes, resource claims, env rebuilt as Kubeflow writes it.
@@ -283,66 +285,24 @@ func noInternal(t *testing.T, what string, fs []Finding) {
 	}
 }
 
-// volcanoPatchYAML is a volcano runtime and a TrainJob whose runtimePatch
-// sets template annotations, none of them the queue's.
-const volcanoPatchYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: vol, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  podGroupPolicy: {volcano: {}}
-  template:
-    metadata: {annotations: {scheduling.volcano.sh/queue-name: q1}}
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tj, namespace: a}
-spec:
-  runtimeRef: {name: vol}
-  runtimePatches:
-  - manager: acme.io/x
-    trainingRuntimeSpec:
-      template:
-        metadata:
-          annotations: {example.com/x: z}
-`
+// volcanoPatch is a volcano runtime (queue q1) and a TrainJob whose
+// runtimePatch sets the template annotations given.
+func volcanoPatch(annotations map[string]any) string {
+	rt := torchRuntime("vol", 1, nodeJob("x")).PodGroupPolicy("volcano", nil).
+		TemplateAnnotation("scheduling.volcano.sh/queue-name", "q1")
+	tj := wrapper.TrainJob("tj").Namespace("a").RuntimeRef("vol").
+		RuntimePatch("acme.io/x", map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": annotations}}})
+	return rt.YAML() + "---\n" + tj.YAML()
+}
 
 // classSeedsYAML are documents of the shapes of Kubeflow's behaviour the
-// engine had differed on, for FuzzAdmit to start from.
-const classSeedsYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: both, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 60}, volcano: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: flux, labels: {trainer.kubeflow.org/framework: flux}}
-spec:
-  mlPolicy: {numNodes: 2, flux: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
+// engine had differed on, for FuzzAdmit to start from: two runtimes, and
+// TrainJobs whose text is YAML's odd cases.
+var classSeedsYAML = torchRuntime("both", 1, nodeJob("x")).
+	PodGroupPolicy("coscheduling", map[string]any{"scheduleTimeoutSeconds": 60}).PodGroupPolicy("volcano", nil).YAML() +
+	"---\n" +
+	wrapper.ClusterTrainingRuntime("flux").Framework("flux").NumNodes(2).MLPolicy("flux", nil).ReplicatedJob(nodeJob("x")).YAML() +
+	"---\n" + `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: nulls, labels: {a: yes}}
 spec:

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 var (
@@ -183,37 +185,22 @@ func TestAdmitDuplicateNamesTheFirstPlace(t *testing.T) {
 func TestAdmitRuntimeVisibleToLaterTrainJobs(t *testing.T) {
 	e := testEngine(t)
 	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
-	job := `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: a, namespace: team-a}
-spec: {runtimeRef: {name: mine, kind: TrainingRuntime}}
-`
-	rt := `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata: {name: mine, namespace: team-a, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
-`
-	before := admitAll(t, s, "a.yaml", job)[0]
+	job := func(name, namespace string) string {
+		return wrapper.TrainJob(name).Namespace(namespace).RuntimeRef("mine").RuntimeRefKind("TrainingRuntime").YAML()
+	}
+	rt := wrapper.TrainingRuntime("mine").Namespace("team-a").Framework("torch").
+		MLPolicy("torch", nil).ReplicatedJob(nodeJob("x")).YAML()
+	before := admitAll(t, s, "a.yaml", job("a", "team-a"))[0]
 	if !strings.Contains(strings.Join(findingStrings(before.Errors), ""), `trainingruntimes.trainer.kubeflow.org "mine" not found`) {
 		t.Errorf("TrainJob before its runtime: %v", findingStrings(before.Errors))
 	}
 	if r := admitAll(t, s, "b.yaml", rt)[0]; r.Rejected() {
 		t.Fatalf("runtime rejected: %v", findingStrings(r.Errors))
 	}
-	job2 := strings.Replace(job, "name: a,", "name: b,", 1)
-	if r := admitAll(t, s, "c.yaml", job2)[0]; r.Rejected() {
+	if r := admitAll(t, s, "c.yaml", job("b", "team-a"))[0]; r.Rejected() {
 		t.Errorf("TrainJob after its runtime: %v", findingStrings(r.Errors))
 	}
-	other := strings.Replace(job2, "namespace: team-a", "namespace: team-b", 1)
-	if r := admitAll(t, s, "d.yaml", other)[0]; !r.Rejected() {
+	if r := admitAll(t, s, "d.yaml", job("b", "team-b"))[0]; !r.Rejected() {
 		t.Errorf("a TrainingRuntime of another namespace was found")
 	}
 }

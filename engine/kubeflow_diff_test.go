@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // Issue 20's classes of inputs on which cuetrainer's behaviour differed
@@ -25,14 +27,15 @@ import (
 func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 	e := testEngine(t)
 	for _, c := range []struct {
-		annotations, wantErr, wantQueue string
+		annotations        map[string]any
+		wantErr, wantQueue string
 	}{
-		{`{example.com/x: z}`, "", "q1"},
-		{`{}`, "", "q1"},
-		{`{scheduling.volcano.sh/queue-name: q2}`, "", "q2"},
-		{`{scheduling.volcano.sh/queue-name: ""}`, `spec.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "": Volcano queue name must not be empty`, ""},
+		{map[string]any{"example.com/x": "z"}, "", "q1"},
+		{map[string]any{}, "", "q1"},
+		{map[string]any{"scheduling.volcano.sh/queue-name": "q2"}, "", "q2"},
+		{map[string]any{"scheduling.volcano.sh/queue-name": ""}, `spec.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "": Volcano queue name must not be empty`, ""},
 	} {
-		input := strings.Replace(volcanoPatchYAML, "annotations: {example.com/x: z}", "annotations: "+c.annotations, 1)
+		input := volcanoPatch(c.annotations)
 		s := e.NewSession(SessionOptions{})
 		var r Result
 		for _, d := range ReadYAML("v.yaml", []byte(input)) {
@@ -40,7 +43,7 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 		}
 		got := strings.Join(findingStrings(r.Errors), "\n")
 		if got != c.wantErr {
-			t.Errorf("patch annotations %s: errors %q, want %q", c.annotations, got, c.wantErr)
+			t.Errorf("patch annotations %v: errors %q, want %q", c.annotations, got, c.wantErr)
 			continue
 		}
 		if c.wantErr != "" {
@@ -48,7 +51,7 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 		}
 		out := s.Render(r, RenderOptions{})
 		if len(out.Errors) > 0 {
-			t.Errorf("patch annotations %s: render %v", c.annotations, findingStrings(out.Errors))
+			t.Errorf("patch annotations %v: render %v", c.annotations, findingStrings(out.Errors))
 			continue
 		}
 		queue := ""
@@ -58,7 +61,7 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 			}
 		}
 		if queue != c.wantQueue {
-			t.Errorf("patch annotations %s: PodGroup queue %q, want %q", c.annotations, queue, c.wantQueue)
+			t.Errorf("patch annotations %v: PodGroup queue %q, want %q", c.annotations, queue, c.wantQueue)
 		}
 	}
 }
@@ -71,22 +74,8 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 // cuetrainer warned it.
 func TestNoDeprecationWarningWithoutTheWebhook(t *testing.T) {
 	e := testEngine(t)
-	runtime := func(labels string) string {
-		return `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: old
-  labels: {trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/support: deprecated` + labels + `}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
-`
+	runtime := func() *wrapper.RuntimeWrapper {
+		return torchRuntime("old", 1, nodeJob("x")).Label("trainer.kubeflow.org/support", "deprecated")
 	}
 	deprecated := func(r Result) bool {
 		for _, w := range r.Warnings {
@@ -96,10 +85,10 @@ spec:
 		}
 		return false
 	}
-	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime(""))); !deprecated(r) {
+	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime().YAML())); !deprecated(r) {
 		t.Errorf("a deprecated runtime: warnings %v, want Kubeflow's deprecation warning", findingStrings(r.Warnings))
 	}
-	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime(", trainer.kubeflow.org/webhook-validation: disabled"))); deprecated(r) || r.Rejected() {
+	if r := e.NewSession(SessionOptions{}).Admit(readOne(t, runtime().Label("trainer.kubeflow.org/webhook-validation", "disabled").YAML())); deprecated(r) || r.Rejected() {
 		t.Errorf("one that opts out of the webhook: warnings %v, errors %v; want neither", findingStrings(r.Warnings), findingStrings(r.Errors))
 	}
 }
@@ -237,25 +226,14 @@ func apiNumbers(v any) any {
 // server's words now).
 func TestJobSetRulesInTheRuntimeTemplate(t *testing.T) {
 	e := testEngine(t)
-	r := e.NewSession(SessionOptions{}).Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: dep, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      startupPolicy: {startupPolicyOrder: InOrder}
-      volumeClaimPolicies:
-      - templates: [{metadata: {name: data, namespace: other}, spec: {}}]
-      replicatedJobs:
-      - name: init
-        template: {spec: {template: {spec: {containers: [{name: init, image: x}]}}}}
-      - name: node
-        dependsOn: [{name: init, status: Complete}]
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
-`))
+	rt := torchRuntime("dep", 1,
+		wrapper.ReplicatedJob("init").Container(wrapper.Container("init", "x")),
+		nodeJob("x").DependsOn("init", "Complete")).
+		JobSetSpec("startupPolicy", map[string]any{"startupPolicyOrder": "InOrder"}).
+		JobSetSpec("volumeClaimPolicies", []any{map[string]any{"templates": []any{
+			map[string]any{"metadata": map[string]any{"name": "data", "namespace": "other"}, "spec": map[string]any{}},
+		}}})
+	r := e.NewSession(SessionOptions{}).Admit(readOne(t, rt.YAML()))
 	want := []string{
 		"spec.template.spec: Invalid value: StartupPolicy and DependsOn APIs are mutually exclusive",
 		"spec.template.spec.volumeClaimPolicies[0]: Invalid value: namespace cannot be set for VolumeClaimPolicies templates",
@@ -284,26 +262,10 @@ func TestBothGangSchedulers(t *testing.T) {
 	e := testEngine(t)
 	s := e.NewSession(SessionOptions{})
 	var r Result
-	for _, d := range ReadYAML("both.yaml", []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: both, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 2, torch: {}}
-  podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 60}, volcano: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x, resources: {requests: {cpu: 1}}}]}}}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tj, namespace: a}
-spec:
-  runtimeRef: {name: both}
-`)) {
+	rt := torchRuntime("both", 2, trainerJob(wrapper.Container("node", "x").Requests(map[string]any{"cpu": 1}))).
+		PodGroupPolicy("coscheduling", map[string]any{"scheduleTimeoutSeconds": 60}).PodGroupPolicy("volcano", nil)
+	tj := wrapper.TrainJob("tj").Namespace("a").RuntimeRef("both")
+	for _, d := range ReadYAML("both.yaml", []byte(rt.YAML()+"---\n"+tj.YAML())) {
 		r = s.Admit(d)
 	}
 	out := s.Render(r, RenderOptions{})
@@ -381,28 +343,11 @@ spec:
 // "4"); cuetrainer copied the input's text into the snapshot, and left a
 // volume's sizeLimit as written in the JobSet.
 func TestQuantitiesCanonical(t *testing.T) {
-	out := renderDocs(t, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: snap, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                containers: [{name: node, image: x, resources: {requests: {cpu: "3.5", memory: 1.5Gi}, limits: {cpu: "4000m"}}}]
-                volumes: [{name: shm, emptyDir: {medium: Memory, sizeLimit: 0.5Gi}}]
-`, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tj, namespace: a}
-spec:
-  runtimeRef: {name: snap}
-`)
+	node := wrapper.Container("node", "x").
+		Requests(map[string]any{"cpu": "3.5", "memory": "1.5Gi"}).Limits(map[string]any{"cpu": "4000m"})
+	rt := torchRuntime("snap", 1, trainerJob(node).
+		PodSpec("volumes", []any{map[string]any{"name": "shm", "emptyDir": map[string]any{"medium": "Memory", "sizeLimit": "0.5Gi"}}}))
+	out := renderDocs(t, rt.YAML(), wrapper.TrainJob("tj").Namespace("a").RuntimeRef("snap").YAML())
 	var snapshot, jobset string
 	for _, o := range out.Objects {
 		switch o["kind"] {
@@ -429,30 +374,19 @@ spec:
 // claims of the TrainJob and those the runtime's container had are both
 // gone from the JobSet. cuetrainer merged the claims by name.
 func TestResourceClaimsNotRendered(t *testing.T) {
-	runtime := `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: claims, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                containers: [{name: node, image: x, resources: {requests: {cpu: 1}, claims: [{name: gpu-a}]}}]
-                resourceClaims: [{name: gpu-a, resourceClaimTemplateName: t}, {name: gpu-b, resourceClaimTemplateName: t}]
-`
-	resources := func(trainer string) string {
-		out := renderDocs(t, runtime, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tj, namespace: a}
-spec:
-  runtimeRef: {name: claims}
-`+trainer)
+	runtime := torchRuntime("claims", 1, trainerJob(wrapper.Container("node", "x").Requests(map[string]any{"cpu": 1}).Claims("gpu-a")).
+		PodSpec("resourceClaims", []any{
+			map[string]any{"name": "gpu-a", "resourceClaimTemplateName": "t"},
+			map[string]any{"name": "gpu-b", "resourceClaimTemplateName": "t"},
+		})).YAML()
+	// resources renders a TrainJob with the resourcesPerNode given (nil:
+	// none) and returns the resources of its node container.
+	resources := func(resourcesPerNode map[string]any) string {
+		tj := wrapper.TrainJob("tj").Namespace("a").RuntimeRef("claims")
+		if resourcesPerNode != nil {
+			tj.Trainer("resourcesPerNode", resourcesPerNode)
+		}
+		out := renderDocs(t, runtime, tj.YAML())
 		for _, o := range out.Objects {
 			if o["kind"] == "JobSet" {
 				rj := at(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
@@ -464,12 +398,11 @@ spec:
 		t.Fatal("no JobSet rendered")
 		return ""
 	}
-	if got, want := resources(`  trainer: {resourcesPerNode: {limits: {cpu: 2}, claims: [{name: gpu-b}]}}
-`), `{"limits":{"cpu":"2"},"requests":{"cpu":"1"}}`; got != want {
+	if got, want := resources(map[string]any{"limits": map[string]any{"cpu": 2}, "claims": []any{map[string]any{"name": "gpu-b"}}}), `{"limits":{"cpu":"2"},"requests":{"cpu":"1"}}`; got != want {
 		t.Errorf("with resourcesPerNode: resources %s, want %s", got, want)
 	}
 	// Without resourcesPerNode the runtime's container is left as written.
-	if got, want := resources(""), `{"claims":[{"name":"gpu-a"}],"requests":{"cpu":"1"}}`; got != want {
+	if got, want := resources(nil), `{"claims":[{"name":"gpu-a"}],"requests":{"cpu":"1"}}`; got != want {
 		t.Errorf("without resourcesPerNode: resources %s, want %s", got, want)
 	}
 }
@@ -481,28 +414,13 @@ spec:
 // them to a LocalObjectReference and a Container); Kubeflow's CRD takes
 // them.
 func TestCoreFieldsInTheTemplate(t *testing.T) {
-	r := testEngine(t).NewSession(SessionOptions{}).Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: core, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                containers:
-                - name: node
-                  image: x
-                  envFrom: [{configMapRef: {name: c, optional: true}}, {secretRef: {name: s, optional: false}}]
-                initContainers: [{name: prep, image: x, envFrom: [{configMapRef: {name: c, optional: true}}]}]
-                ephemeralContainers: [{name: debug, image: x, targetContainerName: node, envFrom: [{secretRef: {name: s, optional: true}}]}]
-                volumes: [{name: v, projected: {sources: [{configMap: {name: a, optional: true, items: [{key: k, path: p}]}}]}}]
-`))
+	node := wrapper.Container("node", "x").
+		Set("envFrom", yamlValue(t, `[{configMapRef: {name: c, optional: true}}, {secretRef: {name: s, optional: false}}]`))
+	rt := torchRuntime("core", 1, trainerJob(node).
+		PodSpec("initContainers", yamlValue(t, `[{name: prep, image: x, envFrom: [{configMapRef: {name: c, optional: true}}]}]`)).
+		PodSpec("ephemeralContainers", yamlValue(t, `[{name: debug, image: x, targetContainerName: node, envFrom: [{secretRef: {name: s, optional: true}}]}]`)).
+		PodSpec("volumes", yamlValue(t, `[{name: v, projected: {sources: [{configMap: {name: a, optional: true, items: [{key: k, path: p}]}}]}}]`)))
+	r := testEngine(t).NewSession(SessionOptions{}).Admit(readOne(t, rt.YAML()))
 	if r.Rejected() {
 		t.Fatalf("refused: %v", findingStrings(r.Errors))
 	}

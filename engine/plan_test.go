@@ -11,25 +11,11 @@ import (
 // planRuntime is a torch runtime whose node image and resourceVersion the
 // tests vary.
 func planRuntime(name, resourceVersion, image string) string {
-	rv := ""
+	rt := torchRuntime(name, 1, nodeJob(image))
 	if resourceVersion != "" {
-		rv = "\n  resourceVersion: \"" + resourceVersion + "\"\n  uid: 0000-rt"
+		rt.ResourceVersion(resourceVersion).UID("0000-rt")
 	}
-	return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: %s%s
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: %s}]}}}
-`, name, rv, image)
+	return rt.YAML()
 }
 
 // renderWith admits the runtime and a TrainJob of it in a new session of

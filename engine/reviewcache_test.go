@@ -7,32 +7,22 @@ import (
 	"testing"
 )
 
-const volcanoRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata: {name: rt, namespace: team, uid: volcano-rt-uid, resourceVersion: "7"}
-spec:
-  mlPolicy: {numNodes: 2, torch: {}}
-  podGroupPolicy: {volcano: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                priorityClassName: high
-                containers: [{name: node, image: live:1}]
-`
+// volcanoRuntime is the cluster's runtime team/rt at resourceVersion rv,
+// gang-scheduled by Volcano, its node of image at PriorityClass high.
+func volcanoRuntime(rv, image string) string {
+	return teamRuntime("volcano-rt-uid", rv, nodeJob(image).PodSpec("priorityClassName", "high")).
+		PodGroupPolicy("volcano", nil).YAML()
+}
 
-const storedTrainJob = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: job, namespace: team, uid: kept-job-uid, resourceVersion: "3"}
-spec:
-  runtimeRef: {name: rt, kind: TrainingRuntime}
-  trainer: {args: [train.py]}
-`
+// storedTrainJob is the TrainJob team/job as the API server holds it, at
+// resourceVersion rv; without one ("") as a client writes it.
+func storedTrainJob(rv string) string {
+	tj := teamJob("kept-job-uid")
+	if rv != "" {
+		tj.ResourceVersion(rv)
+	}
+	return tj.YAML()
+}
 
 // TestControllerKeepsReviews: the controller's review of a stored TrainJob
 // is kept by its uid and resourceVersion and used again, with the same
@@ -42,7 +32,7 @@ spec:
 func TestControllerKeepsReviews(t *testing.T) {
 	e := testEngine(t) // shared: the objects' uids are this test's own
 	cl := &mapCluster{}
-	cl.add(t, volcanoRuntime)
+	cl.add(t, volcanoRuntime("7", "live:1"))
 	reconcile := func(tj string) (Result, Rendered) {
 		t.Helper()
 		d := readOne(t, tj)
@@ -62,11 +52,11 @@ func TestControllerKeepsReviews(t *testing.T) {
 		return strings.Contains(strings.Join(findingStrings(r.Errors), "\n"), `PriorityClass "high" doesn't exist`)
 	}
 
-	first, _, made := reviews(storedTrainJob)
+	first, _, made := reviews(storedTrainJob("3"))
 	if !made || !refused(first) {
 		t.Fatalf("first review: made %v, errors %v; want it made, refusing the missing PriorityClass", made, findingStrings(first.Errors))
 	}
-	again, _, made := reviews(storedTrainJob)
+	again, _, made := reviews(storedTrainJob("3"))
 	if made {
 		t.Errorf("the same TrainJob, runtime and context: reviewed again, want the kept review")
 	}
@@ -76,7 +66,7 @@ func TestControllerKeepsReviews(t *testing.T) {
 
 	// The PriorityClass is created: the context changed.
 	cl.add(t, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high, uid: pc-uid, resourceVersion: '1'}\nvalue: 1000\n")
-	admitted, out, made := reviews(storedTrainJob)
+	admitted, out, made := reviews(storedTrainJob("3"))
 	if !made || admitted.Rejected() {
 		t.Fatalf("after the PriorityClass's creation: made %v, errors %v; want a new review admitting it", made, findingStrings(admitted.Errors))
 	}
@@ -87,7 +77,7 @@ func TestControllerKeepsReviews(t *testing.T) {
 	// review and renders the same objects.
 	meta(admitted.Object)["name"] = "changed"
 	admitted.Errors = append(admitted.Errors, Finding{Detail: "added"})
-	reused, outKept, made := reviews(storedTrainJob)
+	reused, outKept, made := reviews(storedTrainJob("3"))
 	if made {
 		t.Errorf("unchanged since: reviewed again")
 	}
@@ -103,24 +93,24 @@ func TestControllerKeepsReviews(t *testing.T) {
 
 	// A new resourceVersion of the runtime (its image changed): reviewed
 	// again, and rendered with it.
-	cl.add(t, strings.NewReplacer(`resourceVersion: "7"`, `resourceVersion: "8"`, "live:1", "live:2").Replace(volcanoRuntime))
-	_, out, made = reviews(storedTrainJob)
+	cl.add(t, volcanoRuntime("8", "live:2"))
+	_, out, made = reviews(storedTrainJob("3"))
 	if !made || !strings.Contains(imageOf(t, out), "live:2") {
 		t.Errorf("after the runtime's update: made %v, image %s; want a new review with live:2", made, imageOf(t, out))
 	}
 	// A new resourceVersion of the TrainJob.
-	if _, _, made = reviews(strings.Replace(storedTrainJob, `resourceVersion: "3"`, `resourceVersion: "4"`, 1)); !made {
+	if _, _, made = reviews(storedTrainJob("4")); !made {
 		t.Errorf("a new resourceVersion of the TrainJob: not reviewed")
 	}
 	// The PriorityClass is gone again.
 	delete(cl.objects, "scheduling.k8s.io/PriorityClass//high")
-	if r, _, made := reviews(storedTrainJob); !made || !refused(r) {
+	if r, _, made := reviews(storedTrainJob("3")); !made || !refused(r) {
 		t.Errorf("after the PriorityClass's deletion: made %v, errors %v", made, findingStrings(r.Errors))
 	}
 
 	// Not kept: an object without a resourceVersion, a webhook's review,
 	// a review that is not an update of the object to itself.
-	noVersion := strings.Replace(storedTrainJob, `, resourceVersion: "3"`, "", 1)
+	noVersion := storedTrainJob("")
 	for i := 0; i < 2; i++ {
 		if _, _, made := reviews(noVersion); !made {
 			t.Errorf("without a resourceVersion, time %d: a kept review used", i+1)
@@ -132,7 +122,7 @@ func TestControllerKeepsReviews(t *testing.T) {
 		return len(e.reviewCache)
 	}
 	before := kept()
-	d := readOne(t, storedTrainJob)
+	d := readOne(t, storedTrainJob("3"))
 	webhook := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
 	webhook.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true, VerdictOnly: true})
 	controller := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
