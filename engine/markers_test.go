@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 const boundsPolicy = `package schemas
@@ -27,21 +29,12 @@ import "strings"
 frameworks: paddle: {labels: ["paddle"], replacesPlainML: true}
 `
 
-const boundsRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: paddle, labels: {trainer.kubeflow.org/framework: paddle}}
-spec:
-  mlPolicy:
-    numNodes: 1
-    paddle: %s
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: paddle}]}}}
-`
+// boundsRuntime is a runtime of boundsPolicy's framework whose policy is
+// written as YAML.
+func boundsRuntime(t *testing.T, policy string) string {
+	return wrapper.ClusterTrainingRuntime("paddle").Framework("paddle").NumNodes(1).
+		MLPolicy("paddle", yamlValue(t, policy).(map[string]any)).ReplicatedJob(nodeJob("paddle")).YAML()
+}
 
 // A bound is written once, in CUE or as a marker, and reaches both the
 // CRD (which the API server checks) and the CUE (which vet and the
@@ -94,7 +87,7 @@ func TestBoundsWrittenOnce(t *testing.T) {
 		"{zone: europe}":      "spec.mlPolicy.paddle.zone: Too long: may not be more than 4 bytes" + celNote,
 		"{masterPort: 2000, workers: 2, queue: ok, tags: [a], zone: eu}": "",
 	} {
-		r := e.NewSession(SessionOptions{}).Admit(readOne(t, strings.Replace(boundsRuntime, "%s", value, 1)))
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, boundsRuntime(t, value)))
 		got := strings.Join(findingStrings(r.Errors), "\n")
 		if got != want {
 			t.Errorf("paddle: %s:\n got %s\nwant %s", value, got, want)
