@@ -1,6 +1,9 @@
-// Package controller runs the engine in a cluster: admission webhooks that
-// admit objects as `cuetrainer vet` does, and a controller that applies what
-// `cuetrainer render` prints. It knows no framework: the CUE decides.
+// Package controller runs the engine in a cluster: a controller that
+// applies what `cuetrainer render` prints for a TrainJob, and Setup, which
+// adds it and the admission webhooks (package controller/webhooks, which
+// admit objects as `cuetrainer vet` does) to a manager, with the cluster
+// reads, the policy reloader and the metrics both share. It knows no
+// framework: the CUE decides.
 package controller
 
 import (

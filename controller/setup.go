@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/cuetrainer/cuetrainer/controller/metrics"
+	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
 )
 
@@ -59,18 +58,6 @@ func MemoryLimit(container int64) int64 { return container / 10 * 9 }
 // limit keeps the larger heap within the container's memory. test/bench
 // runs the controller and the webhooks with both, as deploy/ does.
 const GCPercent = 200
-
-// WebhookPath is where a kind's admission handler is served, as
-// controller-runtime and Kubeflow Trainer name it:
-// /validate-trainer-kubeflow-org-v1alpha1-trainjob.
-func WebhookPath(mutating bool, k engine.Kind) string {
-	gv, _ := schema.ParseGroupVersion(k.APIVersion)
-	prefix := "/validate-"
-	if mutating {
-		prefix = "/mutate-"
-	}
-	return prefix + strings.ReplaceAll(gv.Group, ".", "-") + "-" + gv.Version + "-" + strings.ToLower(k.Kind)
-}
 
 // servedMetrics are the metrics in controller-runtime's registry, which the
 // manager serves on its metrics endpoint.
@@ -123,12 +110,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged}
 	if o.Webhooks {
-		srv := mgr.GetWebhookServer()
-		for _, k := range e.Admitted() {
-			for _, mutating := range []bool{false, true} {
-				srv.Register(WebhookPath(mutating, k), &webhook.Admission{Handler: &Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Mutating: mutating, Now: o.Now, Metrics: m}})
-			}
-		}
+		webhooks.Register(mgr.GetWebhookServer(), e.Admitted(), webhooks.Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Now: o.Now, Metrics: m})
 	}
 	if !o.Reconcile {
 		return nil

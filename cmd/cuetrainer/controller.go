@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/internal/serving"
 )
@@ -159,7 +160,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		v, m := controller.WebhookConfigurations(eng, o.namespace, o.service)
+		v, m := webhooks.Configurations(eng, o.namespace, o.service)
 		rot := &serving.CertRotator{Client: live, Namespace: o.namespace, Secret: o.certSecret, Service: o.service, CertDir: o.certDir, Validating: v.Name, Mutating: m.Name,
 			Validity: o.certValidity, Check: o.certCheck}
 		// The certificate first, so that the webhook server starts with it.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 )
 
 func newExportCmd() *cobra.Command {
@@ -66,7 +66,7 @@ its CA into them (--self-signed-certs).`,
 			if err != nil {
 				return err
 			}
-			v, m := controller.WebhookConfigurations(e, namespace, service)
+			v, m := webhooks.Configurations(e, namespace, service)
 			var objs []map[string]any
 			for _, o := range []any{v, m} {
 				b, err := json.Marshal(o)

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
@@ -96,7 +97,7 @@ func BenchmarkAdmission(b *testing.B) {
 	base := webhook.NewServer(serverOptions(basePort))
 	for _, k := range eng.Admitted() {
 		for _, mutating := range []bool{false, true} {
-			base.Register(controller.WebhookPath(mutating, k), &webhook.Admission{Handler: admission.HandlerFunc(
+			base.Register(webhooks.Path(mutating, k), &webhook.Admission{Handler: admission.HandlerFunc(
 				func(context.Context, admission.Request) admission.Response { return admission.Allowed("") })})
 		}
 	}
@@ -233,7 +234,7 @@ func admissionMix(b *testing.B, e *engine.Engine) []review {
 			}
 			at := bytes.Index(body, []byte(uidPlaceholder))
 			body = append(body[:at:at], body[at+len(uidPlaceholder):]...)
-			out = append(out, review{path: controller.WebhookPath(mutating, k), what: u.Kind() + " " + u.Name(), body: body, at: at})
+			out = append(out, review{path: webhooks.Path(mutating, k), what: u.Kind() + " " + u.Name(), body: body, at: at})
 		}
 	}
 	for _, f := range files {

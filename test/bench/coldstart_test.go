@@ -20,7 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
@@ -62,7 +62,7 @@ func BenchmarkColdStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v, m := controller.WebhookConfigurations(eng, controllerNamespace, "cuetrainer-webhook")
+	v, m := webhooks.Configurations(eng, controllerNamespace, "cuetrainer-webhook")
 	for _, o := range []client.Object{v, m} {
 		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			b.Fatal(err)

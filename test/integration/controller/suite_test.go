@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
@@ -194,7 +195,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	eng := policies.Engine()
-	validating, mutating := controller.WebhookConfigurations(eng, controllerNamespace, "cuetrainer-webhook")
+	validating, mutating := webhooks.Configurations(eng, controllerNamespace, "cuetrainer-webhook")
 	cp, skip, err := testenv.StartControlPlane(testenv.Options{
 		CRDs: []string{"deploy/crds", "test/integration/testdata/crds"},
 		Webhooks: envtest.WebhookInstallOptions{

@@ -1,4 +1,11 @@
-package controller
+// Package webhooks holds the admission webhooks of every kind the engine
+// admits: the handlers (Admission), which answer as `cuetrainer vet`
+// does, the paths they are served at (Path) and the webhook configurations
+// that send the API server's requests there (Configurations). Package
+// controller's Setup registers them on a manager (Register) beside the
+// TrainJob reconciler; they share the engine, the cluster reads and the
+// metrics (controller/metrics) it passes, and nothing else.
+package webhooks
 
 import (
 	"strings"
@@ -6,18 +13,42 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/cuetrainer/cuetrainer/engine"
 )
 
-// WebhookConfigurations are the admission webhook configurations of every
+// Path is where a kind's admission handler is served, as controller-runtime
+// and Kubeflow Trainer name it: /validate-trainer-kubeflow-org-v1alpha1-trainjob.
+func Path(mutating bool, k engine.Kind) string {
+	gv, _ := schema.ParseGroupVersion(k.APIVersion)
+	prefix := "/validate-"
+	if mutating {
+		prefix = "/mutate-"
+	}
+	return prefix + strings.ReplaceAll(gv.Group, ".", "-") + "-" + gv.Version + "-" + strings.ToLower(k.Kind)
+}
+
+// Register serves a validating and a mutating handler for every kind of
+// kinds on srv, at Path: copies of h, Mutating set for the mutating one.
+func Register(srv webhook.Server, kinds []engine.Kind, h Admission) {
+	for _, k := range kinds {
+		for _, mutating := range []bool{false, true} {
+			a := h
+			a.Mutating = mutating
+			srv.Register(Path(mutating, k), &webhook.Admission{Handler: &a})
+		}
+	}
+}
+
+// Configurations are the admission webhook configurations of every
 // kind the engine admits, served by the service in namespace: a validating
 // webhook per kind, a mutating one per kind that mutates, named as Kubeflow
 // Trainer names them (validator.trainjob.trainer.kubeflow.org). Requests from
 // kube-system and the controller's own namespace are not sent; runtimes
 // labelled webhook-validation: disabled still are, since the webhook also
 // checks the CRD rules the CUE holds (and the CUE honours the label).
-func WebhookConfigurations(e *engine.Engine, namespace, service string) (*admissionregistrationv1.ValidatingWebhookConfiguration, *admissionregistrationv1.MutatingWebhookConfiguration) {
+func Configurations(e *engine.Engine, namespace, service string) (*admissionregistrationv1.ValidatingWebhookConfiguration, *admissionregistrationv1.MutatingWebhookConfiguration) {
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
 	timeout := int32(10)
@@ -41,7 +72,7 @@ func WebhookConfigurations(e *engine.Engine, namespace, service string) (*admiss
 				Resources: []string{plural(k.Kind)}},
 		}}
 		client := func(mutating bool) admissionregistrationv1.WebhookClientConfig {
-			path := WebhookPath(mutating, k)
+			path := Path(mutating, k)
 			return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: namespace, Name: service, Path: &path}}
 		}
 		name := strings.ToLower(k.Kind) + "." + gv.Group
