@@ -44,21 +44,6 @@ type Options struct {
 // four kept 2 CPUs busy on the benchmark's envtest (test/bench).
 const DefaultConcurrency = 4
 
-// MemoryLimit is the soft memory limit the controller command gives the Go
-// runtime in a container whose memory limit is container bytes: nine tenths
-// of it, so that the collector works harder as the heap nears it rather
-// than the kernel killing the process.
-func MemoryLimit(container int64) int64 { return container / 10 * 9 }
-
-// GCPercent is the collector's target (GOGC) the controller command sets
-// when a soft memory limit bounds its heap ($CUETRAINER_MEMORY_LIMIT, which
-// deploy/ passes, or GOMEMLIMIT) and GOGC is unset. An evaluation allocates
-// much and keeps little: at the default of 100 the collector took a sixth
-// of the process's CPU under a burst; at 200 it runs half as often, and the
-// limit keeps the larger heap within the container's memory. test/bench
-// runs the controller and the webhooks with both, as deploy/ does.
-const GCPercent = 200
-
 // servedMetrics are the metrics in controller-runtime's registry, which the
 // manager serves on its metrics endpoint.
 func servedMetrics() (*metrics.Metrics, error) { return metrics.Register(crmetrics.Registry) }

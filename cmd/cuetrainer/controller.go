@@ -213,7 +213,7 @@ func (o *controllerOptions) restConfig() (*rest.Config, error) {
 const memoryLimitEnv = "CUETRAINER_MEMORY_LIMIT"
 
 // setMemoryLimit gives the Go runtime the soft memory limit of
-// controller.MemoryLimit for the container's ($CUETRAINER_MEMORY_LIMIT):
+// serving.MemoryLimit for the container's ($CUETRAINER_MEMORY_LIMIT):
 // the informers' caches grow with the cluster. GOMEMLIMIT, when set, wins.
 // It returns the limit it set, 0 for none.
 func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, error) {
@@ -225,12 +225,12 @@ func setMemoryLimit(getenv func(string) string, set func(int64) int64) (int64, e
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("$%s=%q: want the container's memory limit in bytes", memoryLimitEnv, v)
 	}
-	limit := controller.MemoryLimit(n)
+	limit := serving.MemoryLimit(n)
 	set(limit)
 	return limit, nil
 }
 
-// tuneServerGC sets the collector's target to controller.GCPercent when a
+// tuneServerGC sets the collector's target to serving.GCPercent when a
 // soft memory limit is in force (limited: $CUETRAINER_MEMORY_LIMIT set it;
 // or GOMEMLIMIT) and GOGC does not set the target itself. It returns the
 // target it set, 0 when it left the runtime's alone: without a limit the
@@ -242,8 +242,8 @@ func tuneServerGC(getenv func(string) string, limited bool, set func(int) int) i
 	if m := getenv("GOMEMLIMIT"); !limited && (m == "" || m == "off") {
 		return 0
 	}
-	set(controller.GCPercent)
-	return controller.GCPercent
+	set(serving.GCPercent)
+	return serving.GCPercent
 }
 
 // metricsOptions serves the metrics as kubebuilder's projects and Kubeflow

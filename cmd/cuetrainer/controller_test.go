@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/internal/serving"
 )
 
 // TestControllerRestConfigNoClientRateLimit: the controller's client is
@@ -78,8 +78,8 @@ func TestTuneServerGC(t *testing.T) {
 		want    int
 	}{
 		{name: "no limit: the default", env: map[string]string{}},
-		{name: "CUETRAINER_MEMORY_LIMIT set the limit", env: map[string]string{}, limited: true, want: controller.GCPercent},
-		{name: "GOMEMLIMIT", env: map[string]string{"GOMEMLIMIT": "400MiB"}, want: controller.GCPercent},
+		{name: "CUETRAINER_MEMORY_LIMIT set the limit", env: map[string]string{}, limited: true, want: serving.GCPercent},
+		{name: "GOMEMLIMIT", env: map[string]string{"GOMEMLIMIT": "400MiB"}, want: serving.GCPercent},
 		{name: "GOMEMLIMIT off", env: map[string]string{"GOMEMLIMIT": "off"}},
 		{name: "GOGC wins", env: map[string]string{"GOGC": "100"}, limited: true},
 	} {

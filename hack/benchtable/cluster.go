@@ -33,7 +33,7 @@ Admission latency (test/bench BenchmarkAdmission): our webhook server (controlle
 	`created by 8 clients while the controller runs, until every JobSet exists; both reconcile 4 TrainJobs at once ` +
 	`(controller.DefaultConcurrency); runs baseline, ours, ours, baseline, the ratio ` +
 	`the mean of the two adjacent pairs. Both benchmarks' process runs under the memory limit of deploy/ (460 MiB) with the ` +
-	`collector's target the controller command then sets (GOGC 200, controller.GCPercent), baselines included. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
+	`collector's target the controller command then sets (GOGC 200, serving.GCPercent), baselines included. Cold start: the built binary, from exec to /readyz 200, its certificate generated each time. ` +
 	`Where the missed goals' time goes, profiled: [docs/bench-profile.md](docs/bench-profile.md).
 `
 

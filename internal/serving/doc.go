@@ -3,6 +3,7 @@
 // certificate (CertRotator: a CA and a serving certificate in a Secret
 // every replica shares, the CA injected into the webhook configurations)
 // and the metrics endpoint's authentication (MetricsAuth: TokenReview and
-// SubjectAccessReview, as the API server's delegated authorization does).
-// It is apart from package controller, as jobset keeps pkg/util/cert.
+// SubjectAccessReview, as the API server's delegated authorization does),
+// and the Go runtime's tuning of the process that serves them (MemoryLimit,
+// GCPercent), which the command and test/bench both set. It is apart from package controller, as jobset keeps pkg/util/cert.
 package serving

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
-	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/internal/serving"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -49,13 +49,13 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	// The process runs our servers as deploy/ runs the controller: under
 	// its memory limit, with the collector's target the controller command
-	// then sets (controller.GCPercent). The baselines, in the same process,
+	// then sets (serving.GCPercent). The baselines, in the same process,
 	// run with the same. GOGC and GOMEMLIMIT, when set, win.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(controller.MemoryLimit(deployMemory))
+		debug.SetMemoryLimit(serving.MemoryLimit(deployMemory))
 	}
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(controller.GCPercent)
+		debug.SetGCPercent(serving.GCPercent)
 	}
 	code := m.Run()
 	if env != nil {
