@@ -3,6 +3,8 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,4 +104,44 @@ func ruleNames(file *ast.File) []string {
 		return true
 	}, nil)
 	return out
+}
+
+// TestFrameworkChecklist: the checklist of what a framework file declares is
+// worded the same in schemas/frameworks.cue and docs/frameworks.md, but for
+// the examples and asides in parentheses each place gives its readers.
+func TestFrameworkChecklist(t *testing.T) {
+	cueSrc, err := os.ReadFile("../schemas/frameworks.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile("../docs/frameworks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCUE := checklist(t, string(cueSrc), "//  1. ", "// An admin", "//")
+	fromMD := checklist(t, string(md), "1. **its policy", "And a runtime", "")
+	if len(fromCUE) != 4 || !slices.Equal(fromCUE, fromMD) {
+		t.Errorf("the checklists differ:\nschemas/frameworks.cue:\n%s\ndocs/frameworks.md:\n%s", strings.Join(fromCUE, "\n"), strings.Join(fromMD, "\n"))
+	}
+}
+
+// checklist is the numbered items of src between start and end, each as
+// words without markup, comment prefix or parenthesized asides.
+func checklist(t *testing.T, src, start, end, prefix string) []string {
+	i := strings.Index(src, start)
+	j := strings.Index(src[max(i, 0):], end)
+	if i < 0 || j < 0 {
+		t.Fatalf("no checklist from %q to %q", start, end)
+	}
+	var text strings.Builder
+	for _, line := range strings.Split(src[i:i+j], "\n") {
+		text.WriteString(strings.TrimPrefix(strings.TrimSpace(line), prefix) + " ")
+	}
+	plain := strings.NewReplacer("**", "", "`", "").Replace(text.String())
+	plain = regexp.MustCompile(`\s*\([^()]*(\([^()]*\)[^()]*)*\)`).ReplaceAllString(plain, "")
+	var items []string
+	for _, item := range regexp.MustCompile(`\s[1-9]\. `).Split(" "+plain, -1)[1:] {
+		items = append(items, strings.Join(strings.Fields(item), " "))
+	}
+	return items
 }
