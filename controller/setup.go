@@ -56,11 +56,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Engine == nil {
 		return fmt.Errorf("no engine")
 	}
-	m, err := servedMetrics()
+	served, err := servedMetrics()
 	if err != nil {
 		return err
 	}
-	m.ReadRecycles(func() int64 { return o.Engine().Recycled() })
+	served.ReadRecycles(func() int64 { return o.Engine().Recycled() })
 	e := o.Engine()
 	live := map[string]bool{}
 	for _, k := range e.Admitted() {
@@ -91,11 +91,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		} else if err := crds.setup(mgr); err != nil {
 			return err
 		}
-		m.ReadCacheReads(crds.Unchanged)
+		served.ReadCacheReads(crds.Unchanged)
 	}
 	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged}
 	if o.Webhooks {
-		webhooks.Register(mgr.GetWebhookServer(), e.Admitted(), webhooks.Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Now: o.Now, Metrics: m})
+		webhooks.Register(mgr.GetWebhookServer(), e.Admitted(), webhooks.Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Now: o.Now, Metrics: served})
 	}
 	if !o.Reconcile {
 		return nil
@@ -115,10 +115,10 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	// The runtimes the policy in force finds fault with are reported by
 	// the replica that reconciles.
-	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release, Metrics: m}); err != nil {
+	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release, Metrics: served}); err != nil {
 		return err
 	}
-	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: m}
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: served}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	concurrency := o.Concurrency
