@@ -124,3 +124,43 @@ spec:
 		t.Errorf("render with the policy: %v\n%s", err, out)
 	}
 }
+
+// TestCUEPathsInTheContractOnly: outside engine/ (where
+// TestContractInOneFile checks every file but contract.go), no non-test Go
+// file names a CUE field: none evaluates CUE (imports cuelang.org/go's cue
+// package) or reads a review's summary by key. They read the engine's
+// structs (engine.RuntimeSummary, engine.ControllerDirectives). hack/
+// holds build tools that edit CUE source, not the contract.
+func TestCUEPathsInTheContractOnly(t *testing.T) {
+	evaluates := regexp.MustCompile(`"cuelang\.org/go/cue(/cuecontext|/load)?"`)
+	byKey := regexp.MustCompile(`\.Summary\[`)
+	checked := 0
+	for _, dir := range []string{"cmd", "controller", "internal", "test"} {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			checked++
+			for i, line := range strings.Split(string(data), "\n") {
+				code, _, _ := strings.Cut(line, "//")
+				if m := evaluates.FindString(code); m != "" {
+					t.Errorf("%s:%d imports %s: CUE is the engine's, its fields named in engine/contract.go", p, i+1, m)
+				}
+				if byKey.MatchString(code) {
+					t.Errorf("%s:%d reads a summary's field by its CUE name: decode it into a struct in engine/contract.go: %s", p, i+1, strings.TrimSpace(line))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d Go files, want the commands', the controller's and the tools'", checked)
+	}
+}

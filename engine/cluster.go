@@ -42,19 +42,6 @@ type Request struct {
 	SchemaChecked bool
 }
 
-// lookupRef is one object a review's lookup names (#RuntimeLookup).
-type lookupRef struct {
-	Group     string `json:"group"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Pinned    *struct {
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-		Key       string `json:"key"`
-	} `json:"pinned"`
-}
-
 func (l lookupRef) key() string { return l.Group + "/" + l.Kind + "/" + l.Namespace + "/" + l.Name }
 
 // find returns the object a lookup names: one the session admitted, or,

@@ -1,6 +1,10 @@
 package engine
 
-import "cuelang.org/go/cue"
+import (
+	"encoding/json"
+
+	"cuelang.org/go/cue"
+)
 
 // The CUE↔Go contract: every field of the CUE package (package schemas,
 // with the policy directories' files) the engine reads or writes, named
@@ -151,3 +155,140 @@ var (
 	selSums        = cue.Str("sums")
 	selMutations   = cue.Str("mutations")
 )
+
+// The Go structs the engine decodes what the CUE writes into, each beside
+// the CUE definition it reads (the names are the CUE's fields, matched as
+// encoding/json matches them).
+
+// ControllerDirectives are the CUE's `controller` of a render.
+type ControllerDirectives struct {
+	// Skip says why the controller applies nothing; a controller's session
+	// then renders no objects.
+	Skip string `json:"skip,omitempty"`
+	// ApplyPhase orders the objects to apply by their ids: lower first.
+	ApplyPhase map[string]int `json:"applyPhase,omitempty"`
+	Status     struct {
+		// Conditions to set, by type.
+		Conditions []Condition `json:"conditions"`
+		// Fields of the status to set.
+		Fields map[string]any `json:"fields"`
+	} `json:"status"`
+	// Deadline, when set, fails the object at a time.
+	Deadline *Deadline `json:"deadline,omitempty"`
+}
+
+// Deadline is the CUE's controller.deadline: Seconds after Since (a time,
+// or "now"), set Conditions and delete Delete.
+type Deadline struct {
+	Since      string      `json:"since"`
+	Seconds    int64       `json:"seconds"`
+	Conditions []Condition `json:"conditions"`
+	Delete     []struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+	} `json:"delete"`
+}
+
+// Condition is a status condition to set (#ConditionUpdate); an empty
+// LastTransitionTime means now when the status changes.
+type Condition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+}
+
+// lookupRef is one object a review's lookup names (#RuntimeLookup).
+type lookupRef struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Pinned    *struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Key       string `json:"key"`
+	} `json:"pinned"`
+}
+
+// rawFinding is a finding as the CUE writes it (#FieldError, #Warning).
+type rawFinding struct {
+	Path      *string         `json:"path"`
+	Type      *string         `json:"type"`
+	Value     json.RawMessage `json:"value"`
+	Supported []string        `json:"supported"`
+	Detail    string          `json:"detail"`
+	Message   string          `json:"message"`
+}
+
+type base struct{ Path, From []string }
+
+type editGroup struct {
+	Name  string
+	Order int
+	Ops   []edit
+}
+
+// edit is one #Edit of the CUE.
+type edit struct {
+	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
+	Use    string
+	Object string
+	Path   []any
+	Op     string
+	Value  any
+	Items  []any
+	By     []string
+}
+
+// quantitySum is one #QuantitySum of the CUE.
+type quantitySum struct {
+	Object string
+	Path   []string
+	Terms  []struct {
+		Resource string
+		Quantity string
+		Times    int64
+	}
+}
+
+// merge is one strategic merge a render needs (#merges in the CUE).
+type merge struct {
+	Base      []string
+	Patches   []string
+	Schema    string
+	KeepOrder []string
+}
+
+// generate is one #Generate of the CUE: data the CUE cannot make.
+type generate struct {
+	Path       []string
+	Kind       string
+	PrivateKey string
+	PublicKey  string
+	Key        string
+	From       string
+	Seed       string
+	Encoding   string
+	Text       string
+}
+
+// RuntimeSummary is a runtime review's summary (#RuntimeReview's summary,
+// trainingruntime.cue): what `runtimes list` shows of a runtime and what
+// `runtimes packages` runs on.
+type RuntimeSummary struct {
+	Framework  string `json:"framework"`
+	Deprecated bool   `json:"deprecated"`
+	NumNodes   int64  `json:"numNodes"`
+	Policy     string `json:"policy"`
+	PodGroup   string `json:"podGroup"`
+	Image      string `json:"image"`
+	// TrainerJob is the trainer step's job, TrainerContainer its node
+	// container: whose logs the SDK reads.
+	TrainerJob       string `json:"trainerJob"`
+	TrainerContainer string `json:"trainerContainer"`
+	// BuiltinTrainer: the SDK runs only its BuiltinTrainer on the runtime.
+	BuiltinTrainer bool `json:"builtinTrainer"`
+}

@@ -8,18 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// edit is one #Edit of the CUE.
-type edit struct {
-	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
-	Use    string
-	Object string
-	Path   []any
-	Op     string
-	Value  any
-	Items  []any
-	By     []string
-}
-
 func (e edit) apply(obj map[string]any) error {
 	e.Path = splice(e.Path)
 	if len(e.Path) == 0 {
@@ -187,17 +175,6 @@ func upsert(l []any, item any, by []string) []any {
 		}
 	}
 	return append(l, item)
-}
-
-// quantitySum is one #QuantitySum of the CUE.
-type quantitySum struct {
-	Object string
-	Path   []string
-	Terms  []struct {
-		Resource string
-		Quantity string
-		Times    int64
-	}
 }
 
 func (s quantitySum) apply(obj map[string]any) error {

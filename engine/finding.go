@@ -60,16 +60,6 @@ type Finding struct {
 	Source string `json:"source,omitempty"`
 }
 
-// rawFinding is a finding as the CUE writes it (#FieldError, #Warning).
-type rawFinding struct {
-	Path      *string         `json:"path"`
-	Type      *string         `json:"type"`
-	Value     json.RawMessage `json:"value"`
-	Supported []string        `json:"supported"`
-	Detail    string          `json:"detail"`
-	Message   string          `json:"message"`
-}
-
 var errorTypes = func() map[string]field.ErrorType {
 	m := map[string]field.ErrorType{}
 	for _, t := range []field.ErrorType{

@@ -14,14 +14,6 @@ var patchSchemas = map[string]any{
 	"jobset.x-k8s.io/v1alpha2.JobSetSpec": jobsetv1alpha2.JobSetSpec{},
 }
 
-// merge is one strategic merge a render needs (#merges in the CUE).
-type merge struct {
-	Base      []string
-	Patches   []string
-	Schema    string
-	KeepOrder []string
-}
-
 // strategicMerge patches base with each patch in turn, as the API server's
 // strategic merge patch does for the Go type the merge names, then puts
 // the items of the keepOrder lists back in the base's order.

@@ -26,14 +26,6 @@ type outputs struct {
 	parts []string
 }
 
-type base struct{ Path, From []string }
-
-type editGroup struct {
-	Name  string
-	Order int
-	Ops   []edit
-}
-
 // outputError says which output failed to decode.
 type outputError struct {
 	what string

@@ -34,46 +34,6 @@ func (r Rendered) InApplyOrder() []map[string]any {
 	return objs
 }
 
-// ControllerDirectives are the CUE's `controller` of a render.
-type ControllerDirectives struct {
-	// Skip says why the controller applies nothing; a controller's session
-	// then renders no objects.
-	Skip string `json:"skip,omitempty"`
-	// ApplyPhase orders the objects to apply by their ids: lower first.
-	ApplyPhase map[string]int `json:"applyPhase,omitempty"`
-	Status     struct {
-		// Conditions to set, by type.
-		Conditions []Condition `json:"conditions"`
-		// Fields of the status to set.
-		Fields map[string]any `json:"fields"`
-	} `json:"status"`
-	// Deadline, when set, fails the object at a time.
-	Deadline *Deadline `json:"deadline,omitempty"`
-}
-
-// Deadline is the CUE's controller.deadline: Seconds after Since (a time,
-// or "now"), set Conditions and delete Delete.
-type Deadline struct {
-	Since      string      `json:"since"`
-	Seconds    int64       `json:"seconds"`
-	Conditions []Condition `json:"conditions"`
-	Delete     []struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Name       string `json:"name"`
-	} `json:"delete"`
-}
-
-// Condition is a status condition to set (#ConditionUpdate); an empty
-// LastTransitionTime means now when the status changes.
-type Condition struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
-	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
-}
-
 // RenderOptions tell a render what exists already.
 type RenderOptions struct {
 	// Existing names the objects (by their id in the CUE's `objects`) that

@@ -971,3 +971,13 @@ func (e *Engine) admits(apiVersion, kind string) bool {
 	_, ok := e.cur.Load().reviews[apiVersion][kind]
 	return ok
 }
+
+// RuntimeSummary is the listed object's summary as a runtime's; zero for
+// what no runtime review summarised.
+func (l Listed) RuntimeSummary() RuntimeSummary {
+	var s RuntimeSummary
+	if data, err := json.Marshal(l.Summary); err == nil {
+		_ = json.Unmarshal(data, &s)
+	}
+	return s
+}

@@ -77,8 +77,8 @@ func (o *runtimeSource) runPackages(cmd *cobra.Command, name string, timeout tim
 		fmt.Fprintf(cmd.ErrOrStderr(), "Error: no TrainingRuntime %q in namespace %s and no ClusterTrainingRuntime %q\n", name, o.namespace, name)
 		return exitError{exitRejected}
 	}
-	if rt.Summary["builtinTrainer"] == true {
-		fmt.Fprintf(cmd.ErrOrStderr(), "Error: Cannot get Runtime packages for BuiltinTrainer (runtime %q, framework %v)\n", name, rt.Summary["framework"])
+	if sum := rt.RuntimeSummary(); sum.BuiltinTrainer {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Error: Cannot get Runtime packages for BuiltinTrainer (runtime %q, framework %v)\n", name, sum.Framework)
 		return exitError{exitRejected}
 	}
 	c, err := client.New(cfg, client.Options{})
@@ -110,9 +110,8 @@ func (o *runtimeSource) runPackages(cmd *cobra.Command, name string, timeout tim
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "TrainJob %s/%s %s\n", o.namespace, tj.GetName(), state)
-	job, _ := rt.Summary["trainerJob"].(string)
-	container, _ := rt.Summary["trainerContainer"].(string)
-	if err := printTrainerLog(ctx, clientset, cmd.OutOrStdout(), o.namespace, tj.GetName(), job, container); err != nil {
+	sum := rt.RuntimeSummary()
+	if err := printTrainerLog(ctx, clientset, cmd.OutOrStdout(), o.namespace, tj.GetName(), sum.TrainerJob, sum.TrainerContainer); err != nil {
 		return err
 	}
 	if state != "Complete" {
@@ -174,8 +173,8 @@ func packagesTrainJob(rt engine.Listed, namespace string) *unstructured.Unstruct
 // (get_container_devices): the trainer job's trainer container has an
 // nvidia.com/gpu limit.
 func sdkGPU(rt engine.Listed) bool {
-	job, _ := rt.Summary["trainerJob"].(string)
-	container, _ := rt.Summary["trainerContainer"].(string)
+	sum := rt.RuntimeSummary()
+	job, container := sum.TrainerJob, sum.TrainerContainer
 	jobs, _, _ := unstructured.NestedFieldNoCopy(rt.Object, "spec", "template", "spec", "replicatedJobs")
 	for _, j := range asList(jobs) {
 		jm, _ := j.(map[string]any)

@@ -169,24 +169,20 @@ type runtimeRow struct {
 
 func rowOf(l engine.Listed) runtimeRow {
 	md, _ := l.Object["metadata"].(map[string]any)
+	sum := l.RuntimeSummary()
 	r := runtimeRow{
 		Name:       fmt.Sprint(md["name"]),
 		Kind:       fmt.Sprint(l.Object["kind"]),
-		Framework:  fmt.Sprint(l.Summary["framework"]),
-		Deprecated: l.Summary["deprecated"] == true,
-		Image:      fmt.Sprint(l.Summary["image"]),
-		Policy:     fmt.Sprint(l.Summary["policy"]),
-		PodGroup:   fmt.Sprint(l.Summary["podGroup"]),
+		Framework:  sum.Framework,
+		Deprecated: sum.Deprecated,
+		NumNodes:   sum.NumNodes,
+		Image:      sum.Image,
+		Policy:     sum.Policy,
+		PodGroup:   sum.PodGroup,
 		Source:     fmt.Sprintf("%s:%d", l.File, l.Line),
 	}
 	if ns, ok := md["namespace"].(string); ok {
 		r.Namespace = ns
-	}
-	switch n := l.Summary["numNodes"].(type) {
-	case float64:
-		r.NumNodes = int64(n)
-	case int64:
-		r.NumNodes = n
 	}
 	if l.Builtin {
 		r.Source = "builtin"
