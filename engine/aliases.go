@@ -320,32 +320,3 @@ func namedStrings(insts []*build.Instance) map[string]bool {
 	}
 	return named
 }
-
-// restoreRendered puts back the tokens in a render's objects, findings and
-// controller directives.
-func (a *keyAliases) restoreRendered(out Rendered) Rendered {
-	if a.empty() {
-		return out
-	}
-	for i, obj := range out.Objects {
-		out.Objects[i], _ = a.restore(obj).(map[string]any)
-	}
-	out.Errors = a.restoreFindings(out.Errors)
-	out.Warnings = a.restoreFindings(out.Warnings)
-	d := &out.Controller
-	d.Skip = a.restoreString(d.Skip)
-	restoreConditions := func(cs []Condition) {
-		for i := range cs {
-			cs[i].Message = a.restoreString(cs[i].Message)
-			cs[i].Reason = a.restoreString(cs[i].Reason)
-		}
-	}
-	restoreConditions(d.Status.Conditions)
-	if d.Status.Fields != nil {
-		d.Status.Fields, _ = a.restore(d.Status.Fields).(map[string]any)
-	}
-	if d.Deadline != nil {
-		restoreConditions(d.Deadline.Conditions)
-	}
-	return out
-}

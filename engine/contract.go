@@ -156,6 +156,34 @@ var (
 	selMutations   = cue.Str("mutations")
 )
 
+// Phase says which check produced a finding. The review's blocks of
+// findings are named after theirs (crd, webhook, policy: pathReview); the
+// others are the engine's own.
+type Phase string
+
+const (
+	// PhaseSchema: the object does not fit the schema (types, unknown fields).
+	PhaseSchema Phase = "schema"
+	// PhaseCRD: the CRD's OpenAPI and CEL rules.
+	PhaseCRD Phase = "crd"
+	// PhaseWebhook: Kubeflow Trainer's validating webhooks.
+	PhaseWebhook Phase = "webhook"
+	// PhasePolicy: cuetrainer's own rules beyond Kubeflow.
+	PhasePolicy Phase = "policy"
+	// PhaseInput: the document is not an object the engine can admit (no
+	// kind, an unknown kind of our groups, defined twice).
+	PhaseInput Phase = "input"
+	// PhaseRead: the document could not be read (syntax, encoding, size).
+	PhaseRead Phase = "read"
+	// PhaseRender: the object cannot be rendered.
+	PhaseRender Phase = "render"
+	// PhaseRuleError: a rule of the loaded CUE could not be evaluated for
+	// the object (it reads what is not there, or writes a finding that
+	// is no #FieldError): a defect in the rule, the admin's to fix, not
+	// the object's. The object's other findings stand.
+	PhaseRuleError Phase = "rule-error"
+)
+
 // The Go structs the engine decodes what the CUE writes into, each beside
 // the CUE definition it reads (the names are the CUE's fields, matched as
 // encoding/json matches them).

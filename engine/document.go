@@ -903,3 +903,10 @@ func isIdentifier(s string) bool {
 	}
 	return true
 }
+
+func groupOf(apiVersion string) string {
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}

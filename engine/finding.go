@@ -13,32 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Phase says which check produced a finding.
-type Phase string
-
-const (
-	// PhaseSchema: the object does not fit the schema (types, unknown fields).
-	PhaseSchema Phase = "schema"
-	// PhaseCRD: the CRD's OpenAPI and CEL rules.
-	PhaseCRD Phase = "crd"
-	// PhaseWebhook: Kubeflow Trainer's validating webhooks.
-	PhaseWebhook Phase = "webhook"
-	// PhasePolicy: cuetrainer's own rules beyond Kubeflow.
-	PhasePolicy Phase = "policy"
-	// PhaseInput: the document is not an object the engine can admit (no
-	// kind, an unknown kind of our groups, defined twice).
-	PhaseInput Phase = "input"
-	// PhaseRead: the document could not be read (syntax, encoding, size).
-	PhaseRead Phase = "read"
-	// PhaseRender: the object cannot be rendered.
-	PhaseRender Phase = "render"
-	// PhaseRuleError: a rule of the loaded CUE could not be evaluated for
-	// the object (it reads what is not there, or writes a finding that
-	// is no #FieldError): a defect in the rule, the admin's to fix, not
-	// the object's. The object's other findings stand.
-	PhaseRuleError Phase = "rule-error"
-)
-
 // Finding is one error or warning about an object.
 type Finding struct {
 	Phase Phase `json:"phase"`

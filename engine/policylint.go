@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -788,25 +787,6 @@ func isSchema(v cue.Value) bool {
 	return false
 }
 
-// fieldNames are a struct's regular field names, optional ones included.
-func fieldNames(v cue.Value) []string {
-	var out []string
-	it, err := v.Fields(cue.Optional(true))
-	if err != nil {
-		return nil
-	}
-	for it.Next() {
-		if err := it.Value().Err(); err != nil && strings.Contains(err.Error(), "field not allowed") {
-			continue // a field of one conjunct that another closes out
-		}
-		if sel := it.Selector(); sel.IsString() {
-			out = append(out, sel.Unquoted())
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // checkTopLevel checks a top-level field of an admin's file against the
 // contract.
 func (l *linter) checkTopLevel(f *ast.Field) {
@@ -899,25 +879,6 @@ func (l *linter) checkDefaults() {
 		}
 		l.problem(d.markers[0], "%s", msg)
 	}
-}
-
-// conjunctPositions are the positions of the values a field was unified
-// from.
-func conjunctPositions(v cue.Value) []token.Pos {
-	var out []token.Pos
-	var walk func(v cue.Value, depth int)
-	walk = func(v cue.Value, depth int) {
-		op, args := v.Expr()
-		if depth > 4 || op != cue.AndOp && op != cue.OrOp {
-			out = append(out, v.Pos())
-			return
-		}
-		for _, a := range args {
-			walk(a, depth+1)
-		}
-	}
-	walk(v, 0)
-	return out
 }
 
 // kindWords name the kinds of values a literal or a predeclared type

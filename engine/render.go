@@ -406,3 +406,32 @@ func SortObjects(objs []map[string]any) {
 func objectKey(o map[string]any) string {
 	return strings.Join([]string{str(o["apiVersion"]), str(o["kind"]), str(meta(o)["namespace"]), str(meta(o)["name"])}, "\x00")
 }
+
+// restoreRendered puts back the tokens in a render's objects, findings and
+// controller directives.
+func (a *keyAliases) restoreRendered(out Rendered) Rendered {
+	if a.empty() {
+		return out
+	}
+	for i, obj := range out.Objects {
+		out.Objects[i], _ = a.restore(obj).(map[string]any)
+	}
+	out.Errors = a.restoreFindings(out.Errors)
+	out.Warnings = a.restoreFindings(out.Warnings)
+	d := &out.Controller
+	d.Skip = a.restoreString(d.Skip)
+	restoreConditions := func(cs []Condition) {
+		for i := range cs {
+			cs[i].Message = a.restoreString(cs[i].Message)
+			cs[i].Reason = a.restoreString(cs[i].Reason)
+		}
+	}
+	restoreConditions(d.Status.Conditions)
+	if d.Status.Fields != nil {
+		d.Status.Fields, _ = a.restore(d.Status.Fields).(map[string]any)
+	}
+	if d.Deadline != nil {
+		restoreConditions(d.Deadline.Conditions)
+	}
+	return out
+}

@@ -470,13 +470,6 @@ func hasPhase(fs []Finding, phases ...Phase) bool {
 	return false
 }
 
-func groupOf(apiVersion string) string {
-	if i := strings.Index(apiVersion, "/"); i >= 0 {
-		return apiVersion[:i]
-	}
-	return ""
-}
-
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
