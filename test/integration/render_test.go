@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // TestRenderedObjectsAccepted: every object cuetrainer renders for the
@@ -60,24 +61,13 @@ func TestElasticRenderAccepted(t *testing.T) {
 	needControlPlane(t)
 	ctx := context.Background()
 	e := loadEngine(t)
-	input := `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: elastic, labels: {trainer.kubeflow.org/framework: torch}}
-spec:
-  mlPolicy: {torch: {elasticPolicy: {minNodes: 1, maxNodes: 3, maxRestarts: 2}}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: "torch:1", resources: {requests: {cpu: "2"}}}]}}}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: el, namespace: team-e, uid: 8a6f1b9e-0000-4000-8000-000000000001}
-spec: {runtimeRef: {name: elastic}, trainer: {resourcesPerNode: {limits: {cpu: "4"}}}}
-`
+	rt := wrapper.ClusterTrainingRuntime("elastic").Framework("torch").
+		MLPolicy("torch", map[string]any{"elasticPolicy": map[string]any{"minNodes": 1, "maxNodes": 3, "maxRestarts": 2}}).
+		ReplicatedJob(wrapper.ReplicatedJob("node").Label("trainer.kubeflow.org/trainjob-ancestor-step", "trainer").
+			Container(wrapper.Container("node", "torch:1").Requests(map[string]any{"cpu": "2"})))
+	tj := wrapper.TrainJob("el").Namespace("team-e").UID("8a6f1b9e-0000-4000-8000-000000000001").RuntimeRef("elastic").
+		Trainer("resourcesPerNode", map[string]any{"limits": map[string]any{"cpu": "4"}})
+	input := rt.YAML() + "---\n" + tj.YAML()
 	n := renderAndApply(t, ctx, e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true}), "elastic.yaml", []byte(input))
 	if n != 2 {
 		t.Errorf("rendered %d objects, want a JobSet and the snapshot", n)

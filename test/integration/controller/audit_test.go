@@ -10,6 +10,8 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // orgRegistryPolicy is an organisation's rule on runtimes: images come from
@@ -38,20 +40,8 @@ admission: (#APIVersion): ClusterTrainingRuntime: {
 func TestRuntimeAudit(t *testing.T) {
 	need(t)
 	ctx := context.Background()
-	runtime := func(name, image string) string {
-		return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: %s}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: %s}]}}}
-`, name, image)
+	runtime := func(name, image string) client.Object {
+		return wrapper.ClusterTrainingRuntime(name).NumNodes(1).MLPolicy("torch", nil).ReplicatedJob(nodeJob(image)).Obj()
 	}
 	mustCreate(t, runtime("audit-public", "pytorch/pytorch:2.13"))
 	mustCreate(t, runtime("audit-org", "registry.example.com/pytorch:2.13"))

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // TestControllerRestartDuringBurst: the controller dies in the middle of a
@@ -50,13 +52,8 @@ func TestControllerRestartDuringBurst(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < n; i += 8 {
-				tj := object(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: job-%03d, namespace: %s}
-spec:
-  runtimeRef: {name: mpi, kind: TrainingRuntime}
-  trainer: {numNodes: 2}
-`, i, ns))
+				tj := wrapper.TrainJob(fmt.Sprintf("job-%03d", i)).Namespace(ns).
+					RuntimeRef("mpi").RuntimeRefKind("TrainingRuntime").NumNodes(2).Obj()
 				if err := k8sClient.Create(ctx, tj); err != nil {
 					errs <- err
 					return

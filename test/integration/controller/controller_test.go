@@ -14,21 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/controller"
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
-
-// object reads a YAML object.
-func object(t *testing.T, text string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(text), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 // namespace makes a namespace for one test.
 func namespace(t *testing.T, name string) string {
@@ -40,43 +30,40 @@ func namespace(t *testing.T, name string) string {
 	return name
 }
 
-const torchRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata:
-  name: torch
-  namespace: NS
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy: {numNodes: 2, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec:
-            template:
-              spec:
-                containers: [{name: node, image: "IMAGE"}]
-`
+// stepLabel marks the replicated job that runs a step of the TrainJob.
+const stepLabel = "trainer.kubeflow.org/trainjob-ancestor-step"
 
-func trainJob(ns, name, extra string) string {
-	return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: %s, namespace: %s}
-spec:
-  runtimeRef: {name: torch, kind: TrainingRuntime}
-%s`, name, ns, extra)
+// nodeJob is a runtime's replicated job "node", which runs the trainer
+// step in one container, "node", of image.
+func nodeJob(image string) *wrapper.ReplicatedJobWrapper {
+	return wrapper.ReplicatedJob("node").Label(stepLabel, "trainer").Container(wrapper.Container("node", image))
 }
 
-func create(t *testing.T, text string) error {
-	t.Helper()
-	return k8sClient.Create(context.Background(), object(t, text))
+// namespacedRuntime is the TrainingRuntime ns/name of the torch framework
+// on two nodes, whose trainer job is node.
+func namespacedRuntime(ns, name string, node *wrapper.ReplicatedJobWrapper) *wrapper.RuntimeWrapper {
+	return wrapper.TrainingRuntime(name).Namespace(ns).Framework("torch").
+		NumNodes(2).MLPolicy("torch", nil).ReplicatedJob(node)
 }
 
-func mustCreate(t *testing.T, text string) {
+// torchRuntime is the namespace's runtime "torch", its nodes of image.
+func torchRuntime(ns, image string) *wrapper.RuntimeWrapper {
+	return namespacedRuntime(ns, "torch", nodeJob(image))
+}
+
+// trainJob is the TrainJob ns/name of the namespace's torchRuntime.
+func trainJob(ns, name string) *wrapper.TrainJobWrapper {
+	return wrapper.TrainJob(name).Namespace(ns).RuntimeRef("torch").RuntimeRefKind("TrainingRuntime")
+}
+
+func create(t *testing.T, obj client.Object) error {
 	t.Helper()
-	if err := create(t, text); err != nil {
+	return k8sClient.Create(context.Background(), obj)
+}
+
+func mustCreate(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := create(t, obj); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -128,28 +115,28 @@ func get(t *testing.T, apiVersion, kind, ns, name string) (*unstructured.Unstruc
 func TestWebhookDenies(t *testing.T) {
 	need(t)
 	ns := namespace(t, "denies")
-	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, torchRuntime(ns, "torch:1").Obj())
 
-	err := create(t, trainJob(ns, "reserved", "  trainer: {env: [{name: PET_NNODES, value: \"3\"}]}\n"))
+	err := create(t, trainJob(ns, "reserved").Env("PET_NNODES", "3").Obj())
 	want := `admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.trainer.env: Invalid value: [{"name":"PET_NNODES","value":"3"}]: must not have reserved envs, invalid envs configured: [PET_NNODES]`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("reserved env: got %v\nwant %s", err, want)
 	}
-	err = create(t, strings.Replace(trainJob(ns, "missing", ""), "name: torch", "name: nothere", 1))
+	err = create(t, trainJob(ns, "missing").RuntimeRef("nothere").Obj())
 	want = `spec.runtimeRef: Invalid value: {"name":"nothere","apiGroup":"trainer.kubeflow.org","kind":"TrainingRuntime"}: trainingruntimes.trainer.kubeflow.org "nothere" not found: specified trainingRuntime must be created before the TrainJob is created`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("missing runtime: got %v\nwant %s", err, want)
 	}
 
-	badRuntime := strings.NewReplacer("NS", ns, "IMAGE", "x", "name: torch\n", "name: two-replicas\n", "      - name: node\n", "      - name: node\n        replicas: 2\n").Replace(torchRuntime)
-	err = create(t, badRuntime)
+	badRuntime := namespacedRuntime(ns, "two-replicas", nodeJob("x").Replicas(2))
+	err = create(t, badRuntime.Obj())
 	want = `spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("runtime replicas: got %v\nwant %s", err, want)
 	}
 	// The runtime opts out of the webhook's rules with its label.
-	optOut := strings.Replace(badRuntime, "labels: {trainer.kubeflow.org/framework: torch}", "labels: {trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/webhook-validation: disabled}", 1)
-	if err := create(t, optOut); err != nil {
+	optOut := badRuntime.Label("trainer.kubeflow.org/webhook-validation", "disabled")
+	if err := create(t, optOut.Obj()); err != nil {
 		t.Errorf("webhook-validation: disabled: %v", err)
 	}
 }
@@ -160,27 +147,9 @@ func TestWebhookWarnings(t *testing.T) {
 	need(t)
 	ns := namespace(t, "warnings")
 	n := warnings.len()
-	mustCreate(t, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: old-torch
-  labels: {trainer.kubeflow.org/framework: torch, trainer.kubeflow.org/support: deprecated}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-          spec: {template: {spec: {containers: [{name: node, image: x}]}}}
-`)
-	mustCreate(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: uses-old, namespace: %s}
-spec:
-  runtimeRef: {name: old-torch}
-`, ns))
+	mustCreate(t, wrapper.ClusterTrainingRuntime("old-torch").Framework("torch").Label("trainer.kubeflow.org/support", "deprecated").
+		NumNodes(1).MLPolicy("torch", nil).ReplicatedJob(nodeJob("x")).Obj())
+	mustCreate(t, wrapper.TrainJob("uses-old").Namespace(ns).RuntimeRef("old-torch").Obj())
 	got := strings.Join(warnings.since(n), "\n")
 	for _, want := range []string{
 		`ClusterTrainingRuntime "old-torch" is deprecated and will be removed in a future release of Kubeflow Trainer.`,
@@ -199,12 +168,9 @@ spec:
 func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 	need(t)
 	ns := namespace(t, "applies")
-	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
-	mustCreate(t, trainJob(ns, "train", `  trainer: {args: [train.py]}
-  runtimePatches:
-  - manager: acme.io/labels
-    trainingRuntimeSpec: {template: {metadata: {labels: {team: ml}}}}
-`))
+	mustCreate(t, torchRuntime(ns, "torch:1").Obj())
+	mustCreate(t, trainJob(ns, "train").Args("train.py").
+		RuntimePatch("acme.io/labels", map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "ml"}}}}).Obj())
 
 	tj, err := get(t, "trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "train")
 	if err != nil {
@@ -275,7 +241,7 @@ func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 	}
 
 	// A new TrainJob gets the edited runtime.
-	mustCreate(t, trainJob(ns, "train-later", ""))
+	mustCreate(t, trainJob(ns, "train-later").Obj())
 	eventually(t, "the later TrainJob's JobSet", func() error {
 		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "train-later")
 		if err != nil {
@@ -322,10 +288,10 @@ func TestControllerAppliesAndFollowsJobSet(t *testing.T) {
 func TestControllerLeavesOthersAlone(t *testing.T) {
 	need(t)
 	ns := namespace(t, controllerNamespace)
-	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
-	mustCreate(t, trainJob(ns, "elsewhere", "  managedBy: kueue.x-k8s.io/multikueue\n"))
-	mustCreate(t, strings.Replace(trainJob(ns, "unsupported", ""), "kind: TrainingRuntime", "kind: NoSuchRuntime", 1))
-	mustCreate(t, trainJob(ns, "ours", ""))
+	mustCreate(t, torchRuntime(ns, "torch:1").Obj())
+	mustCreate(t, trainJob(ns, "elsewhere").ManagedBy("kueue.x-k8s.io/multikueue").Obj())
+	mustCreate(t, trainJob(ns, "unsupported").RuntimeRefKind("NoSuchRuntime").Obj())
+	mustCreate(t, trainJob(ns, "ours").Obj())
 
 	eventually(t, "the Failed condition", hasCondition(t, ns, "unsupported", map[string]any{
 		"type": "Failed", "reason": "TrainingRuntimeNotSupported", "message": "unsupported runtime: NoSuchRuntime.trainer.kubeflow.org"}))
@@ -405,8 +371,8 @@ func TestDeployManifests(t *testing.T) {
 func TestControllerDeadline(t *testing.T) {
 	need(t)
 	ns := namespace(t, "deadline")
-	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
-	mustCreate(t, trainJob(ns, "short", "  activeDeadlineSeconds: 3\n"))
+	mustCreate(t, torchRuntime(ns, "torch:1").Obj())
+	mustCreate(t, trainJob(ns, "short").ActiveDeadlineSeconds(3).Obj())
 	eventually(t, "the JobSet", func() error {
 		_, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "short")
 		return err
@@ -432,8 +398,8 @@ func TestControllerSuspendResume(t *testing.T) {
 	need(t)
 	ctx := context.Background()
 	ns := namespace(t, "suspend")
-	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
-	mustCreate(t, trainJob(ns, "pausing", "  suspend: true\n"))
+	mustCreate(t, torchRuntime(ns, "torch:1").Obj())
+	mustCreate(t, trainJob(ns, "pausing").Suspend(true).Obj())
 	condition := func(status, reason string) func() error {
 		return hasCondition(t, ns, "pausing", map[string]any{"type": "Suspended", "status": status, "reason": reason})
 	}
@@ -498,13 +464,13 @@ func TestWebhookReadsRuntimesFromCache(t *testing.T) {
 		t.Fatal("the CRDs changed before this test: the webhooks read from the API server")
 	}
 	ns := namespace(t, "cached")
-	mustCreate(t, strings.NewReplacer("NS", ns, "IMAGE", "torch:1").Replace(torchRuntime))
-	mustCreate(t, trainJob(ns, "right-after", ""))
+	mustCreate(t, torchRuntime(ns, "torch:1").Obj())
+	mustCreate(t, trainJob(ns, "right-after").Obj())
 	n := 0
 	eventuallyWithin(t, 30*time.Second, "a TrainJob admitted without a read of its runtime from the API server", func() error {
 		n++
 		before := runtimeGets.Load()
-		probe := object(t, trainJob(ns, fmt.Sprintf("probe-%d", n), ""))
+		probe := trainJob(ns, fmt.Sprintf("probe-%d", n)).Obj()
 		if err := k8sClient.Create(context.Background(), probe, client.DryRunAll); err != nil {
 			return err
 		}

@@ -35,7 +35,7 @@ func TestMigrationFromKubeflow(t *testing.T) {
 	if err := k8sClient.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, strings.NewReplacer("NS", "migrate", "IMAGE", "torch:1").Replace(torchRuntime))
+	mustCreate(t, torchRuntime("migrate", "torch:1").Obj())
 
 	// Kubeflow Trainer v2.3.0's webhook configurations (manifests/base/webhook),
 	// its controller scaled to zero.
@@ -66,9 +66,9 @@ func TestMigrationFromKubeflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job := trainJob("migrate", "moved", "  trainer: {args: [train.py]}\n")
+	job := trainJob("migrate", "moved").Args("train.py")
 	eventually(t, "Kubeflow's stale webhooks refusing TrainJobs", func() error {
-		if err := create(t, job); err == nil {
+		if err := create(t, job.Obj()); err == nil {
 			t.Fatal("a TrainJob was created past Kubeflow's stopped webhook")
 		} else if !strings.Contains(err.Error(), "failed calling webhook") {
 			return err
@@ -82,7 +82,7 @@ func TestMigrationFromKubeflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the TrainJob admitted by cuetrainer's webhooks", func() error { return create(t, job) })
+	eventually(t, "the TrainJob admitted by cuetrainer's webhooks", func() error { return create(t, job.Obj()) })
 	var js *unstructured.Unstructured
 	eventually(t, "the JobSet", func() error {
 		var err error

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -89,13 +90,7 @@ func TestPolicyReloadServesNewFramework(t *testing.T) {
 	if err := k8sClient.Create(ctx, (&unstructured.Unstructured{Object: runtime}).DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tf, namespace: %s}
-spec:
-  runtimeRef: {name: tensorflow-distributed}
-  trainer: {numNodes: 2}
-`, ns))
+	mustCreate(t, wrapper.TrainJob("tf").Namespace(ns).RuntimeRef("tensorflow-distributed").NumNodes(2).Obj())
 	eventually(t, "the TensorFlow JobSet", func() error {
 		js, err := get(t, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "tf")
 		if err != nil {
@@ -118,12 +113,7 @@ spec:
 	if policies.Engine() != e {
 		t.Error("a broken policy replaced the good one")
 	}
-	mustCreate(t, fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tf-after, namespace: %s}
-spec:
-  runtimeRef: {name: tensorflow-distributed}
-`, ns))
+	mustCreate(t, wrapper.TrainJob("tf-after").Namespace(ns).RuntimeRef("tensorflow-distributed").Obj())
 	publish(t, policyDir, 3, map[string][]byte{"tensorflow.cue": src})
 	eventually(t, "the fixed policy loaded", func() error {
 		if err := policies.LastError(); err != nil {

@@ -18,8 +18,8 @@ import (
 func TestRuntimesListCluster(t *testing.T) {
 	need(t)
 	a, b := namespace(t, "list-a"), namespace(t, "list-b")
-	mustCreate(t, strings.NewReplacer("NS", a, "IMAGE", "torch:a").Replace(torchRuntime))
-	mustCreate(t, strings.NewReplacer("NS", b, "IMAGE", "torch:b").Replace(torchRuntime))
+	mustCreate(t, torchRuntime(a, "torch:a").Obj())
+	mustCreate(t, torchRuntime(b, "torch:b").Obj())
 
 	user, err := testEnv.AddUser(envtest.User{Name: "lister", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
