@@ -56,7 +56,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cp, skip, err := testenv.StartControlPlane(testenv.Options{
+	cp, exit := testenv.StartSuite(m, testenv.Options{
 		Cluster: true,
 		CRDs:    []string{"deploy/crds"},
 		// The JobSet controller serves these: envtest points them at its
@@ -65,14 +65,9 @@ func run(m *testing.M) int {
 		// No node network to reconcile endpoints for; a new node is not
 		// tainted until a node lifecycle controller clears it.
 		APIServerFlags: map[string]string{"endpoint-reconciler-type": "none", "disable-admission-plugins": "TaintNodesByCondition"},
-	})
-	if skip != "" {
-		skipReason = skip
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	}, &skipReason)
+	if cp == nil {
+		return exit
 	}
 	defer cp.Stop()
 	env, bins, root := cp.Env, cp.Env.BinaryAssetsDirectory, testenv.Root()

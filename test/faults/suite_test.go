@@ -82,7 +82,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer apiLog.Close()
-	cp, skip, err := testenv.StartControlPlane(testenv.Options{
+	cp, exit := testenv.StartSuite(m, testenv.Options{
 		CRDs: []string{"deploy/crds"},
 		// Service webhooks go to an endpoint of the Service, not its
 		// cluster IP: there is no kube-proxy.
@@ -95,14 +95,9 @@ func run(m *testing.M) int {
 			api.Out, api.Err = apiLog, apiLog
 			return os.Mkdir(api.CertDir, 0o700)
 		},
-	})
-	if skip != "" {
-		skipReason = skip
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	}, &skipReason)
+	if cp == nil {
+		return exit
 	}
 	defer cp.Stop()
 	env, k8sClient = cp.Env, cp.Client

@@ -5,7 +5,6 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -46,14 +45,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	cp, skip, err := testenv.StartControlPlane(testenv.Options{CRDs: []string{"test/integration/testdata/crds"}})
-	if skip != "" {
-		skipReason = skip
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	cp, exit := testenv.StartSuite(m, testenv.Options{CRDs: []string{"test/integration/testdata/crds"}}, &skipReason)
+	if cp == nil {
+		return exit
 	}
 	defer cp.Stop()
 	cfg, k8sClient = cp.Config, cp.Client

@@ -196,20 +196,15 @@ func run(m *testing.M) int {
 	}
 	eng := policies.Engine()
 	validating, mutating := webhooks.Configurations(eng, controllerNamespace, "cuetrainer-webhook")
-	cp, skip, err := testenv.StartControlPlane(testenv.Options{
+	cp, exit := testenv.StartSuite(m, testenv.Options{
 		CRDs: []string{"deploy/crds", "test/integration/testdata/crds"},
 		Webhooks: envtest.WebhookInstallOptions{
 			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{validating},
 			MutatingWebhooks:   []*admissionregistrationv1.MutatingWebhookConfiguration{mutating},
 		},
-	})
-	if skip != "" {
-		skipReason = skip
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	}, &skipReason)
+	if cp == nil {
+		return exit
 	}
 	defer cp.Stop()
 	env, root := cp.Env, testenv.Root()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -87,6 +88,25 @@ func StartControlPlane(o Options) (cp *ControlPlane, skip string, err error) {
 		return nil, "", err
 	}
 	return cp, "", nil
+}
+
+// StartSuite starts a suite's control plane from its TestMain. Without the
+// binaries or the JobSet module, it sets *skip to why, runs the tests
+// (Need skips them, or fails them under CI=true) and returns no control
+// plane and their exit code; when the control plane fails to start, it
+// prints why and returns exit code 1. Else the suite sets up the rest,
+// runs its tests and stops cp.
+func StartSuite(m *testing.M, o Options, skip *string) (cp *ControlPlane, exit int) {
+	cp, why, err := StartControlPlane(o)
+	if why != "" {
+		*skip = why
+		return nil, m.Run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return nil, 1
+	}
+	return cp, 0
 }
 
 // Stop stops the API server and etcd; what fails is printed, as TestMain
