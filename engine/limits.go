@@ -67,14 +67,8 @@ func oversized(v any, s map[string]any, n *int) bool {
 			return true
 		}
 		*n += len(x)
-		props, _ := s["properties"].(map[string]any)
-		extra, _ := s["additionalProperties"].(map[string]any)
 		for k, e := range x {
-			p, _ := props[k].(map[string]any)
-			if p == nil {
-				p = extra
-			}
-			if oversized(e, p, n) {
+			if oversized(e, fieldSchema(s, k), n) {
 				return true
 			}
 		}
@@ -115,14 +109,8 @@ func (m *measure) walk(v any, s map[string]any, path []string) {
 			return
 		}
 		m.entries += len(x)
-		props, _ := s["properties"].(map[string]any)
-		extra, _ := s["additionalProperties"].(map[string]any)
 		for k, e := range x {
-			p, _ := props[k].(map[string]any)
-			if p == nil {
-				p = extra
-			}
-			m.walk(e, p, append(path, k))
+			m.walk(e, fieldSchema(s, k), append(path, k))
 		}
 	}
 }

@@ -40,6 +40,18 @@ func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
 	return e.schemas.byKey[apiVersion+"\x00"+kind]
 }
 
+// fieldSchema is the schema of an object's field k, as the API server
+// finds it: its property, else additionalProperties; nil where the schema
+// says nothing.
+func fieldSchema(s map[string]any, k string) map[string]any {
+	props, _ := s["properties"].(map[string]any)
+	if p, ok := props[k].(map[string]any); ok {
+		return p
+	}
+	extra, _ := s["additionalProperties"].(map[string]any)
+	return extra
+}
+
 // pruneObjectNulls is pruneNulls for an object of a kind whose CRD has
 // schema: its metadata too, which the API server decodes as an ObjectMeta
 // (labels: null is no labels) and the CRD's schema leaves untyped.
@@ -120,14 +132,9 @@ func pruneNulls(v any, schema map[string]any) any {
 		if schema["x-kubernetes-preserve-unknown-fields"] == true && schema["properties"] == nil {
 			return v
 		}
-		props, _ := schema["properties"].(map[string]any)
-		extra, _ := schema["additionalProperties"].(map[string]any)
 		var out map[string]any
 		for k, val := range x {
-			prop, _ := props[k].(map[string]any)
-			if prop == nil {
-				prop = extra
-			}
+			prop := fieldSchema(schema, k)
 			if prop == nil {
 				continue // an unknown field: the schema says so
 			}

@@ -41,14 +41,7 @@ func schemaNode(root map[string]any, path []string) map[string]any {
 				continue
 			}
 		}
-		if props, ok := s["properties"].(map[string]any); ok {
-			if p, ok := props[sel].(map[string]any); ok {
-				s = p
-				continue
-			}
-		}
-		ap, _ := s["additionalProperties"].(map[string]any)
-		s = ap
+		s = fieldSchema(s, sel)
 	}
 	return s
 }

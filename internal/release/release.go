@@ -100,7 +100,7 @@ func concat(dir string, k kustomization, header string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, doc := range splitDocuments(data) {
+		for _, doc := range SplitDocuments(data) {
 			b.WriteString("---\n# Source: " + r + "\n")
 			for _, line := range strings.SplitAfter(doc, "\n") {
 				if m := imageLine.FindStringSubmatch(strings.TrimRight(line, "\n")); m != nil {
@@ -133,9 +133,9 @@ func retag(k kustomization, image string) string {
 	return image
 }
 
-// splitDocuments splits a YAML stream at its "---" lines, leaving out
+// SplitDocuments splits a YAML stream at its "---" lines, leaving out
 // documents of only comments and blank lines.
-func splitDocuments(data []byte) []string {
+func SplitDocuments(data []byte) []string {
 	var docs []string
 	for _, d := range documentStart.Split(string(data), -1) {
 		content := false
@@ -188,7 +188,7 @@ appVersion: %s
 `, strings.TrimPrefix(version, "v"), version),
 		"values.yaml": fmt.Appendf(nil, chartValues, image, version),
 	}
-	docs := documentSplit.Split(string(install), -1)
+	docs := SplitDocuments(install)
 	n := 0
 	for _, doc := range docs {
 		source := sourceLine.FindStringSubmatch(doc)
@@ -211,7 +211,6 @@ appVersion: %s
 }
 
 var (
-	documentSplit = regexp.MustCompile(`(?m)^---\n`)
 	sourceLine    = regexp.MustCompile(`(?m)^# Source: (\S+)$`)
 	crd           = regexp.MustCompile(`(?m)^kind: CustomResourceDefinition$`)
 )

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/internal/ociimage"
+	"github.com/cuetrainer/cuetrainer/internal/release"
 )
 
 const repo = "../.."
@@ -119,7 +120,7 @@ func objects(t *testing.T, path string) []*unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	var objs []*unstructured.Unstructured
-	for _, doc := range regexp.MustCompile(`(?m)^---$`).Split(string(data), -1) {
+	for _, doc := range release.SplitDocuments(data) {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 			t.Fatalf("%s: %v", path, err)
