@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
@@ -181,41 +181,17 @@ func TestYAMLReadAsKubectlReadsIt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: sigs.k8s.io/yaml: %v", doc, err)
 		}
-		dec := json.NewDecoder(bytes.NewReader(js))
-		dec.UseNumber()
-		if err := dec.Decode(&want); err != nil {
+		if err := utiljson.Unmarshal(js, &want); err != nil {
 			t.Fatal(err)
 		}
 		docs := ReadYAML("k.yaml", []byte(doc))
 		if len(docs) != 1 || docs[0].Err != nil {
 			t.Fatalf("%q: %+v", doc, docs)
 		}
-		if got, w := fmt.Sprint(docs[0].Object), fmt.Sprint(apiNumbers(want)); got != w {
+		if got, w := fmt.Sprint(docs[0].Object), fmt.Sprint(want); got != w {
 			t.Errorf("%q:\n read %s\n kubectl and the API server: %s", doc, got, w)
 		}
 	}
-}
-
-// apiNumbers turns JSON numbers into what the API server's decoding of
-// an object gives: an int64 when the number is one, else a float64.
-func apiNumbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, y := range x {
-			x[k] = apiNumbers(y)
-		}
-	case []any:
-		for i, y := range x {
-			x[i] = apiNumbers(y)
-		}
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	}
-	return v
 }
 
 // TestJobSetRulesInTheRuntimeTemplate (class 5). Kubeflow's runtime CRDs
