@@ -110,6 +110,7 @@ var (
 	pathMutations = cue.MakePath(cue.Str("mutations"))
 
 	// A lookups entry's references.
+	pathLookupReads    = cue.MakePath(cue.Str("reads"))
 	pathLookupRuntime  = cue.MakePath(cue.Str(fieldRuntime))
 	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
 	pathLookupExisting = cue.MakePath(cue.Str("existing"))
@@ -150,6 +151,7 @@ var (
 	selObject      = cue.Str(fieldObject)
 	selMLPolicy    = cue.Def(fieldMLPolicy)
 	selObjects     = cue.Str("objects")
+	selExisting    = cue.Str("existing")
 	selEdits       = cue.Str("edits")
 	selGenerate    = cue.Str("generate")
 	selSums        = cue.Str("sums")

@@ -43,6 +43,9 @@ type Options struct {
 	// PlanCacheSize is how many render plans (one per runtime content) one
 	// CUE runtime keeps; 0 means DefaultPlanCacheSize.
 	PlanCacheSize int
+	// NoMemo evaluates every lookup afresh rather than from the memo
+	// (lookupmemo.go): for the tests that show the memo changes nothing.
+	NoMemo bool
 }
 
 // Engine is the compiled CUE. It is safe for concurrent use.
@@ -70,11 +73,18 @@ type Engine struct {
 	reviewMu    sync.Mutex
 	reviewCache map[string]*cachedReview
 	reviewsMade atomic.Int64
+	// lookupsMade counts the lookups evaluated (not from the memo), for
+	// tests.
+	lookupsMade atomic.Int64
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
-	// planReads are the input paths each kind's plan reads.
-	planReads map[string]map[string][][]string
+	// planReads are the input paths each kind's plan reads, lookupReads
+	// those its lookups read.
+	planReads   map[string]map[string][][]string
+	lookupReads map[string]map[string][][]string
+	// lookupMemo keeps the lookups' references (nil with NoMemo).
+	lookupMemo *lru[*lookupRefs]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -153,6 +163,9 @@ const DefaultRecycleAfter = 20000
 // file, line and column.
 func New(opts Options) (*Engine, error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
+	if !opts.NoMemo {
+		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
+	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
 	}
@@ -220,6 +233,19 @@ func New(opts Options) (*Engine, error) {
 				return nil, e.cueError("reading plans", err)
 			}
 			e.planReads[apiVersion][kind] = reads
+		}
+	}
+	e.lookupReads = map[string]map[string][][]string{}
+	for apiVersion, kinds := range c.lookups {
+		e.lookupReads[apiVersion] = map[string][][]string{}
+		for kind, v := range kinds {
+			var reads map[string][]string
+			if err := v.LookupPath(pathLookupReads).Decode(&reads); err != nil {
+				return nil, e.cueError("reading lookups", err)
+			}
+			for _, name := range sortedKeys(reads) {
+				e.lookupReads[apiVersion][kind] = append(e.lookupReads[apiVersion][kind], reads[name])
+			}
 		}
 	}
 	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {

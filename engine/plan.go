@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -67,57 +66,15 @@ func (p *plan) release(v cue.Value) {
 	}
 }
 
-// planCache keeps the plans of one CUE runtime, the least recently used
-// dropped first. It is safe for concurrent use.
-type planCache struct {
-	mu      sync.Mutex
-	max     int
-	entries map[string]*list.Element
-	order   *list.List // of *planItem, most recent first
-}
-
-type planItem struct {
-	key  string
-	plan *plan
-}
+// planCache keeps the plans of one CUE runtime (memo.go's LRU), the
+// least recently used dropped first.
+type planCache = lru[*plan]
 
 func newPlanCache(max int) *planCache {
 	if max <= 0 {
 		max = DefaultPlanCacheSize
 	}
-	return &planCache{max: max, entries: map[string]*list.Element{}, order: list.New()}
-}
-
-func (pc *planCache) get(key string) *plan {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if el, ok := pc.entries[key]; ok {
-		pc.order.MoveToFront(el)
-		return el.Value.(*planItem).plan
-	}
-	return nil
-}
-
-func (pc *planCache) put(key string, p *plan) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if el, ok := pc.entries[key]; ok {
-		el.Value.(*planItem).plan = p
-		pc.order.MoveToFront(el)
-		return
-	}
-	pc.entries[key] = pc.order.PushFront(&planItem{key, p})
-	for pc.order.Len() > pc.max {
-		last := pc.order.Back()
-		pc.order.Remove(last)
-		delete(pc.entries, last.Value.(*planItem).key)
-	}
-}
-
-func (pc *planCache) len() int {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	return pc.order.Len()
+	return newLRU[*plan](max)
 }
 
 // contentKey identifies a stored object by its content, computed once.
@@ -142,26 +99,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	if !ok {
 		return nil
 	}
-	read := map[string]any{}
-	for _, path := range s.e.planReads[apiVersion][kind] {
-		if len(path) == 0 {
-			continue
-		}
-		v := at(input, path)
-		if v == nil {
-			continue
-		}
-		m := read
-		for _, p := range path[:len(path)-1] {
-			next, ok := m[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[p] = next
-			}
-			m = next
-		}
-		m[path[len(path)-1]] = v
-	}
+	read := project(input, s.e.planReads[apiVersion][kind])
 	key := apiVersion + "/" + kind + "\x00"
 	if runtime != nil {
 		key += runtime.contentKey()
@@ -173,7 +111,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 		}
 		key += "\x00" + string(data)
 	}
-	if p := c.planCache.get(key); p != nil {
+	if p, ok := c.planCache.get(key); ok {
 		return p
 	}
 	a := s.e.opaque.aliases(nil)

@@ -3,9 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"cuelang.org/go/cue"
 )
 
 // tryPolicy runs a loaded policy's rules once, at load, on the runtimes the
@@ -62,6 +65,10 @@ func (e *Engine) tryPolicy() []Problem {
 					problems = append(problems, p)
 				}
 			}
+			if p := e.checkLookupReads(c, doc); p != nil && !failed[fieldLookups] {
+				failed[fieldLookups] = true
+				problems = append(problems, *p)
+			}
 			r := s.Admit(doc)
 			for _, f := range r.Errors {
 				if f.Phase == PhaseRuleError {
@@ -80,6 +87,83 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 	}
 	return problems
+}
+
+// checkLookupReads evaluates the kind's lookups for a probe with the whole
+// object and with the paths their reads name only, as lookupsFor gives
+// them, on a create and on an update of the object to itself: a lookup
+// that names other objects with the whole object reads a path its reads
+// do not name, and the memo would keep what it named for objects that
+// differ there.
+func (e *Engine) checkLookupReads(c *compiled, doc Document) *Problem {
+	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
+	if !ok {
+		return nil
+	}
+	// A controller's session, which reads the existing objects too.
+	s := e.NewSession(SessionOptions{Controller: true})
+	a := e.opaque.aliases(nil)
+	whole := a.alias(doc.Object)
+	read := a.alias(project(doc.Object, e.lookupReads[doc.APIVersion()][doc.Kind()]))
+	for _, update := range []bool{false, true} {
+		ctxOf := func(obj any) map[string]any {
+			if !update {
+				return map[string]any{fieldOperation: "CREATE"}
+			}
+			return map[string]any{fieldOperation: "UPDATE", fieldOld: obj}
+		}
+		want := s.lookupRefs(c, doc, c.ctx.Encode(whole), ctxOf(whole))
+		got := s.lookupRefs(c, doc, c.ctx.Encode(read), ctxOf(read))
+		if !reflect.DeepEqual(want, got) {
+			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads",
+				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got, doc.APIVersion(), doc.Kind())}
+			// At the lookup that differs, in the admin's file where it is.
+			v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: whole, fieldContext: ctxOf(whole)}))
+			p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(firstDifference(want, got))))
+			return &p
+		}
+	}
+	return nil
+}
+
+// firstDifference is the path of the first lookup want names and got does
+// not name the same: runtime, then objects and existing by name.
+func firstDifference(want, got *lookupRefs) cue.Path {
+	if want == nil || got == nil || !reflect.DeepEqual(want.runtime, got.runtime) {
+		return pathLookupRuntime
+	}
+	for _, f := range sortedKeys(want.objects) {
+		if g, ok := got.objects[f]; !ok || !reflect.DeepEqual(g, want.objects[f]) {
+			return cue.MakePath(selObjects, cue.Str(f))
+		}
+	}
+	for _, f := range sortedKeys(want.existing) {
+		if g, ok := got.existing[f]; !ok || !reflect.DeepEqual(g, want.existing[f]) {
+			return cue.MakePath(selExisting, cue.Str(f))
+		}
+	}
+	return pathLookupObjects
+}
+
+// String is what lookups name, for messages.
+func (r *lookupRefs) String() string {
+	if r == nil {
+		return "nothing"
+	}
+	var parts []string
+	if r.runtime != nil {
+		parts = append(parts, "runtime "+r.runtime.key())
+	}
+	for _, f := range sortedKeys(r.objects) {
+		parts = append(parts, f+" "+r.objects[f].key())
+	}
+	for _, f := range sortedKeys(r.existing) {
+		parts = append(parts, "existing "+f+" "+r.existing[f].key())
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // ruleProblem is a rule that failed on a document at load.

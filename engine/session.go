@@ -609,8 +609,7 @@ func (ad *admission) lookups(ctx context.Context) bool {
 	if ad.cached != nil {
 		ad.refs = ad.cached.refs
 	} else {
-		ad.encode()
-		ad.refs = s.lookupRefs(ad.c, ad.doc, ad.encoded, lookupContext(ad.cx))
+		ad.refs = s.lookupsFor(ad.c, ad.doc, ad.req, ad.unchanged)
 	}
 	var err error
 	if ad.runtime, ad.found, ad.existing, err = s.resolve(ctx, ad.doc, ad.refs); err != nil {
@@ -758,19 +757,6 @@ func requestContext(req Request, a *keyAliases) map[string]any {
 		cx[fieldNow] = req.Now.UTC().Format(time.RFC3339)
 	}
 	return cx
-}
-
-// lookupContext is what a kind's lookups know of the request (the
-// operation, the old object): the part of its review's context they may
-// read.
-func lookupContext(cx map[string]any) map[string]any {
-	out := map[string]any{}
-	for _, f := range []string{fieldOperation, fieldOld} {
-		if v, ok := cx[f]; ok {
-			out[f] = v
-		}
-	}
-	return out
 }
 
 // Mutate works out a mutating webhook's changes to the object: the input

@@ -160,3 +160,30 @@ func asJSON(v any) any {
 	}
 	return numbers(out)
 }
+
+// project is the part of v at the paths, as a tree of the same shape: what
+// a part of the CUE that declares its reads (a plan, the lookups) is
+// given. A path v lacks is left out.
+func project(v map[string]any, paths [][]string) map[string]any {
+	out := map[string]any{}
+	for _, path := range paths {
+		if len(path) == 0 {
+			continue
+		}
+		x := at(v, path)
+		if x == nil {
+			continue
+		}
+		m := out
+		for _, p := range path[:len(path)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = x
+	}
+	return out
+}

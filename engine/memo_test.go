@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// memoOutcome is what a document comes to: its admissions (as vet, as a
+// webhook's create, update to itself and update from an older object) and
+// its renders (offline and a controller's).
+type memoOutcome struct {
+	Admitted []Result
+	Rendered []Rendered
+}
+
+// outcomes admits and renders docs in one engine's sessions, in order, as
+// vet, the webhooks and the controller would, and says what each came to.
+func outcomes(e *Engine, docs []Document) []memoOutcome {
+	vet := e.NewSession(SessionOptions{})
+	webhook := e.NewSession(SessionOptions{})
+	controller := e.NewSession(SessionOptions{Controller: true})
+	plain := func(r Result) Result {
+		r.Doc, r.runtime, r.existing = Document{}, nil, nil
+		return r
+	}
+	var out []memoOutcome
+	for _, d := range docs {
+		var o memoOutcome
+		r := vet.Admit(d)
+		o.Admitted = append(o.Admitted, plain(r))
+		if !r.Rejected() && r.Object != nil {
+			o.Rendered = append(o.Rendered, withoutRandomKeys(vet.Render(r, RenderOptions{})))
+			cr := controller.Admit(d)
+			o.Admitted = append(o.Admitted, plain(cr))
+			if !cr.Rejected() {
+				o.Rendered = append(o.Rendered, withoutRandomKeys(controller.Render(cr, RenderOptions{Existing: []string{"snapshot"}})))
+			}
+		}
+		if d.Err == nil && d.Object != nil {
+			older := deepCopy(d.Object).(map[string]any)
+			if spec, ok := older["spec"].(map[string]any); ok {
+				delete(spec, "runtimePatches")
+			}
+			for _, req := range []Request{
+				{Operation: "CREATE", SchemaChecked: true, VerdictOnly: true},
+				{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true},
+				{Operation: "UPDATE", OldObject: older},
+			} {
+				o.Admitted = append(o.Admitted, plain(webhook.AdmitRequest(context.Background(), d, req)))
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// withoutRandomKeys stands a placeholder for the keys of the SSH Secrets a
+// render generates: random, they differ between any two renders.
+func withoutRandomKeys(out Rendered) Rendered {
+	for _, obj := range out.Objects {
+		if obj["kind"] == "Secret" && obj["type"] == "kubernetes.io/ssh-auth" {
+			if data, ok := obj["data"].(map[string]any); ok {
+				for k := range data {
+					data[k] = "(generated)"
+				}
+			}
+		}
+	}
+	return out
+}
+
+// memoCorpus is every document the tests use: the conformance cases and
+// runtimes, OME's, the bad-input corpus and the CLI's testscript cases, by
+// file.
+func memoCorpus(t testing.TB) map[string][]Document {
+	corpus := map[string][]Document{}
+	for _, pattern := range []string{
+		"../test/conformance/testdata/kubeflow/cases/*/input.yaml",
+		"../test/conformance/testdata/kubeflow/runtimes/*.yaml",
+		"../test/conformance/testdata/ome/*.yaml",
+		"../test/conformance/testdata/ome-upstream/config/*/*/*.yaml",
+		"../test/conformance/testdata/ome-upstream/config/*/*.yaml",
+		"../examples/*/*.yaml",
+		"../examples/policies/*/*.yaml",
+	} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			corpus[f] = ReadYAML(f, data)
+		}
+	}
+	for _, pattern := range []string{"../test/badinput/testdata/*.txtar", "../cmd/cuetrainer/testdata/script/*.txtar"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			a, err := txtar.ParseFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, file := range a.Files {
+				if strings.HasSuffix(file.Name, ".yaml") || strings.HasSuffix(file.Name, ".yml") {
+					name := f + ":" + file.Name
+					corpus[name] = ReadYAML(name, file.Data)
+				}
+			}
+		}
+	}
+	if len(corpus) < 100 {
+		t.Fatalf("the corpus has %d files: a pattern is wrong", len(corpus))
+	}
+	return corpus
+}
+
+// TestMemoChangesNothing: every document of every corpus the tests use
+// comes to the same with the memo as without it, with each policy the
+// corpora are checked with. The memo's engine keeps its memo across all of
+// them, so that an object meets what another looked up.
+func TestMemoChangesNothing(t *testing.T) {
+	corpus := memoCorpus(t)
+	for _, policy := range []string{"", "../examples/policies/ome", "../examples/policies/tensorflow"} {
+		var dirs []string
+		if policy != "" {
+			dirs = []string{policy}
+		}
+		memo, err := New(Options{PolicyDirs: dirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := New(Options{PolicyDirs: dirs, NoMemo: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, files := 0, sortedKeys(corpus)
+		for _, f := range files {
+			docs += len(corpus[f])
+		}
+		// Twice through, so that the second finds the first's memo.
+		for _, pass := range []int{1, 2} {
+			for _, f := range files {
+				want, got := outcomes(fresh, corpus[f]), outcomes(memo, corpus[f])
+				for i := range want {
+					if !reflect.DeepEqual(want[i], got[i]) {
+						t.Errorf("policy %q, pass %d, %s, document %d: with the memo\n%+v\nwithout\n%+v", policy, pass, f, i+1, got[i], want[i])
+					}
+				}
+			}
+		}
+		if memo.lookupsMade.Load() >= fresh.lookupsMade.Load() {
+			t.Errorf("policy %q: the memo's engine evaluated %d lookups, the other %d: the memo is not used", policy, memo.lookupsMade.Load(), fresh.lookupsMade.Load())
+		}
+		t.Logf("policy %q: %d documents, twice; lookups evaluated %d with the memo, %d without", policy, docs, memo.lookupsMade.Load(), fresh.lookupsMade.Load())
+	}
+}
+
+// FuzzMemo: whatever the input, a document comes to the same with the memo
+// as without it. Both engines live as long as the fuzzing, so the memo
+// meets what earlier inputs looked up.
+func FuzzMemo(f *testing.F) {
+	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(classSeedsYAML))
+	f.Add([]byte(volcanoPatch(map[string]any{"example.com/x": "z"})))
+	memo := testEngine(f)
+	fresh, err := New(Options{NoMemo: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs := ReadYAML("fuzz.yaml", data)
+		want, got := outcomes(fresh, docs), outcomes(memo, docs)
+		for i := range want {
+			if !reflect.DeepEqual(want[i], got[i]) {
+				t.Errorf("document %d: with the memo\n%+v\nwithout\n%+v", i+1, got[i], want[i])
+			}
+		}
+	})
+}
