@@ -43,8 +43,9 @@ type Options struct {
 	// PlanCacheSize is how many render plans (one per runtime content) one
 	// CUE runtime keeps; 0 means DefaultPlanCacheSize.
 	PlanCacheSize int
-	// NoMemo evaluates every lookup afresh rather than from the memo
-	// (lookupmemo.go): for the tests that show the memo changes nothing.
+	// NoMemo evaluates every lookup and render afresh rather than from the
+	// memos (lookupmemo.go, rendermemo.go): for the tests that show the
+	// memos change nothing.
 	NoMemo bool
 }
 
@@ -73,9 +74,10 @@ type Engine struct {
 	reviewMu    sync.Mutex
 	reviewCache map[string]*cachedReview
 	reviewsMade atomic.Int64
-	// lookupsMade counts the lookups evaluated (not from the memo), for
-	// tests.
+	// lookupsMade counts the lookups evaluated (not from the memo), and
+	// rendersMade the renders, for tests.
 	lookupsMade atomic.Int64
+	rendersMade atomic.Int64
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
@@ -83,8 +85,10 @@ type Engine struct {
 	// those its lookups read.
 	planReads   map[string]map[string][][]string
 	lookupReads map[string]map[string][][]string
-	// lookupMemo keeps the lookups' references (nil with NoMemo).
+	// lookupMemo keeps the lookups' references, renderMemo the renders of
+	// objects with identities (both nil with NoMemo).
 	lookupMemo *lru[*lookupRefs]
+	renderMemo *lru[Rendered]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -165,6 +169,7 @@ func New(opts Options) (*Engine, error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
 	if !opts.NoMemo {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
+		e.renderMemo = newLRU[Rendered](DefaultRenderMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter

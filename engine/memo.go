@@ -6,8 +6,11 @@ import (
 )
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
-// (lookupmemo.go).
-const DefaultLookupMemoSize = 4096
+// (lookupmemo.go), DefaultRenderMemoSize how many renders (rendermemo.go).
+const (
+	DefaultLookupMemoSize = 4096
+	DefaultRenderMemoSize = 1024
+)
 
 // lru is a bounded map of memoised results, the least recently used
 // dropped first. It is safe for concurrent use. The plans of a CUE runtime

@@ -2,6 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,13 +34,15 @@ func outcomes(e *Engine, docs []Document) []memoOutcome {
 		return r
 	}
 	var out []memoOutcome
-	for _, d := range docs {
+	for i, d := range docs {
 		var o memoOutcome
 		r := vet.Admit(d)
 		o.Admitted = append(o.Admitted, plain(r))
 		if !r.Rejected() && r.Object != nil {
 			o.Rendered = append(o.Rendered, withoutRandomKeys(vet.Render(r, RenderOptions{})))
-			cr := controller.Admit(d)
+			// The controller's objects have identities, which its memos
+			// key on.
+			cr := controller.Admit(withIdentity(d, i))
 			o.Admitted = append(o.Admitted, plain(cr))
 			if !cr.Rejected() {
 				o.Rendered = append(o.Rendered, withoutRandomKeys(controller.Render(cr, RenderOptions{Existing: []string{"snapshot"}})))
@@ -58,6 +64,22 @@ func outcomes(e *Engine, docs []Document) []memoOutcome {
 		out = append(out, o)
 	}
 	return out
+}
+
+// withIdentity is the document with a uid and resourceVersion, as the API
+// server stores it: the uid the same for the same file and index, the
+// resourceVersion the same for the same content.
+func withIdentity(d Document, i int) Document {
+	d.Object = deepCopy(d.Object).(map[string]any)
+	m, ok := d.Object["metadata"].(map[string]any)
+	if !ok {
+		return d
+	}
+	// The API server's resourceVersion changes with the content.
+	data, _ := json.Marshal(d.Object)
+	sum := sha256.Sum256(data)
+	m["uid"], m["resourceVersion"] = fmt.Sprintf("%s-%d", d.File, i), hex.EncodeToString(sum[:8])
+	return d
 }
 
 // withoutRandomKeys stands a placeholder for the keys of the SSH Secrets a
@@ -159,10 +181,12 @@ func TestMemoChangesNothing(t *testing.T) {
 				}
 			}
 		}
-		if memo.lookupsMade.Load() >= fresh.lookupsMade.Load() {
-			t.Errorf("policy %q: the memo's engine evaluated %d lookups, the other %d: the memo is not used", policy, memo.lookupsMade.Load(), fresh.lookupsMade.Load())
+		if memo.lookupsMade.Load() >= fresh.lookupsMade.Load() || memo.rendersMade.Load() >= fresh.rendersMade.Load() {
+			t.Errorf("policy %q: the memo's engine evaluated %d lookups and %d renders, the other %d and %d: a memo is not used", policy,
+				memo.lookupsMade.Load(), memo.rendersMade.Load(), fresh.lookupsMade.Load(), fresh.rendersMade.Load())
 		}
-		t.Logf("policy %q: %d documents, twice; lookups evaluated %d with the memo, %d without", policy, docs, memo.lookupsMade.Load(), fresh.lookupsMade.Load())
+		t.Logf("policy %q: %d documents, twice; lookups evaluated %d with the memo, %d without; renders %d and %d", policy, docs,
+			memo.lookupsMade.Load(), fresh.lookupsMade.Load(), memo.rendersMade.Load(), fresh.rendersMade.Load())
 	}
 }
 

@@ -45,9 +45,20 @@ type RenderOptions struct {
 // Render turns an admitted object into the objects a controller applies.
 // A kind without a render gives nothing.
 func (s *Session) Render(r Result, opts RenderOptions) Rendered {
+	// A render kept under its inputs' identities (rendermemo.go), copied.
+	key := s.renderKey(r, opts)
+	if key != "" {
+		if out, ok := s.e.renderMemo.get(key); ok {
+			return out.copied()
+		}
+	}
 	var a *keyAliases
-	out := s.render(r, opts, &a)
-	return a.restoreRendered(out)
+	out := a.restoreRendered(s.render(r, opts, &a))
+	s.e.rendersMade.Add(1)
+	if key != "" {
+		s.e.renderMemo.put(key, out.copied())
+	}
+	return out
 }
 
 // render renders with the opaque keys as tokens (see aliases.go), and sets
