@@ -14,8 +14,22 @@ import (
 // the CUE.
 func TestNoFrameworkInGo(t *testing.T) {
 	names := regexp.MustCompile(`(?i)\b(torch|torchrun|torchtune|mpi|openmpi|deepspeed|mlx|jax|xgboost|flux|plainml|dataset-initializer|model-initializer|launcher|ancestor)\b`)
-	checked := 0
-	for _, dir := range []string{"cmd", "engine", "controller"} {
+	checked := eachGoLine(t, []string{"cmd", "engine", "controller"}, func(p string, i int, line string) {
+		if m := names.FindString(line); m != "" {
+			t.Errorf("%s:%d names %q: %s", p, i, m, strings.TrimSpace(line))
+		}
+	})
+	if checked < 5 {
+		t.Errorf("checked %d Go files, want the engine's and the CLI's", checked)
+	}
+}
+
+// eachGoLine calls fn with every line (numbered from 1) of the non-test Go
+// files under dirs, and says how many files it read.
+func eachGoLine(t *testing.T, dirs []string, fn func(path string, n int, line string)) int {
+	t.Helper()
+	files := 0
+	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if os.IsNotExist(err) {
 				return filepath.SkipDir
@@ -27,11 +41,9 @@ func TestNoFrameworkInGo(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			checked++
+			files++
 			for i, line := range strings.Split(string(data), "\n") {
-				if m := names.FindString(line); m != "" {
-					t.Errorf("%s:%d names %q: %s", p, i+1, m, strings.TrimSpace(line))
-				}
+				fn(p, i+1, line)
 			}
 			return nil
 		})
@@ -39,29 +51,18 @@ func TestNoFrameworkInGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if checked < 5 {
-		t.Errorf("checked %d Go files, want the engine's and the CLI's", checked)
-	}
+	return files
 }
 
 // TestNoAddedFrameworkInGo: the frameworks and APIs that policy directories
 // add (examples/policies) are not named by the Go either.
 func TestNoAddedFrameworkInGo(t *testing.T) {
 	names := regexp.MustCompile(`(?i)(\btensorflow\b|\belasticPolicy\b|\bome\.io\b)`)
-	for _, dir := range []string{"cmd", "engine", "controller"} {
-		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return err
-			}
-			data, _ := os.ReadFile(p)
-			for i, line := range strings.Split(string(data), "\n") {
-				if m := names.FindString(line); m != "" {
-					t.Errorf("%s:%d names %q: %s", p, i+1, m, strings.TrimSpace(line))
-				}
-			}
-			return nil
-		})
-	}
+	eachGoLine(t, []string{"cmd", "engine", "controller"}, func(p string, i int, line string) {
+		if m := names.FindString(line); m != "" {
+			t.Errorf("%s:%d names %q: %s", p, i, m, strings.TrimSpace(line))
+		}
+	})
 }
 
 // TestFrameworkByCUEOnly builds cuetrainer from a copy of the tree without
@@ -134,32 +135,15 @@ spec:
 func TestCUEPathsInTheContractOnly(t *testing.T) {
 	evaluates := regexp.MustCompile(`"cuelang\.org/go/cue(/cuecontext|/load)?"`)
 	byKey := regexp.MustCompile(`\.Summary\[`)
-	checked := 0
-	for _, dir := range []string{"cmd", "controller", "internal", "test"} {
-		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			checked++
-			for i, line := range strings.Split(string(data), "\n") {
-				code, _, _ := strings.Cut(line, "//")
-				if m := evaluates.FindString(code); m != "" {
-					t.Errorf("%s:%d imports %s: CUE is the engine's, its fields named in engine/contract.go", p, i+1, m)
-				}
-				if byKey.MatchString(code) {
-					t.Errorf("%s:%d reads a summary's field by its CUE name: decode it into a struct in engine/contract.go: %s", p, i+1, strings.TrimSpace(line))
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	checked := eachGoLine(t, []string{"cmd", "controller", "internal", "test"}, func(p string, i int, line string) {
+		code, _, _ := strings.Cut(line, "//")
+		if m := evaluates.FindString(code); m != "" {
+			t.Errorf("%s:%d imports %s: CUE is the engine's, its fields named in engine/contract.go", p, i, m)
 		}
-	}
+		if byKey.MatchString(code) {
+			t.Errorf("%s:%d reads a summary's field by its CUE name: decode it into a struct in engine/contract.go: %s", p, i, strings.TrimSpace(line))
+		}
+	})
 	if checked < 20 {
 		t.Errorf("checked %d Go files, want the commands', the controller's and the tools'", checked)
 	}

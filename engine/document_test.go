@@ -241,6 +241,26 @@ spec: runtimeRef: name: "torch-distributed"
 // FuzzAdmit reads arbitrary input as YAML, admits every document and
 // renders every admitted one: no input may panic the reader or the engine.
 func FuzzAdmit(f *testing.F) {
+	addAdmitSeeds(f)
+	e := testEngine(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := e.NewSession(SessionOptions{})
+		for _, d := range ReadYAML("fuzz.yaml", data) {
+			r := s.Admit(d)
+			for _, e := range r.Errors {
+				_ = e.String()
+			}
+			noInternal(t, "admitting", r.Errors)
+			if !r.Rejected() {
+				noInternal(t, "rendering", s.Render(r, RenderOptions{}).Errors)
+			}
+		}
+	})
+}
+
+// addAdmitSeeds gives an admission fuzz target its seeds: the conformance
+// cases' inputs, and the shapes that found faults before.
+func addAdmitSeeds(f *testing.F) {
 	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
 	for _, file := range files {
 		data, err := os.ReadFile(file)
@@ -257,20 +277,6 @@ func FuzzAdmit(f *testing.F) {
 	// explicit nulls, YAML 1.1 scalars, both gang schedulers, Flux without
 	// numNodes, resource claims, env rebuilt as Kubeflow writes it.
 	f.Add([]byte(classSeedsYAML))
-	e := testEngine(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s := e.NewSession(SessionOptions{})
-		for _, d := range ReadYAML("fuzz.yaml", data) {
-			r := s.Admit(d)
-			for _, e := range r.Errors {
-				_ = e.String()
-			}
-			noInternal(t, "admitting", r.Errors)
-			if !r.Rejected() {
-				noInternal(t, "rendering", s.Render(r, RenderOptions{}).Errors)
-			}
-		}
-	})
 }
 
 // noInternal fails the test on a finding the shipped CUE should never

@@ -194,16 +194,7 @@ func TestMemoChangesNothing(t *testing.T) {
 // as without it. Both engines live as long as the fuzzing, so the memo
 // meets what earlier inputs looked up.
 func FuzzMemo(f *testing.F) {
-	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Add([]byte(classSeedsYAML))
-	f.Add([]byte(volcanoPatch(map[string]any{"example.com/x": "z"})))
+	addAdmitSeeds(f)
 	memo := testEngine(f)
 	fresh, err := New(Options{NoMemo: true})
 	if err != nil {
