@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -195,4 +196,198 @@ func cueVet(b *testing.B, cue, def, file string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("cue vet %s %s: %v\n%s", def, file, err, out)
 	}
+}
+
+// distinctInput writes the input of the distinct vet benchmarks: 1,000
+// documents, as mixedInput's, none of which repeats what the rules read of
+// another. 100 ClusterTrainingRuntimes (the shipped runtimes in turn, each
+// with a numNodes, an env value on its node containers and a template label
+// of its own) into runtimes.yaml, and 900 TrainJobs into trainjobs.yaml:
+// each names a runtime in turn of the shipped ones and the corpus's own,
+// with a numNodes, env, resourcesPerNode and a runtimePatch of its own, and
+// initializers (their storage URIs its own) on the runtimes that have
+// initializer jobs. vet keeps the shipped runtimes for them (no
+// --no-builtin-runtimes). It returns the two files, runtimes first.
+func distinctInput(b *testing.B) []string {
+	b.Helper()
+	shipped, err := filepath.Glob(filepath.Join("..", "..", "deploy", "runtimes", "*.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var runtimes []engine.Document
+	for _, f := range shipped {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range engine.ReadYAML(f, data) {
+			if d.Err == nil && d.Kind() == "ClusterTrainingRuntime" {
+				runtimes = append(runtimes, d)
+			}
+		}
+	}
+	if len(runtimes) == 0 {
+		b.Fatal("no shipped runtimes in deploy/runtimes")
+	}
+	// What a TrainJob may set on a runtime: a TorchTune runtime trains on
+	// one node, and the runtimes with both initializer jobs (each with the
+	// initializer volume) take the TrainJob's initializers.
+	type runtimeInfo struct {
+		name                 string
+		oneNode, initializer bool
+	}
+	info := func(d engine.Document, name string) runtimeInfo {
+		ri := runtimeInfo{name: name, oneNode: strings.HasPrefix(d.Name(), "torchtune")}
+		ri.initializer = ri.oneNode // the shipped TorchTune runtimes have both
+		return ri
+	}
+	var targets []runtimeInfo
+	for _, d := range runtimes {
+		targets = append(targets, info(d, d.Name()))
+	}
+	var rts, jobs []string
+	for i := 0; i < 100; i++ {
+		rt := runtimes[i%len(runtimes)]
+		obj, ok := deepCopyJSON(rt.Object).(map[string]any)
+		if !ok {
+			b.Fatal("a runtime is not an object")
+		}
+		md := obj["metadata"].(map[string]any)
+		name := fmt.Sprintf("%s-d%d", rt.Name(), i)
+		md["name"] = name
+		spec := obj["spec"].(map[string]any)
+		ri := info(rt, name)
+		if mp, ok := spec["mlPolicy"].(map[string]any); ok && !ri.oneNode {
+			mp["numNodes"] = 1 + i%3
+		}
+		tmpl := spec["template"].(map[string]any)
+		tmd, _ := tmpl["metadata"].(map[string]any)
+		if tmd == nil {
+			tmd = map[string]any{}
+			tmpl["metadata"] = tmd
+		}
+		tmd["labels"] = map[string]any{"bench.example.com/variant": strconv.Itoa(i)}
+		for _, job := range tmpl["spec"].(map[string]any)["replicatedJobs"].([]any) {
+			pod := job.(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			for _, c := range pod["containers"].([]any) {
+				c := c.(map[string]any)
+				if c["name"] != "node" {
+					continue
+				}
+				env, _ := c["env"].([]any)
+				c["env"] = append(env, map[string]any{"name": "BENCH_VARIANT", "value": strconv.Itoa(i)})
+			}
+		}
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rts = append(rts, string(data))
+		targets = append(targets, ri)
+	}
+	for j := 0; j < 900; j++ {
+		rt := targets[j%len(targets)]
+		var trainer strings.Builder
+		trainer.WriteString("  trainer:\n")
+		if rt.oneNode {
+			trainer.WriteString("    numNodes: 1\n")
+		} else {
+			fmt.Fprintf(&trainer, "    numNodes: %d\n", 1+j%8)
+		}
+		fmt.Fprintf(&trainer, "    env:\n    - {name: RUN, value: \"%d\"}\n    - {name: OPTION_%d, value: \"v%d\"}\n", j, j%11, j)
+		fmt.Fprintf(&trainer, "    resourcesPerNode:\n      requests: {cpu: \"%d\", memory: %dGi}\n", 1+j%8, 1+j%16)
+		init := ""
+		if rt.initializer {
+			init = fmt.Sprintf("  initializer:\n    dataset: {storageUri: \"hf://bench/dataset-%d\"}\n    model: {storageUri: \"hf://bench/model-%d\"}\n", j, j)
+		}
+		patch := fmt.Sprintf(`  runtimePatches:
+  - manager: bench.example.com/ci-%d
+    trainingRuntimeSpec:
+      template:
+        metadata:
+          labels: {bench.example.com/run: "%d"}
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {bench.example.com/pool: pool-%d}
+`, j%5, j, j%13)
+		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s%s%s",
+			j, j%7, j%5, rt.name, trainer.String(), init, patch))
+	}
+	dir := b.TempDir()
+	var files []string
+	for name, docs := range map[string][]string{"runtimes.yaml": rts, "trainjobs.yaml": jobs} {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// deepCopyJSON copies a decoded YAML or JSON value.
+func deepCopyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = deepCopyJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = deepCopyJSON(x)
+		}
+		return out
+	}
+	return v
+}
+
+// BenchmarkVetDistinct runs `cuetrainer vet` in-process over the 1,000
+// distinct documents (distinctInput), engine load included: the engine vet
+// loads (globals.engine) is made afresh for each run, so that nothing its
+// memos keep outlives the call. Every document must pass.
+func BenchmarkVetDistinct(b *testing.B) { benchmarkVetDistinct(b, engine.Options{}) }
+
+// BenchmarkVetDistinctNoMemo is BenchmarkVetDistinct with the engine's
+// memos off (engine.Options.NoMemo): the engine without them, the same
+// vet otherwise.
+func BenchmarkVetDistinctNoMemo(b *testing.B) { benchmarkVetDistinct(b, engine.Options{NoMemo: true}) }
+
+func benchmarkVetDistinct(b *testing.B, opts engine.Options) {
+	files := distinctInput(b)
+	args := append([]string{"vet"}, files...)
+	if previous := tuneGC(args); previous != -2 {
+		defer debug.SetGCPercent(previous)
+	}
+	// vet takes the engine of its policy directories (none) from the
+	// process's engines, loading it when there is none: each run loads it
+	// here, with opts, as vet would, and leaves it there for the call.
+	defer func() {
+		engines.Lock()
+		delete(engines.byDirs, "")
+		engines.Unlock()
+	}()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, err := engine.New(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		engines.Lock()
+		engines.byDirs[""] = e
+		engines.Unlock()
+		var stderr strings.Builder
+		if code := run(args, strings.NewReader(""), io.Discard, &stderr); code != 0 {
+			b.Fatalf("vet exited %d:\n%s", code, stderr.String())
+		}
+	}
+	b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "docs/s")
 }
