@@ -58,6 +58,9 @@ const (
 
 var admissionRates = []int{100, 500, 1000}
 
+// distinctRate is the rate of the load whose every request is distinct.
+const distinctRate = 500
+
 // BenchmarkAdmission measures admission latency over loopback HTTPS at
 // fixed arrival rates (open loop: each request is sent at its scheduled
 // time whatever the earlier ones are doing, and its latency counts from
@@ -69,7 +72,9 @@ var admissionRates = []int{100, 500, 1000}
 // webhook server on the same paths whose handler answers "allowed" without
 // evaluating. The requests are real AdmissionReviews: for every shipped
 // runtime (deploy/runtimes) three TrainJobs that use it and the runtime
-// itself, to the validating and the mutating endpoints.
+// itself, to the validating and the mutating endpoints, the same reviews
+// round robin but for their uids (admissionMix). Then at distinctRate the
+// same mix with every request's object its own (distinctMix).
 func BenchmarkAdmission(b *testing.B) {
 	cfg, _ := controlPlane(b)
 	policies, err := controller.NewPolicyReloader(engine.Options{}, 10*time.Second)
@@ -168,17 +173,45 @@ func BenchmarkAdmission(b *testing.B) {
 		for _, s := range servers {
 			b.Run(fmt.Sprintf("rate=%d/%s", rate, s.name), func(b *testing.B) {
 				runtime.GC()
-				res := load(hc, s.url, reviews, rate, phaseDuration)
-				b.ReportMetric(res.percentile(0.50), "p50-ms")
-				b.ReportMetric(res.percentile(0.90), "p90-ms")
-				b.ReportMetric(res.percentile(0.99), "p99-ms")
-				b.ReportMetric(res.percentile(1), "max-ms")
-				b.ReportMetric(float64(res.errors), "errors")
-				b.ReportMetric(float64(len(res.latency))/res.elapsed.Seconds(), "done-req/s")
+				report(b, load(hc, s.url, reviews, rate, phaseDuration), len(reviews))
 			})
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+
+	// Every request distinct, at the goal's rate only: the reviews of
+	// distinctMix, each sent once to each server, so that nothing ours
+	// keeps of one review serves another. A sample of others made alike
+	// (their own objects, none of the load's) shows first that ours admits
+	// them.
+	n := distinctRate * int(phaseDuration/time.Second)
+	distinct := distinctMix(b, eng, 0, n)
+	for _, s := range servers {
+		for _, r := range distinctMix(b, eng, n, 2*len(reviews)) {
+			if got := post(b, hc, s.url, r); !got.Response.Allowed {
+				b.Fatalf("%s: %s %s denied: %v", s.name, r.path, r.what, got.Response.Result)
+			}
+		}
+	}
+	for _, s := range servers {
+		b.Run(fmt.Sprintf("distinct/rate=%d/%s", distinctRate, s.name), func(b *testing.B) {
+			runtime.GC()
+			report(b, load(hc, s.url, distinct, distinctRate, phaseDuration), len(distinct))
+		})
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// report reports a load's latencies, its timeouts, the rate answered and
+// how many different reviews it sent.
+func report(b *testing.B, res loadResult, reviews int) {
+	b.ReportMetric(res.percentile(0.50), "p50-ms")
+	b.ReportMetric(res.percentile(0.90), "p90-ms")
+	b.ReportMetric(res.percentile(0.99), "p99-ms")
+	b.ReportMetric(res.percentile(1), "max-ms")
+	b.ReportMetric(float64(res.errors), "errors")
+	b.ReportMetric(float64(len(res.latency))/res.elapsed.Seconds(), "done-req/s")
+	b.ReportMetric(float64(reviews), "reviews")
 }
 
 // review is one AdmissionReview body, with its uid left out: body[:at] +
@@ -191,50 +224,30 @@ type review struct {
 
 const uidPlaceholder = "00000000-0000-4000-8000-000000000000"
 
-// admissionMix builds the reviews: for each shipped runtime, three
-// TrainJobs that name it and the runtime itself (a new name), created, to
-// the validating endpoint and, where the kind mutates, the mutating one.
-func admissionMix(b *testing.B, e *engine.Engine) []review {
+// mixEntry is one review of the mix before it is encoded: an object to
+// create, to the mutating or the validating endpoint.
+type mixEntry struct {
+	obj      map[string]any
+	mutating bool
+}
+
+// mixEntries lists the mix: for each shipped runtime, three TrainJobs that
+// name it and the runtime itself (a new name), created, to the validating
+// endpoint and, where the kind mutates, the mutating one.
+func mixEntries(b *testing.B, e *engine.Engine) []mixEntry {
 	b.Helper()
 	files, _ := filepath.Glob(filepath.Join(testenv.Root(), "deploy", "runtimes", "*.yaml"))
 	mutates := map[string]bool{}
 	for _, k := range e.Admitted() {
 		mutates[k.Kind] = e.Mutates(k)
 	}
-	var out []review
+	var out []mixEntry
 	add := func(obj map[string]any) {
-		u := engine.Document{Object: obj}
-		gv, _ := schema.ParseGroupVersion(u.APIVersion())
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			b.Fatal(err)
-		}
 		for _, mutating := range []bool{false, true} {
-			if mutating && !mutates[u.Kind()] {
+			if mutating && !mutates[(engine.Document{Object: obj}).Kind()] {
 				continue
 			}
-			k := engine.Kind{APIVersion: u.APIVersion(), Kind: u.Kind()}
-			ar := admissionv1.AdmissionReview{
-				TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-				Request: &admissionv1.AdmissionRequest{
-					UID:         uidPlaceholder,
-					Kind:        metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: u.Kind()},
-					Resource:    metav1.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: plural(u.Kind())},
-					RequestKind: &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: u.Kind()},
-					Name:        u.Name(), Namespace: u.Namespace(),
-					Operation: admissionv1.Create,
-					UserInfo:  authenticationv1.UserInfo{Username: "bench", Groups: []string{"system:authenticated"}},
-					Object:    apiruntime.RawExtension{Raw: raw},
-					Options:   apiruntime.RawExtension{Raw: []byte(`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}`)},
-				},
-			}
-			body, err := json.Marshal(ar)
-			if err != nil {
-				b.Fatal(err)
-			}
-			at := bytes.Index(body, []byte(uidPlaceholder))
-			body = append(body[:at:at], body[at+len(uidPlaceholder):]...)
-			out = append(out, review{path: webhooks.Path(mutating, k), what: u.Kind() + " " + u.Name(), body: body, at: at})
+			out = append(out, mixEntry{obj: obj, mutating: mutating})
 		}
 	}
 	for _, f := range files {
@@ -261,6 +274,134 @@ func admissionMix(b *testing.B, e *engine.Engine) []review {
 		add(rt)
 	}
 	return out
+}
+
+// admissionMix builds the reviews of the mix (mixEntries): the same
+// objects whenever the load comes round to them again.
+func admissionMix(b *testing.B, e *engine.Engine) []review {
+	b.Helper()
+	var out []review
+	for _, m := range mixEntries(b, e) {
+		out = append(out, encodeReview(b, m.obj, m.mutating))
+	}
+	return out
+}
+
+// distinctMix builds n reviews of which no two carry the same object, nor
+// the same values of what the rules read: review k is the mix's review k
+// (round robin, the same kinds and endpoints in the same proportions) with
+// its object made the k-th of its own (distinctObject). from offsets k, so
+// that a sample to check the reviews by shares nothing with the load's.
+func distinctMix(b *testing.B, e *engine.Engine, from, n int) []review {
+	b.Helper()
+	entries := mixEntries(b, e)
+	out := make([]review, 0, n)
+	for k := from; k < from+n; k++ {
+		m := entries[k%len(entries)]
+		out = append(out, encodeReview(b, distinctObject(m.obj, k), m.mutating))
+	}
+	return out
+}
+
+// distinctObject is obj made the k-th of its own. A TrainJob: its name,
+// namespace, numNodes, env, resourcesPerNode and a runtimePatch its own,
+// and on a runtime with initializer jobs (a TorchTune one, which trains on
+// one node) its initializers' storage URIs. A runtime: its name, numNodes,
+// an env value on its node containers and a template label its own.
+func distinctObject(obj map[string]any, k int) map[string]any {
+	out := apiruntime.DeepCopyJSON(obj)
+	md := out["metadata"].(map[string]any)
+	spec := out["spec"].(map[string]any)
+	if out["kind"] != "TrainJob" {
+		oneNode := strings.HasPrefix(md["name"].(string), "torchtune")
+		md["name"] = fmt.Sprintf("%s-%d", md["name"], k)
+		if mp, ok := spec["mlPolicy"].(map[string]any); ok && !oneNode {
+			mp["numNodes"] = int64(1 + k%3)
+		}
+		tmpl := spec["template"].(map[string]any)
+		tmd, _ := tmpl["metadata"].(map[string]any)
+		if tmd == nil {
+			tmd = map[string]any{}
+			tmpl["metadata"] = tmd
+		}
+		tmd["labels"] = map[string]any{"bench.example.com/variant": strconv.Itoa(k)}
+		for _, job := range tmpl["spec"].(map[string]any)["replicatedJobs"].([]any) {
+			pod := job.(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			for _, c := range pod["containers"].([]any) {
+				if c := c.(map[string]any); c["name"] == "node" {
+					env, _ := c["env"].([]any)
+					c["env"] = append(env, map[string]any{"name": "BENCH_VARIANT", "value": strconv.Itoa(k)})
+				}
+			}
+		}
+		return out
+	}
+	oneNode := strings.HasPrefix(spec["runtimeRef"].(map[string]any)["name"].(string), "torchtune")
+	md["name"] = fmt.Sprintf("job-%d", k)
+	md["namespace"] = fmt.Sprintf("team-%d", k%7)
+	numNodes := int64(1 + k%8)
+	if oneNode {
+		numNodes = 1
+		spec["initializer"] = map[string]any{
+			"dataset": map[string]any{"storageUri": fmt.Sprintf("hf://bench/dataset-%d", k)},
+			"model":   map[string]any{"storageUri": fmt.Sprintf("hf://bench/model-%d", k)},
+		}
+	}
+	spec["trainer"] = map[string]any{
+		"numNodes": numNodes,
+		"env": []any{
+			map[string]any{"name": "RUN", "value": strconv.Itoa(k)},
+			map[string]any{"name": fmt.Sprintf("OPTION_%d", k%11), "value": fmt.Sprintf("v%d", k)},
+		},
+		"resourcesPerNode": map[string]any{"requests": map[string]any{
+			"cpu": strconv.Itoa(1 + k%8), "memory": fmt.Sprintf("%dGi", 1+k%16)}},
+	}
+	spec["runtimePatches"] = []any{map[string]any{
+		"manager": fmt.Sprintf("bench.example.com/ci-%d", k%5),
+		"trainingRuntimeSpec": map[string]any{"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"bench.example.com/run": strconv.Itoa(k)}},
+			"spec": map[string]any{"replicatedJobs": []any{map[string]any{
+				"name": "node",
+				"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+					"nodeSelector": map[string]any{"bench.example.com/pool": fmt.Sprintf("pool-%d", k%13)}}}}},
+			}}},
+		}},
+	}}
+	return out
+}
+
+// encodeReview makes the AdmissionReview of obj's create, to the mutating
+// or the validating endpoint.
+func encodeReview(b *testing.B, obj map[string]any, mutating bool) review {
+	b.Helper()
+	u := engine.Document{Object: obj}
+	gv, _ := schema.ParseGroupVersion(u.APIVersion())
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := engine.Kind{APIVersion: u.APIVersion(), Kind: u.Kind()}
+	ar := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:         uidPlaceholder,
+			Kind:        metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: u.Kind()},
+			Resource:    metav1.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: plural(u.Kind())},
+			RequestKind: &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: u.Kind()},
+			Name:        u.Name(), Namespace: u.Namespace(),
+			Operation: admissionv1.Create,
+			UserInfo:  authenticationv1.UserInfo{Username: "bench", Groups: []string{"system:authenticated"}},
+			Object:    apiruntime.RawExtension{Raw: raw},
+			Options:   apiruntime.RawExtension{Raw: []byte(`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}`)},
+		},
+	}
+	body, err := json.Marshal(ar)
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := bytes.Index(body, []byte(uidPlaceholder))
+	body = append(body[:at:at], body[at+len(uidPlaceholder):]...)
+	return review{path: webhooks.Path(mutating, k), what: u.Kind() + " " + u.Name(), body: body, at: at}
 }
 
 func plural(kind string) string { return string(bytes.ToLower([]byte(kind))) + "s" }
