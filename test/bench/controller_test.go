@@ -52,7 +52,16 @@ var jobSetGVR = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "
 // caches that namespace only (else a manager would start by reconciling the
 // runs before it). The runs go baseline, ours, ours, baseline so that a
 // drift of the machine or of etcd's size weighs on both.
-func BenchmarkController(b *testing.B) {
+func BenchmarkController(b *testing.B) { benchmarkController(b, trainJobOf) }
+
+// BenchmarkControllerDistinct is BenchmarkController with TrainJobs that
+// differ from each other in what they ask for (distinctTrainJob): numNodes
+// and env. The baseline applies its one fixed JobSet as before.
+func BenchmarkControllerDistinct(b *testing.B) { benchmarkController(b, distinctTrainJob) }
+
+// benchmarkController runs BenchmarkController with the i-th TrainJob of
+// a burst made by newJob.
+func benchmarkController(b *testing.B, newJob func(b *testing.B, i int, ns string) *unstructured.Unstructured) {
 	cfg, c := controlPlane(b)
 	policies, err := controller.NewPolicyReloader(engine.Options{}, 10*time.Second)
 	if err != nil {
@@ -66,7 +75,7 @@ func BenchmarkController(b *testing.B) {
 		ns := namespace(b, c, "bench-"+who)
 		stop := startReconciler(b, cfg, ns, who, policies, fixed)
 		before := counters(b)
-		took, creating := burst(b, cfg, c, ns)
+		took, creating := burst(b, cfg, c, ns, newJob)
 		after := counters(b)
 		stop()
 		perSecond[who] = append(perSecond[who], burstSize/took.Seconds())
@@ -152,11 +161,39 @@ spec:
 `
 
 func trainJob(b *testing.B, name, ns string) *unstructured.Unstructured {
-	docs := engine.ReadYAML("trainjob.yaml", fmt.Appendf(nil, trainJobYAML, name, ns))
+	return decodeTrainJob(b, fmt.Appendf(nil, trainJobYAML, name, ns))
+}
+
+func decodeTrainJob(b *testing.B, data []byte) *unstructured.Unstructured {
+	docs := engine.ReadYAML("trainjob.yaml", data)
 	if len(docs) != 1 || docs[0].Err != nil {
 		b.Fatalf("the TrainJob: %v", docs)
 	}
 	return &unstructured.Unstructured{Object: docs[0].Object}
+}
+
+// trainJobOf is the i-th TrainJob of BenchmarkController's burst: all
+// alike but for their names.
+func trainJobOf(b *testing.B, i int, ns string) *unstructured.Unstructured {
+	return trainJob(b, fmt.Sprintf("job-%04d", i), ns)
+}
+
+const distinctTrainJobYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job-%04d, namespace: %s}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: %d
+    env:
+    - {name: RUN, value: "%d"}
+    - {name: OPTION_%d, value: "v%d"}
+`
+
+// distinctTrainJob is the i-th TrainJob of BenchmarkControllerDistinct's
+// burst: trainJobYAML's with a numNodes (1 to 8) and env of its own.
+func distinctTrainJob(b *testing.B, i int, ns string) *unstructured.Unstructured {
+	return decodeTrainJob(b, fmt.Appendf(nil, distinctTrainJobYAML, i, ns, 1+i%8, i, i%11, i))
 }
 
 // fixedJobSet is the JobSet the engine renders for a TrainJob of the
@@ -251,10 +288,10 @@ func startReconciler(b *testing.B, cfg *rest.Config, ns, who string, policies *c
 	return stop
 }
 
-// burst creates burstSize TrainJobs in ns and returns the time until all
-// their JobSets exist, and the time the creates took. It gives up after
-// five minutes.
-func burst(b *testing.B, cfg *rest.Config, c client.Client, ns string) (took, creating time.Duration) {
+// burst creates burstSize TrainJobs in ns, the i-th newJob(b, i, ns), and
+// returns the time until all their JobSets exist, and the time the creates
+// took. It gives up after five minutes.
+func burst(b *testing.B, cfg *rest.Config, c client.Client, ns string, newJob func(b *testing.B, i int, ns string) *unstructured.Unstructured) (took, creating time.Duration) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -287,7 +324,7 @@ func burst(b *testing.B, cfg *rest.Config, c client.Client, ns string) (took, cr
 		go func() {
 			defer wg.Done()
 			for i := w; i < burstSize; i += burstCreators {
-				if err := c.Create(ctx, trainJob(b, fmt.Sprintf("job-%04d", i), ns)); err != nil {
+				if err := c.Create(ctx, newJob(b, i, ns)); err != nil {
 					errs <- err
 					return
 				}
