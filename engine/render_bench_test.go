@@ -62,6 +62,50 @@ func BenchmarkRenderTorch(b *testing.B)     { benchmarkRender(b, "03-torch-numno
 func BenchmarkRenderDeepSpeed(b *testing.B) { benchmarkRender(b, "28-deepspeed-shipped-minimal") }
 func BenchmarkRenderTorchTune(b *testing.B) { benchmarkRender(b, "36-torchtune-llama3.2-1b-default") }
 
+// BenchmarkRenderTorchHit renders BenchmarkRenderTorch's TrainJob again and
+// again as the controller does on the reconciles that change nothing (most
+// of them, brought by its JobSet's status): in a controller session
+// (SessionOptions.Controller), the TrainJob and its runtime each with a
+// uid and a resourceVersion, so that every render after the first is the
+// render memo's (rendermemo.go), copied. It fails if one is not.
+func BenchmarkRenderTorchHit(b *testing.B) {
+	data, err := os.ReadFile("../test/conformance/testdata/kubeflow/cases/03-torch-numnodes-override/input.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := testEngine(b)
+	s := e.NewSession(SessionOptions{Controller: true})
+	var tj Result
+	for i, d := range ReadYAML("input.yaml", data) {
+		md := d.Object["metadata"].(map[string]any)
+		if md["uid"] == nil {
+			md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
+		}
+		md["resourceVersion"] = "1"
+		r := s.Admit(d)
+		if r.Rejected() {
+			b.Fatalf("%s: %v", r.Identity(), r.Errors)
+		}
+		if d.Kind() == "TrainJob" {
+			tj = r
+		}
+	}
+	if out := s.Render(tj, RenderOptions{}); len(out.Errors) > 0 {
+		b.Fatal(out.Errors)
+	}
+	made := e.rendersMade.Load()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if out := s.Render(tj, RenderOptions{}); len(out.Errors) > 0 {
+			b.Fatal(out.Errors)
+		}
+	}
+	b.StopTimer()
+	if n := e.rendersMade.Load() - made; n > 0 {
+		b.Fatalf("%d of %d renders made afresh, not from the render memo", n, b.N)
+	}
+}
+
 // BenchmarkRenderDistinctLabels renders TrainJobs that each carry a label
 // key never seen before, and reports the live heap after the run: with the
 // engine recycling its CUE runtime it stays flat however many renders.
