@@ -36,12 +36,12 @@ func TestTable(t *testing.T) {
 	}
 	table := render(rs)
 	for _, want := range []string{
-		"| render torch-distributed TrainJob, a miss (inputs vary per iteration) | 1.20 ms, 4551 allocs | 150 µs, 600 allocs | 8.0× | ≤ 10× (met) |",
+		"| render torch-distributed TrainJob, a miss (inputs vary per iteration) | 1.20 ms, 4551 allocs | 150 µs, 600 allocs | 8.0× | ≤ 5× (missed) |",
 		"| render torch-distributed TrainJob, a hit (the same TrainJob again, from the render memo) | 12 µs, 71 allocs | 150 µs, 600 allocs | 0.08× | ≤ 1× (met) |",
 		"| render DeepSpeed (MPI) TrainJob | not measured | not measured | — | ≤ 10× |",
 		"| render TorchTune TrainJob (`tune run`: recipe and config for the model) | not measured |",
 		"that repeat: the runtimes are the shipped ones renamed;",
-		"| `cuetrainer vet` end to end: 2500 docs/s; in-process after load: 3300 docs/s | `cue vet` with our schemas (schemas only): one call per file 1100 docs/s; one call per document (50-document sample) 2.1 docs/s | 2.27× one call | ≥ 2,000 docs/s end to end and faster than one `cue vet` call (met) |",
+		"| `cuetrainer vet` end to end: 2500 docs/s; in-process after load: 3300 docs/s | `cue vet` with our schemas (schemas only): one call per file 1100 docs/s; one call per document (50-document sample) 2.1 docs/s | 2.27× one call | ≥ 2,000 docs/s end to end and ≥ 2× one `cue vet` call (met) |",
 		// The ratio is the median of the pairs' (1.0 and 1.56), not of the medians'.
 		"where nothing repeats: each differs from every other in what the rules read",
 		"| `cuetrainer vet` end to end: 250 docs/s | the same vet, its engine's memos off (`engine.Options{NoMemo: true}`): 200 docs/s | 1.56× | ≥ 1.5× the engine without its memos (met) |",
