@@ -142,6 +142,9 @@ type compiled struct {
 	renders   map[string]map[string]cue.Value
 	plans     map[string]map[string]cue.Value
 	planCache *planCache
+	// sharedRuntimes are the runtimes encoded for reviews to share
+	// (runtimevalue.go), by content; nil with Options.NoMemo.
+	sharedRuntimes *lru[*sharedRuntime]
 	// parts are the render parts (renderParts) by apiVersion, kind and
 	// name; combined the renders with the parts a plan chose, by
 	// apiVersion, kind and the parts' names.
@@ -296,6 +299,9 @@ func New(opts Options) (*Engine, error) {
 // compile builds the loaded instances into a fresh CUE runtime.
 func (e *Engine) compile() (*compiled, error) {
 	c := &compiled{ctx: cuecontext.New(), planCache: newPlanCache(e.planCacheMax)}
+	if e.lookupMemo != nil {
+		c.sharedRuntimes = newLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
+	}
 	values := make([]cue.Value, len(e.instances))
 	for i, inst := range e.instances {
 		values[i] = c.ctx.BuildInstance(inst)

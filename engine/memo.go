@@ -2,7 +2,10 @@ package engine
 
 import (
 	"container/list"
+	"runtime"
 	"sync"
+
+	"cuelang.org/go/cue"
 )
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
@@ -64,4 +67,42 @@ func (c *lru[V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
+}
+
+// valuePool holds the evaluated CUE values of one thing (a plan, a shared
+// runtime) for evaluations to share. An evaluation that shares a value
+// writes to it (CUE keeps evaluation state in the shared nodes), so one
+// value serves one evaluation at a time: an evaluation takes one from the
+// free values, or makes one more when all are in use, and gives it back.
+type valuePool struct {
+	make func() cue.Value
+
+	mu   sync.Mutex
+	free []cue.Value
+}
+
+// maxFreeValues bounds the values a pool keeps for evaluations to come:
+// as many as can run at once.
+var maxFreeValues = runtime.GOMAXPROCS(0)
+
+// acquire returns a value for one evaluation's sole use.
+func (p *valuePool) acquire() cue.Value {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		v := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return v
+	}
+	p.mu.Unlock()
+	return p.make()
+}
+
+// release gives a value back once its evaluation is done.
+func (p *valuePool) release(v cue.Value) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < maxFreeValues {
+		p.free = append(p.free, v)
+	}
 }

@@ -1,12 +1,8 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"runtime"
 	"strings"
-	"sync"
 
 	"cuelang.org/go/cue"
 )
@@ -35,35 +31,8 @@ type plan struct {
 	// render of the plan gives the same keys the same tokens.
 	aliases *keyAliases
 
-	eval func() cue.Value
-	mu   sync.Mutex
-	free []cue.Value
-}
-
-// maxFreePlanValues bounds the values a plan keeps for renders to come:
-// as many as renders can run at once.
-var maxFreePlanValues = runtime.GOMAXPROCS(0)
-
-// acquire returns a value of the plan for one render's sole use.
-func (p *plan) acquire() cue.Value {
-	p.mu.Lock()
-	if n := len(p.free); n > 0 {
-		v := p.free[n-1]
-		p.free = p.free[:n-1]
-		p.mu.Unlock()
-		return v
-	}
-	p.mu.Unlock()
-	return p.eval()
-}
-
-// release gives a value back once its render is done.
-func (p *plan) release(v cue.Value) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.free) < maxFreePlanValues {
-		p.free = append(p.free, v)
-	}
+	// values are the plan's evaluated values, for renders to share.
+	values valuePool
 }
 
 // planCache keeps the plans of one CUE runtime (memo.go's LRU), the
@@ -75,20 +44,6 @@ func newPlanCache(max int) *planCache {
 		max = DefaultPlanCacheSize
 	}
 	return newLRU[*plan](max)
-}
-
-// contentKey identifies a stored object by its content, computed once.
-func (st *stored) contentKey() string {
-	st.hashOnce.Do(func() {
-		data, err := json.Marshal(st.doc.Object)
-		if err != nil {
-			st.hash = "unhashable:" + st.key()
-			return
-		}
-		sum := sha256.Sum256(data)
-		st.hash = hex.EncodeToString(sum[:])
-	})
-	return st.hash
 }
 
 // planFor returns the plan of a render: the kind's plan evaluated with the
@@ -126,15 +81,15 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	}
 	ctx[fieldQuantities] = quantities(facts...)
 	in := map[string]any{fieldInput: a.alias(read), fieldContext: ctx}
-	p := &plan{aliases: a, eval: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}
-	v := p.eval()
+	p := &plan{aliases: a, values: valuePool{make: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}}
+	v := p.values.make()
 	if p.err = v.Err(); p.err == nil {
 		var oerr *outputError
 		if p.out, oerr = s.e.decodeOutputs(v, true); oerr != nil {
 			p.err = oerr
 		}
 	}
-	p.free = append(p.free, v)
+	p.values.release(v)
 	c.planCache.put(key, p)
 	return p
 }

@@ -205,7 +205,7 @@ func (rn *rendering) plan(aliases **keyAliases) bool {
 // releasePlan gives the plan's value back, once the render is done with it.
 func (rn *rendering) releasePlan() {
 	if rn.acquired {
-		rn.p.release(rn.pv)
+		rn.p.values.release(rn.pv)
 	}
 }
 
@@ -227,7 +227,7 @@ func (rn *rendering) evaluate() bool {
 		cctx[fieldRuntime] = rn.runtimeAliased
 	}
 	if rn.p != nil {
-		rn.pv, rn.acquired = rn.p.acquire(), true
+		rn.pv, rn.acquired = rn.p.values.acquire(), true
 		cctx[fieldPlan] = rn.pv
 		if rn.runtime != nil {
 			cctx[fieldRuntime] = rn.pv.LookupPath(pathPlanRuntime)

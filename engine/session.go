@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -232,6 +234,20 @@ func (st *stored) yaml() (string, error) {
 		st.yamlText, st.yamlErr = string(b), err
 	})
 	return st.yamlText, st.yamlErr
+}
+
+// contentKey identifies a stored object by its content, computed once.
+func (st *stored) contentKey() string {
+	st.hashOnce.Do(func() {
+		data, err := json.Marshal(st.doc.Object)
+		if err != nil {
+			st.hash = "unhashable:" + st.key()
+			return
+		}
+		sum := sha256.Sum256(data)
+		st.hash = hex.EncodeToString(sum[:])
+	})
+	return st.hash
 }
 
 func (st *stored) key() string {
@@ -482,6 +498,7 @@ func jsonString(s string) json.RawMessage {
 // stops leaves the result in ad.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
 	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}}
+	defer ad.releaseRuntime()
 	_ = ad.inputs(ctx) &&
 		ad.lookups(ctx) &&
 		ad.review() &&
@@ -524,6 +541,11 @@ type admission struct {
 	found    map[string]any
 	existing map[string]any
 
+	// shared is the runtime as a value reviews share, runtimeValue the
+	// one this review holds until it is done.
+	shared       *sharedRuntime
+	runtimeValue cue.Value
+
 	// rv is the evaluated review.
 	rv cue.Value
 
@@ -533,8 +555,7 @@ type admission struct {
 
 // inputs prepares what the review sees: refuses an object too big to
 // evaluate (limits.go), drops what the API server checked or wrote itself
-// from a schema-checked request, and builds the context: the request, the
-// release, the session's and the cluster's context objects.
+// from a schema-checked request, and reads the cluster's context objects.
 func (ad *admission) inputs(ctx context.Context) bool {
 	s, doc := ad.s, ad.doc
 	ad.schema = s.e.crdSchema(doc.APIVersion(), doc.Kind())
@@ -559,19 +580,6 @@ func (ad *admission) inputs(ctx context.Context) bool {
 		}
 	}
 
-	// The objects reach the CUE with their opaque keys as tokens (see
-	// aliases.go); what comes back gets the keys again.
-	ad.a = s.e.opaque.aliases(nil)
-	ad.cx = requestContext(ad.req, ad.a)
-	if s.opts.Release != "" {
-		ad.cx[fieldRelease] = s.opts.Release
-	}
-	s.mu.RLock()
-	s.note(contextAdded)
-	for f, objs := range s.context {
-		ad.cx[f] = ad.aliasNamed(objs)
-	}
-	s.mu.RUnlock()
 	if s.opts.Cluster != nil {
 		var err error
 		if ad.listed, err = s.clusterContext(ctx); err != nil {
@@ -628,8 +636,7 @@ func (ad *admission) lookups(ctx context.Context) bool {
 	return true
 }
 
-// encode encodes the object and the old one once, for the lookups and the
-// review.
+// encode encodes the object and the old one once.
 func (ad *admission) encode() {
 	ad.input = ad.a.alias(ad.doc.Object)
 	ad.encoded = ad.c.ctx.Encode(ad.input)
@@ -640,20 +647,45 @@ func (ad *admission) encode() {
 	}
 }
 
-// review unifies the kind's review with the input and its context: what
-// the lookups found, and the quantities of the object and its runtime.
+// review unifies the kind's review with the input and its context: the
+// request, the release, the session's and the cluster's context objects,
+// what the lookups found (the runtime as a value reviews share,
+// runtimevalue.go), and the quantities of the object and its runtime.
 func (ad *admission) review() bool {
-	if ad.input == nil {
-		ad.encode()
+	s := ad.s
+	// The objects reach the CUE with their opaque keys as tokens (see
+	// aliases.go), those of the shared runtime's first; what comes back
+	// gets the keys again.
+	var parent *keyAliases
+	if ad.runtime != nil {
+		if ad.shared = ad.c.sharedRuntime(s.e, ad.runtime); ad.shared != nil {
+			ad.runtimeValue, parent = ad.shared.values.acquire(), ad.shared.aliases
+		}
 	}
-	cx := ad.cx
+	ad.a = s.e.opaque.aliases(parent)
+	cx := requestContext(ad.req, ad.a)
+	ad.cx = cx
+	if s.opts.Release != "" {
+		cx[fieldRelease] = s.opts.Release
+	}
+	s.mu.RLock()
+	s.note(contextAdded)
+	for f, objs := range s.context {
+		cx[f] = ad.aliasNamed(objs)
+	}
+	s.mu.RUnlock()
+	ad.encode()
 	for f, objs := range ad.listed {
 		cx[f] = ad.aliasNamed(objs)
 	}
 	facts := []any{ad.doc.Object}
 	ad.r.runtime, ad.r.existing = ad.runtime, ad.existing
 	if ad.runtime != nil {
-		cx[fieldRuntime] = ad.a.alias(ad.runtime.doc.Object)
+		if ad.shared != nil {
+			cx[fieldRuntime] = ad.runtimeValue
+		} else {
+			cx[fieldRuntime] = ad.a.alias(ad.runtime.doc.Object)
+		}
 		facts = append(facts, ad.runtime.doc.Object)
 	}
 	for f, obj := range ad.found {
