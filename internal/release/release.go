@@ -211,8 +211,8 @@ appVersion: %s
 }
 
 var (
-	sourceLine    = regexp.MustCompile(`(?m)^# Source: (\S+)$`)
-	crd           = regexp.MustCompile(`(?m)^kind: CustomResourceDefinition$`)
+	sourceLine = regexp.MustCompile(`(?m)^# Source: (\S+)$`)
+	crd        = regexp.MustCompile(`(?m)^kind: CustomResourceDefinition$`)
 )
 
 // ChartArchive packs the chart's files as Helm packages a chart: a gzipped
