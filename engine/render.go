@@ -53,7 +53,9 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		}
 	}
 	var a *keyAliases
-	out := a.restoreRendered(s.render(r, opts, &a))
+	out := s.render(r, opts, &a)
+	// Apart: the call sets a, which the receiver must be read after.
+	out = a.restoreRendered(out)
 	s.e.rendersMade.Add(1)
 	if key != "" {
 		s.e.renderMemo.put(key, out.copied())
