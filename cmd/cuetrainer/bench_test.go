@@ -10,13 +10,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // mixedInput writes the vet benchmarks' input, 1,000 documents as an
@@ -26,25 +28,7 @@ import (
 // trainjobs.yaml. It returns the two files, runtimes first.
 func mixedInput(b *testing.B) []string {
 	b.Helper()
-	shipped, err := filepath.Glob(filepath.Join("..", "..", "deploy", "runtimes", "*.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var runtimes []engine.Document
-	for _, f := range shipped {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range engine.ReadYAML(f, data) {
-			if d.Err == nil && d.Kind() == "ClusterTrainingRuntime" {
-				runtimes = append(runtimes, d)
-			}
-		}
-	}
-	if len(runtimes) == 0 {
-		b.Fatal("no shipped runtimes in deploy/runtimes")
-	}
+	runtimes := shippedRuntimes(b)
 	var rts, jobs []string
 	var names []string
 	for i := 0; i < 100; i++ {
@@ -198,18 +182,8 @@ func cueVet(b *testing.B, cue, def, file string) {
 	}
 }
 
-// distinctInput writes the input of the distinct vet benchmarks: 1,000
-// documents, as mixedInput's, none of which repeats what the rules read of
-// another. 100 ClusterTrainingRuntimes (the shipped runtimes in turn, each
-// with a numNodes, an env value on its node containers and a template label
-// of its own) into runtimes.yaml, and 900 TrainJobs into trainjobs.yaml:
-// each names a runtime in turn of the shipped ones and the corpus's own,
-// with a numNodes, env, resourcesPerNode and a runtimePatch of its own, and
-// initializers (their storage URIs its own) on the runtimes that have
-// initializer jobs. vet keeps the shipped runtimes for them (no
-// --no-builtin-runtimes). It returns the two files, runtimes first.
-func distinctInput(b *testing.B) []string {
-	b.Helper()
+// shippedRuntimes are the ClusterTrainingRuntimes deploy/runtimes ships.
+func shippedRuntimes(b *testing.B) []engine.Document {
 	shipped, err := filepath.Glob(filepath.Join("..", "..", "deploy", "runtimes", "*.yaml"))
 	if err != nil {
 		b.Fatal(err)
@@ -229,6 +203,22 @@ func distinctInput(b *testing.B) []string {
 	if len(runtimes) == 0 {
 		b.Fatal("no shipped runtimes in deploy/runtimes")
 	}
+	return runtimes
+}
+
+// distinctInput writes the input of the distinct vet benchmarks: 1,000
+// documents, as mixedInput's, none of which repeats what the rules read of
+// another. 100 ClusterTrainingRuntimes (the shipped runtimes in turn, each
+// with a numNodes, an env value on its node containers and a template label
+// of its own) into runtimes.yaml, and 900 TrainJobs into trainjobs.yaml:
+// each names a runtime in turn of the shipped ones and the corpus's own,
+// with a numNodes, env, resourcesPerNode and a runtimePatch of its own, and
+// initializers (their storage URIs its own) on the runtimes that have
+// initializer jobs. vet keeps the shipped runtimes for them (no
+// --no-builtin-runtimes). It returns the two files, runtimes first.
+func distinctInput(b *testing.B) []string {
+	b.Helper()
+	runtimes := shippedRuntimes(b)
 	// What a TrainJob may set on a runtime: a TorchTune runtime trains on
 	// one node, and the runtimes with both initializer jobs (each with the
 	// initializer volume) take the TrainJob's initializers.
@@ -248,36 +238,10 @@ func distinctInput(b *testing.B) []string {
 	var rts, jobs []string
 	for i := 0; i < 100; i++ {
 		rt := runtimes[i%len(runtimes)]
-		obj, ok := deepCopyJSON(rt.Object).(map[string]any)
-		if !ok {
-			b.Fatal("a runtime is not an object")
-		}
-		md := obj["metadata"].(map[string]any)
+		obj := apiruntime.DeepCopyJSON(rt.Object)
 		name := fmt.Sprintf("%s-d%d", rt.Name(), i)
-		md["name"] = name
-		spec := obj["spec"].(map[string]any)
 		ri := info(rt, name)
-		if mp, ok := spec["mlPolicy"].(map[string]any); ok && !ri.oneNode {
-			mp["numNodes"] = 1 + i%3
-		}
-		tmpl := spec["template"].(map[string]any)
-		tmd, _ := tmpl["metadata"].(map[string]any)
-		if tmd == nil {
-			tmd = map[string]any{}
-			tmpl["metadata"] = tmd
-		}
-		tmd["labels"] = map[string]any{"bench.example.com/variant": strconv.Itoa(i)}
-		for _, job := range tmpl["spec"].(map[string]any)["replicatedJobs"].([]any) {
-			pod := job.(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-			for _, c := range pod["containers"].([]any) {
-				c := c.(map[string]any)
-				if c["name"] != "node" {
-					continue
-				}
-				env, _ := c["env"].([]any)
-				c["env"] = append(env, map[string]any{"name": "BENCH_VARIANT", "value": strconv.Itoa(i)})
-			}
-		}
+		wrapper.Distinct(obj, name, i, ri.oneNode)
 		data, err := yaml.Marshal(obj)
 		if err != nil {
 			b.Fatal(err)
@@ -329,25 +293,6 @@ func distinctInput(b *testing.B) []string {
 	}
 	sort.Strings(files)
 	return files
-}
-
-// deepCopyJSON copies a decoded YAML or JSON value.
-func deepCopyJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = deepCopyJSON(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = deepCopyJSON(x)
-		}
-		return out
-	}
-	return v
 }
 
 // BenchmarkVetDistinct runs `cuetrainer vet` in-process over the 1,000

@@ -42,6 +42,7 @@ import (
 	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -314,26 +315,7 @@ func distinctObject(obj map[string]any, k int) map[string]any {
 	spec := out["spec"].(map[string]any)
 	if out["kind"] != "TrainJob" {
 		oneNode := strings.HasPrefix(md["name"].(string), "torchtune")
-		md["name"] = fmt.Sprintf("%s-%d", md["name"], k)
-		if mp, ok := spec["mlPolicy"].(map[string]any); ok && !oneNode {
-			mp["numNodes"] = int64(1 + k%3)
-		}
-		tmpl := spec["template"].(map[string]any)
-		tmd, _ := tmpl["metadata"].(map[string]any)
-		if tmd == nil {
-			tmd = map[string]any{}
-			tmpl["metadata"] = tmd
-		}
-		tmd["labels"] = map[string]any{"bench.example.com/variant": strconv.Itoa(k)}
-		for _, job := range tmpl["spec"].(map[string]any)["replicatedJobs"].([]any) {
-			pod := job.(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-			for _, c := range pod["containers"].([]any) {
-				if c := c.(map[string]any); c["name"] == "node" {
-					env, _ := c["env"].([]any)
-					c["env"] = append(env, map[string]any{"name": "BENCH_VARIANT", "value": strconv.Itoa(k)})
-				}
-			}
-		}
+		wrapper.Distinct(out, fmt.Sprintf("%s-%d", md["name"], k), k, oneNode)
 		return out
 	}
 	oneNode := strings.HasPrefix(spec["runtimeRef"].(map[string]any)["name"].(string), "torchtune")

@@ -338,3 +338,31 @@ func plain(value any) any {
 	}
 	return v
 }
+
+// Distinct makes a runtime object (decoded as Obj's are) the k-th of its
+// own, in place, for the benchmarks whose documents never repeat: named
+// name, with mlPolicy.numNodes 1 + k%3 unless oneNode, and a template label
+// and an env value on its node containers of its own.
+func Distinct(obj map[string]any, name string, k int, oneNode bool) {
+	obj["metadata"].(map[string]any)["name"] = name
+	spec := obj["spec"].(map[string]any)
+	if mp, ok := spec["mlPolicy"].(map[string]any); ok && !oneNode {
+		mp["numNodes"] = int64(1 + k%3)
+	}
+	tmpl := spec["template"].(map[string]any)
+	tmd, _ := tmpl["metadata"].(map[string]any)
+	if tmd == nil {
+		tmd = map[string]any{}
+		tmpl["metadata"] = tmd
+	}
+	tmd["labels"] = map[string]any{"bench.example.com/variant": fmt.Sprint(k)}
+	for _, job := range tmpl["spec"].(map[string]any)["replicatedJobs"].([]any) {
+		pod := job.(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		for _, c := range pod["containers"].([]any) {
+			if c := c.(map[string]any); c["name"] == "node" {
+				env, _ := c["env"].([]any)
+				c["env"] = append(env, map[string]any{"name": "BENCH_VARIANT", "value": fmt.Sprint(k)})
+			}
+		}
+	}
+}
