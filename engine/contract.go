@@ -90,8 +90,11 @@ var (
 	pathCRDStatus         = cue.MakePath(cue.Str("status"))
 	pathCRDPrinterColumns = cue.MakePath(cue.Str("printerColumns"))
 
-	// A plans entry: the input paths it reads; its context.
-	pathPlanReads   = cue.MakePath(cue.Str("reads"))
+	// A plans entry's and a lookups entry's input paths they read (the
+	// engine gives them only those).
+	pathReads = cue.MakePath(cue.Str("reads"))
+
+	// A plans entry's context.
 	pathPlanRuntime = cue.MakePath(cue.Str(fieldContext), cue.Str(fieldRuntime))
 	pathPlanMerged  = cue.MakePath(cue.Str(fieldContext), cue.Str("merged"))
 
@@ -110,7 +113,6 @@ var (
 	pathMutations = cue.MakePath(cue.Str("mutations"))
 
 	// A lookups entry's references.
-	pathLookupReads    = cue.MakePath(cue.Str("reads"))
 	pathLookupRuntime  = cue.MakePath(cue.Str(fieldRuntime))
 	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
 	pathLookupExisting = cue.MakePath(cue.Str("existing"))

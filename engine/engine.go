@@ -44,8 +44,9 @@ type Options struct {
 	// CUE runtime keeps; 0 means DefaultPlanCacheSize.
 	PlanCacheSize int
 	// NoMemo evaluates every lookup and render afresh rather than from the
-	// memos (lookupmemo.go, rendermemo.go): for the tests that show the
-	// memos change nothing.
+	// memos (lookupmemo.go, rendermemo.go), and encodes every review's
+	// runtime (runtimevalue.go): for the tests that show the memos change
+	// nothing.
 	NoMemo bool
 }
 
@@ -85,8 +86,10 @@ type Engine struct {
 	// those its lookups read.
 	planReads   map[string]map[string][][]string
 	lookupReads map[string]map[string][][]string
-	// lookupMemo keeps the lookups' references, renderMemo the renders of
-	// objects with identities (both nil with NoMemo).
+	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
+	// renderMemo the renders of objects with identities (both nil with
+	// NoMemo); each CUE runtime keeps the shared runtime values.
+	memos      bool
 	lookupMemo *lru[*lookupRefs]
 	renderMemo *lru[Rendered]
 	// groups are the API groups whose every kind must have a review.
@@ -170,7 +173,7 @@ const DefaultRecycleAfter = 20000
 // file, line and column.
 func New(opts Options) (*Engine, error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
-	if !opts.NoMemo {
+	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[Rendered](DefaultRenderMemoSize)
 	}
@@ -237,7 +240,7 @@ func New(opts Options) (*Engine, error) {
 		e.planReads[apiVersion] = map[string][][]string{}
 		for kind, v := range kinds {
 			var reads [][]string
-			if err := v.LookupPath(pathPlanReads).Decode(&reads); err != nil {
+			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
 				return nil, e.cueError("reading plans", err)
 			}
 			e.planReads[apiVersion][kind] = reads
@@ -248,7 +251,7 @@ func New(opts Options) (*Engine, error) {
 		e.lookupReads[apiVersion] = map[string][][]string{}
 		for kind, v := range kinds {
 			var reads map[string][]string
-			if err := v.LookupPath(pathLookupReads).Decode(&reads); err != nil {
+			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
 				return nil, e.cueError("reading lookups", err)
 			}
 			for _, name := range sortedKeys(reads) {
@@ -299,7 +302,7 @@ func New(opts Options) (*Engine, error) {
 // compile builds the loaded instances into a fresh CUE runtime.
 func (e *Engine) compile() (*compiled, error) {
 	c := &compiled{ctx: cuecontext.New(), planCache: newPlanCache(e.planCacheMax)}
-	if e.lookupMemo != nil {
+	if e.memos {
 		c.sharedRuntimes = newLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
 	}
 	values := make([]cue.Value, len(e.instances))

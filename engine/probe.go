@@ -50,6 +50,9 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 	}
 	c := e.cur.Load()
+	// The lookups are tried as a controller's session evaluates them, which
+	// reads the existing objects too (checkLookupReads).
+	lookups := e.NewSession(SessionOptions{Controller: true})
 	for _, st := range admitted {
 		for _, doc := range e.probes(c, st) {
 			// A session of its own: the probes share a name.
@@ -65,9 +68,11 @@ func (e *Engine) tryPolicy() []Problem {
 					problems = append(problems, p)
 				}
 			}
-			if p := e.checkLookupReads(c, doc); p != nil && !failed[fieldLookups] {
-				failed[fieldLookups] = true
-				problems = append(problems, *p)
+			if !failed[fieldLookups] {
+				if p := e.checkLookupReads(c, lookups, doc); p != nil {
+					failed[fieldLookups] = true
+					problems = append(problems, *p)
+				}
 			}
 			r := s.Admit(doc)
 			for _, f := range r.Errors {
@@ -95,13 +100,11 @@ func (e *Engine) tryPolicy() []Problem {
 // that names other objects with the whole object reads a path its reads
 // do not name, and the memo would keep what it named for objects that
 // differ there.
-func (e *Engine) checkLookupReads(c *compiled, doc Document) *Problem {
+func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Problem {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return nil
 	}
-	// A controller's session, which reads the existing objects too.
-	s := e.NewSession(SessionOptions{Controller: true})
 	a := e.opaque.aliases(nil)
 	whole := a.alias(doc.Object)
 	read := a.alias(project(doc.Object, e.lookupReads[doc.APIVersion()][doc.Kind()]))

@@ -23,6 +23,11 @@ func (s *Session) renderKey(r Result, opts RenderOptions) string {
 	if s.e.renderMemo == nil || r.Object == nil {
 		return ""
 	}
+	// Most renders without a memo are vet's, of objects without a uid:
+	// they end here, before any key is written.
+	if m := meta(r.Object); str(m["uid"]) == "" || str(m["resourceVersion"]) == "" {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString(r.Doc.APIVersion() + "\x00" + r.Doc.Kind() + "\x00")
 	if s.opts.Controller {
