@@ -92,6 +92,7 @@ type Engine struct {
 	memos      bool
 	lookupMemo *lru[*lookupRefs]
 	renderMemo *lru[Rendered]
+	reviewMemo *lru[*cachedReview]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -176,6 +177,7 @@ func New(opts Options) (*Engine, error) {
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[Rendered](DefaultRenderMemoSize)
+		e.reviewMemo = newLRU[*cachedReview](DefaultReviewMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter

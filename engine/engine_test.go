@@ -31,6 +31,23 @@ func testEngine(t testing.TB) *Engine {
 	return shared
 }
 
+// missEngine is a shared engine without memos, for the benchmarks that
+// measure one evaluation: their inputs repeat, and would be the memos' hits.
+func missEngine(t testing.TB) *Engine {
+	t.Helper()
+	missOnce.Do(func() { missed, missErr = New(Options{NoMemo: true}) })
+	if missErr != nil {
+		t.Fatal(missErr)
+	}
+	return missed
+}
+
+var (
+	missOnce sync.Once
+	missed   *Engine
+	missErr  error
+)
+
 const torchJob = `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:

@@ -1,7 +1,5 @@
 package engine
 
-import "encoding/json"
-
 // A kind's lookups are a function of the paths of the input they declare
 // (`reads`), the operation and the same paths of the old object: the engine
 // gives them only those, so a lookup cannot read anything else. Their
@@ -27,10 +25,13 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	case req.OldObject != nil:
 		old = project(req.OldObject, reads)
 	}
-	key, err := json.Marshal([]any{doc.APIVersion(), doc.Kind(), req.Operation, s.opts.Controller, input, old})
-	memo := s.e.lookupMemo != nil && err == nil
+	memo := s.e.lookupMemo != nil
+	var key string
 	if memo {
-		if refs, ok := s.e.lookupMemo.get(string(key)); ok {
+		c := newContentHash()
+		c.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, s.opts.Controller, input, old})
+		key = c.sum()
+		if refs, ok := s.e.lookupMemo.get(key); ok {
 			return refs
 		}
 	}
@@ -45,7 +46,7 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	s.e.lookupsMade.Add(1)
 	refs := s.lookupRefs(c, doc, c.ctx.Encode(a.alias(input)), rctx)
 	if memo {
-		s.e.lookupMemo.put(string(key), refs)
+		s.e.lookupMemo.put(key, refs)
 	}
 	return refs
 }

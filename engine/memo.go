@@ -9,10 +9,12 @@ import (
 )
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
-// (lookupmemo.go), DefaultRenderMemoSize how many renders (rendermemo.go).
+// (lookupmemo.go), DefaultRenderMemoSize how many renders (rendermemo.go),
+// DefaultReviewMemoSize how many reviews (reviewmemo.go).
 const (
 	DefaultLookupMemoSize = 4096
 	DefaultRenderMemoSize = 1024
+	DefaultReviewMemoSize = 2048
 )
 
 // lru is a bounded map of memoised results, the least recently used

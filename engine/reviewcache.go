@@ -34,10 +34,10 @@ type cachedReview struct {
 
 // reviewKey is the key of a review the engine may keep, "" for one it may
 // not: only a controller's review of a stored object as an update to itself
-// (the object has a uid and a resourceVersion), without a time, in a session
+// (the object has a uid and a resourceVersion), in a session
 // that holds no objects or context of its own.
 func (s *Session) reviewKey(doc Document, req Request, unchanged bool) string {
-	if !s.opts.Controller || s.opts.Cluster == nil || !unchanged || !req.Now.IsZero() {
+	if !s.opts.Controller || s.opts.Cluster == nil || !unchanged {
 		return ""
 	}
 	s.mu.RLock()

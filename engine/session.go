@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -239,13 +237,9 @@ func (st *stored) yaml() (string, error) {
 // contentKey identifies a stored object by its content, computed once.
 func (st *stored) contentKey() string {
 	st.hashOnce.Do(func() {
-		data, err := json.Marshal(st.doc.Object)
-		if err != nil {
-			st.hash = "unhashable:" + st.key()
-			return
-		}
-		sum := sha256.Sum256(data)
-		st.hash = hex.EncodeToString(sum[:])
+		c := newContentHash()
+		c.value(st.doc.Object)
+		st.hash = c.sum()
 	})
 	return st.hash
 }
@@ -501,6 +495,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	defer ad.releaseRuntime()
 	_ = ad.inputs(ctx) &&
 		ad.lookups(ctx) &&
+		ad.recall() &&
 		ad.review() &&
 		ad.decode()
 	return ad.r, ad.st
@@ -520,16 +515,20 @@ type admission struct {
 	// unchanged: an update of the object to itself.
 	unchanged bool
 	// a gives the opaque keys their tokens; cx is the review's context;
-	// listed the context objects read from the cluster.
-	a      *keyAliases
-	cx     map[string]any
-	listed map[string]map[string]any
+	// sessionContext the session's context objects, listed those read from
+	// the cluster.
+	a              *keyAliases
+	cx             map[string]any
+	sessionContext map[string]map[string]any
+	listed         map[string]map[string]any
 
 	// key is the review cache's key ("" when the review may not be kept),
-	// reads what it depends on, cached what the cache held.
-	key    string
-	reads  string
-	cached *cachedReview
+	// reads what it depends on, cached what the cache held; memoKey the
+	// review memo's (reviewmemo.go).
+	key     string
+	reads   string
+	cached  *cachedReview
+	memoKey string
 	// input is the object with tokens, encoded its CUE value (nil and
 	// unset until encode).
 	input   any
@@ -580,6 +579,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 		}
 	}
 
+	ad.sessionContext = s.contextSnapshot()
 	if s.opts.Cluster != nil {
 		var err error
 		if ad.listed, err = s.clusterContext(ctx); err != nil {
@@ -668,12 +668,9 @@ func (ad *admission) review() bool {
 	if s.opts.Release != "" {
 		cx[fieldRelease] = s.opts.Release
 	}
-	s.mu.RLock()
-	s.note(contextAdded)
-	for f, objs := range s.context {
+	for f, objs := range ad.sessionContext {
 		cx[f] = ad.aliasNamed(objs)
 	}
-	s.mu.RUnlock()
 	ad.encode()
 	for f, objs := range ad.listed {
 		cx[f] = ad.aliasNamed(objs)
@@ -762,9 +759,16 @@ func (ad *admission) decode() bool {
 // keeps the review's result under its key, when it may be kept.
 func (ad *admission) keep(st *stored) bool {
 	ad.st = st
+	if ad.key == "" && ad.memoKey == "" {
+		return false
+	}
+	// A copy: the caller may change what it gets.
+	cr := &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()}
 	if ad.key != "" {
-		// A copy: the caller may change what it gets.
-		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()})
+		ad.s.e.keepReview(ad.key, cr)
+	}
+	if ad.memoKey != "" {
+		ad.s.e.reviewMemo.put(ad.memoKey, cr)
 	}
 	return false
 }
@@ -775,8 +779,8 @@ func (ad *admission) internal(what string, err error) bool {
 	return false
 }
 
-// requestContext is what a request tells the CUE (#Context): the operation,
-// the old object (its keys aliased by a) and the time.
+// requestContext is what a request tells the CUE (#Context): the operation
+// and the old object (its keys aliased by a).
 func requestContext(req Request, a *keyAliases) map[string]any {
 	cx := map[string]any{}
 	if req.Operation != "" {
@@ -784,9 +788,6 @@ func requestContext(req Request, a *keyAliases) map[string]any {
 	}
 	if req.OldObject != nil {
 		cx[fieldOld] = a.alias(req.OldObject)
-	}
-	if !req.Now.IsZero() {
-		cx[fieldNow] = req.Now.UTC().Format(time.RFC3339)
 	}
 	return cx
 }
@@ -806,6 +807,11 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	}
 	a := s.e.opaque.aliases(nil)
 	cx := requestContext(req, a)
+	// A mutator alone is given the time (a review is the same whenever it
+	// is asked).
+	if !req.Now.IsZero() {
+		cx[fieldNow] = req.Now.UTC().Format(time.RFC3339)
+	}
 	input := a.alias(doc.Object).(map[string]any)
 	rv := m.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: cx}))
 	out, rule, err := mutate(rv, input)

@@ -1,0 +1,81 @@
+package engine
+
+// A review is a function of what the engine gives its CUE and nothing
+// else: the kind, the object, the request (operation and old object; the
+// time is the mutators' alone), the release, the session's and the
+// cluster's context objects, what the lookups found, and whether the API
+// server checked the object's schema (the CRD's checks are then left out)
+// or only the verdict is wanted. The
+// review memo keeps a review's result under a hash of exactly those
+// (reviewMemoKey), for every session of the engine: a hit gives what a
+// fresh evaluation would, by construction, whoever asks (vet, a webhook,
+// the controller). The engine is one policy, so a new policy starts
+// afresh. The controller's cache of stored objects (reviewcache.go) is
+// checked first: it saves the lookups as well.
+
+// reviewMemoKey is the review memo's key for the admission, once its
+// lookups have found what they name; "" when the engine keeps no memo.
+func (ad *admission) reviewMemoKey() string {
+	if ad.s.e.reviewMemo == nil {
+		return ""
+	}
+	c := newContentHash()
+	req := ad.req
+	c.value([]any{ad.doc.APIVersion(), ad.doc.Kind(), req.SchemaChecked, req.VerdictOnly, ad.unchanged, req.Operation, ad.s.opts.Release})
+	c.value(ad.doc.Object)
+	c.value(req.OldObject) // nil when unchanged: the object is the old one
+	if ad.runtime != nil {
+		c.str(ad.runtime.contentKey())
+	} else {
+		c.value(nil)
+	}
+	c.value(ad.found)
+	c.objectsByField(ad.sessionContext)
+	c.objectsByField(ad.listed)
+	return c.sum()
+}
+
+// objectsByField writes context objects by field and name.
+func (c *contentHash) objectsByField(m map[string]map[string]any) {
+	c.tag('m', uint64(len(m)))
+	for _, f := range sortedKeys(m) {
+		c.str(f)
+		c.value(m[f])
+	}
+}
+
+// recall ends the admission with a review the memo holds for its key.
+func (ad *admission) recall() bool {
+	ad.memoKey = ad.reviewMemoKey()
+	if ad.memoKey == "" {
+		return true
+	}
+	cr, ok := ad.s.e.reviewMemo.get(ad.memoKey)
+	if !ok {
+		return true
+	}
+	ad.r, ad.st = cr.use(ad.r.Doc, ad.runtime, ad.existing)
+	if ad.key != "" {
+		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: cr.kept, result: cr.result})
+	}
+	return false
+}
+
+// contextSnapshot is the session's context objects as they are now, for
+// one review's key and its evaluation alike; it notes the read.
+func (s *Session) contextSnapshot() map[string]map[string]any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.note(contextAdded)
+	if len(s.context) == 0 {
+		return nil
+	}
+	out := make(map[string]map[string]any, len(s.context))
+	for f, objs := range s.context {
+		out[f] = make(map[string]any, len(objs))
+		for name, obj := range objs {
+			out[f][name] = obj
+		}
+	}
+	return out
+}

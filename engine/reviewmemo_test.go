@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReviewMemo: a review is kept under everything it reads and given
+// again, as a copy, to any session of the engine that reads the same; a
+// change to any one of those inputs reviews it again.
+func TestReviewMemo(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime := teamRuntime("", "", nodeJob("img:1")).YAML()
+	job := func() Document { return readOne(t, teamJob("").Env("A", "1").YAML()) }
+	// admit admits the documents before in a session of their own, then
+	// doc with req, and reports whether its review was made.
+	admit := func(opts SessionOptions, before []string, doc Document, req Request) (Result, bool) {
+		t.Helper()
+		opts.NoBuiltinRuntimes = true
+		s := e.NewSession(opts)
+		for _, b := range before {
+			if r := s.Admit(readOne(t, b)); r.Rejected() {
+				t.Fatalf("admitting what comes before: %v", findingStrings(r.Errors))
+			}
+		}
+		made := e.reviewsMade.Load()
+		r := s.AdmitRequest(context.Background(), doc, req)
+		return r, e.reviewsMade.Load() != made
+	}
+	withRuntime := []string{runtime}
+
+	first, made := admit(SessionOptions{}, withRuntime, job(), Request{})
+	if !made || first.Rejected() {
+		t.Fatalf("first review: made %v, errors %v", made, findingStrings(first.Errors))
+	}
+	again, made := admit(SessionOptions{}, withRuntime, job(), Request{})
+	if made {
+		t.Fatalf("the same TrainJob, runtime and request in a new session: reviewed again")
+	}
+	if !reflect.DeepEqual(again.Object, first.Object) || !reflect.DeepEqual(again.Errors, first.Errors) ||
+		!reflect.DeepEqual(again.Warnings, first.Warnings) || again.runtime == nil {
+		t.Fatalf("the memo's review differs from the first:\n%v\n%v", again, first)
+	}
+	// What a caller changes in its result does not reach the next one.
+	meta(again.Object)["name"] = "changed"
+	if third, _ := admit(SessionOptions{}, withRuntime, job(), Request{}); str(meta(third.Object)["name"]) != "job" {
+		t.Fatalf("a caller's change reached the memo: name %v", meta(third.Object)["name"])
+	}
+
+	changed := func(edit func(map[string]any)) Document {
+		d := job()
+		edit(d.Object)
+		return d
+	}
+	trainer := func(o map[string]any) map[string]any { return o["spec"].(map[string]any)["trainer"].(map[string]any) }
+	pc := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+	for _, c := range []struct {
+		name   string
+		opts   SessionOptions
+		before []string
+		doc    Document
+		req    Request
+		// refused: the review refuses it, unlike the first.
+		refused bool
+	}{
+		{name: "another numNodes", before: withRuntime, doc: changed(func(o map[string]any) { trainer(o)["numNodes"] = int64(3) })},
+		// JSON's text has 2 for both; the CUE is given 2.0.
+		{name: "numNodes a float", before: withRuntime, doc: changed(func(o map[string]any) { trainer(o)["numNodes"] = float64(2) })},
+		{name: "another env value", before: withRuntime, doc: changed(func(o map[string]any) {
+			trainer(o)["env"].([]any)[0].(map[string]any)["value"] = "2"
+		})},
+		{name: "the runtime's content", before: []string{teamRuntime("", "", nodeJob("img:2")).YAML()}, doc: job()},
+		{name: "no runtime", doc: job(), refused: true},
+		{name: "a context object", before: []string{runtime, pc}, doc: job()},
+		{name: "the release", opts: SessionOptions{Release: "v2.1"}, before: withRuntime, doc: job()},
+		{name: "schema-checked", before: withRuntime, doc: job(), req: Request{SchemaChecked: true}},
+		{name: "verdict only", before: withRuntime, doc: job(), req: Request{VerdictOnly: true}},
+		{name: "an update", before: withRuntime, doc: job(), req: Request{Operation: "UPDATE", OldObject: changed(func(o map[string]any) { trainer(o)["numNodes"] = int64(4) }).Object}},
+		{name: "an update from another object", before: withRuntime, doc: job(), req: Request{Operation: "UPDATE", OldObject: changed(func(o map[string]any) { trainer(o)["numNodes"] = int64(5) }).Object}},
+	} {
+		r, made := admit(c.opts, c.before, c.doc, c.req)
+		if !made {
+			t.Errorf("%s: not reviewed again", c.name)
+		}
+		if r.Rejected() != c.refused {
+			t.Errorf("%s: refused %v, want %v: %v", c.name, r.Rejected(), c.refused, findingStrings(r.Errors))
+		}
+		// And kept in turn.
+		if _, made := admit(c.opts, c.before, c.doc, c.req); made {
+			t.Errorf("%s, again: reviewed again, want the memo's", c.name)
+		}
+	}
+}
+
+// TestReviewIsTimeless: only a mutator is given the request's time, so a
+// review asked at another time is the memo's; and a review's rule that
+// reads the time is the admin's mistake, at load, in the admin's file.
+func TestReviewIsTimeless(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := readOne(t, teamJob("").YAML())
+	review := func(now time.Time) bool {
+		s := e.NewSession(SessionOptions{})
+		made := e.reviewsMade.Load()
+		s.AdmitRequest(context.Background(), doc, Request{Now: now})
+		return e.reviewsMade.Load() != made
+	}
+	if !review(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)) {
+		t.Fatal("the first review was not made")
+	}
+	if review(time.Date(2026, 11, 26, 10, 0, 1, 0, time.UTC)) {
+		t.Error("a second later: reviewed again")
+	}
+
+	dir := writePolicy(t, map[string]string{"late.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tcontext: _\n\tpolicy: late: [if context.now != _|_ {detail: \"late\"}]\n}\n"})
+	_, err = New(Options{PolicyDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), "late.cue:5:28: context has no field now") {
+		t.Errorf("a review's rule reading the time: %v, want a load error at late.cue:5:28", err)
+	}
+}
