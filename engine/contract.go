@@ -14,6 +14,7 @@ import (
 // The package's top-level fields.
 const (
 	fieldAdmission               = "admission"               // reviews by apiVersion and kind
+	fieldCarried                 = "carried"                 // input values a review only carries over
 	fieldClusterTrainingRuntimes = "clusterTrainingRuntimes" // the shipped (and declared) runtimes
 	fieldContextKinds            = "contextKinds"            // other groups' kinds the rules read
 	fieldControllers             = "controllers"             // a kind's controller part
@@ -41,7 +42,7 @@ const (
 // reads and those the rules share. An admin's file declares only these,
 // and definitions (#x) and hidden fields (_x) of its own.
 var contractFields = []string{
-	fieldAdmission, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDs,
+	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDs,
 	fieldFrameworks, fieldGroupHints, fieldGroups, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
 	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
 }
@@ -93,6 +94,11 @@ var (
 	// A plans entry's and a lookups entry's input paths they read (the
 	// engine gives them only those).
 	pathReads = cue.MakePath(cue.Str("reads"))
+
+	// A carried entry's path and the constraint its values meet.
+	pathCarriedPath  = cue.MakePath(cue.Str("path"))
+	pathCarriedValue = cue.MakePath(cue.Str("value"))
+	pathCarriedCarry = cue.MakePath(cue.Str("carry"))
 
 	// A plans entry's context.
 	pathPlanRuntime = cue.MakePath(cue.Str(fieldContext), cue.Str(fieldRuntime))

@@ -141,7 +141,10 @@ type compiled struct {
 	// checked holds the same reviews without the CRD's checks
 	// (crdChecks), for objects the API server has checked
 	// (Request.SchemaChecked).
-	checked   map[string]map[string]cue.Value
+	checked map[string]map[string]cue.Value
+	// carried are the input paths each kind's review only carries over
+	// (carried.go).
+	carried   map[string]map[string][]carriedPath
 	lookups   map[string]map[string]cue.Value
 	renders   map[string]map[string]cue.Value
 	plans     map[string]map[string]cue.Value
@@ -340,6 +343,9 @@ func (e *Engine) compile() (*compiled, error) {
 	}
 	// crdChecks for a kind without a review are a policy's mistake
 	// (checkKind says so at load).
+	if c.carried, err = e.carriedPaths(c); err != nil {
+		return nil, err
+	}
 	if c.lookups, err = e.byKind(c, fieldLookups); err != nil {
 		return nil, err
 	}

@@ -18,23 +18,45 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	}
 	reads := s.e.lookupReads[doc.APIVersion()][doc.Kind()]
 	input := project(doc.Object, reads)
-	var old map[string]any
+	old := realOld(doc, req, reads, unchanged)
+	memo := s.e.lookupMemo != nil
+	if !memo {
+		return s.evaluateLookups(c, doc, req, input, old)
+	}
+	// The carried values reach the lookups as tokens too (carried.go),
+	// so that objects alike but for them share what the lookups name.
+	t := carryInto(c, s.e, carryUnnamed, c.carried[doc.APIVersion()][doc.Kind()], &input, &old, unchanged)
+	h := newContentHash()
+	h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, s.opts.Controller, input, old})
+	key := h.sum()
+	if refs, ok := s.e.lookupMemo.get(key); ok {
+		restored, _ := t.restoreRefs(refs) // kept only when they restore
+		return restored
+	}
+	refs := s.evaluateLookups(c, doc, req, input, old)
+	restored, ok := t.restoreRefs(refs)
+	if !ok {
+		// A lookup changed a token: they are evaluated on the values.
+		return s.evaluateLookups(c, doc, req, project(doc.Object, reads), realOld(doc, req, reads, unchanged))
+	}
+	s.e.lookupMemo.put(key, refs)
+	return restored
+}
+
+// realOld is the old object's paths the lookups read.
+func realOld(doc Document, req Request, reads [][]string, unchanged bool) map[string]any {
 	switch {
 	case unchanged:
-		old = input
+		return project(doc.Object, reads)
 	case req.OldObject != nil:
-		old = project(req.OldObject, reads)
+		return project(req.OldObject, reads)
 	}
-	memo := s.e.lookupMemo != nil
-	var key string
-	if memo {
-		c := newContentHash()
-		c.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, s.opts.Controller, input, old})
-		key = c.sum()
-		if refs, ok := s.e.lookupMemo.get(key); ok {
-			return refs
-		}
-	}
+	return nil
+}
+
+// evaluateLookups evaluates the kind's lookups on the input's and the old
+// object's paths they read.
+func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input, old map[string]any) *lookupRefs {
 	a := s.e.opaque.aliases(nil)
 	rctx := map[string]any{}
 	if req.Operation != "" {
@@ -44,9 +66,5 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 		rctx[fieldOld] = a.alias(old)
 	}
 	s.e.lookupsMade.Add(1)
-	refs := s.lookupRefs(c, doc, c.ctx.Encode(a.alias(input)), rctx)
-	if memo {
-		s.e.lookupMemo.put(key, refs)
-	}
-	return refs
+	return s.lookupRefs(c, doc, c.ctx.Encode(a.alias(input)), rctx)
 }

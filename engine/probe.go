@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -50,11 +51,28 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 	}
 	c := e.cur.Load()
+	problems = append(problems, e.checkCarriedTokens(c)...)
+	// A carried entry is said once, on the first document it fails on.
+	carryFailed := func(p *Problem) {
+		if p != nil && !failed[p.File+"\x00"+p.Message] {
+			failed[fieldCarried], failed[p.File+"\x00"+p.Message] = true, true
+			problems = append(problems, *p)
+		}
+	}
 	// The lookups are tried as a controller's session evaluates them, which
 	// reads the existing objects too (checkLookupReads).
 	lookups := e.NewSession(SessionOptions{Controller: true})
+	// The carried values are checked on sessions that keep nothing: an
+	// evaluation commits nothing to its session.
+	alone, withRuntimes := e.NewSession(SessionOptions{NoBuiltinRuntimes: true}), e.NewSession(SessionOptions{})
 	for _, st := range admitted {
+		if !failed[fieldCarried] {
+			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
+		}
 		for _, doc := range e.probes(c, st) {
+			if !failed[fieldCarried] {
+				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name())))
+			}
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
 			// The mutating webhook's changes, on a create and on an update
@@ -121,6 +139,21 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got, doc.APIVersion(), doc.Kind())}
 			// At the lookup that differs, in the admin's file where it is.
+			v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: whole, fieldContext: ctxOf(whole)}))
+			p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(firstDifference(want, got))))
+			return &p
+		}
+		// And with the carried values as tokens, as the memo gives them.
+		in, old := project(doc.Object, e.lookupReads[doc.APIVersion()][doc.Kind()]), map[string]any(nil)
+		t := carryInto(c, e, carryAll, c.carried[doc.APIVersion()][doc.Kind()], &in, &old, update)
+		if t == nil {
+			continue
+		}
+		tokens := a.alias(in)
+		got, ok := t.restoreRefs(s.lookupRefs(c, doc, c.ctx.Encode(tokens), ctxOf(tokens)))
+		if !ok || !reflect.DeepEqual(want, got) {
+			p := Problem{Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
+				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got)}
 			v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: whole, fieldContext: ctxOf(whole)}))
 			p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(firstDifference(want, got))))
 			return &p
@@ -222,4 +255,117 @@ func splitWhere(w string) (file string, line, col int) {
 		return w, 0, 0
 	}
 	return w[:j], l, c
+}
+
+// checkCarriedTokens finds the carried entries whose constraint the
+// engine's tokens do not meet: the rules would see a token outside it.
+func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
+	var problems []Problem
+	sample := valuePrefix + "0000"
+	for _, apiVersion := range sortedKeys(c.carried) {
+		for _, kind := range sortedKeys(c.carried[apiVersion]) {
+			for _, p := range c.carried[apiVersion][kind] {
+				if len(p.path) == 0 {
+					problems = append(problems, e.carriedProblem(c, apiVersion, kind, p.name, "its path is empty: name the field of the input whose values are carried"))
+					continue
+				}
+				if !c.meets(p, sample) {
+					problems = append(problems, e.carriedProblem(c, apiVersion, kind, p.name, fmt.Sprintf("the engine's tokens (lower-case letters and digits, such as %q) do not meet its value, so the rules would see a token where they never see a value: widen value, or carry nothing there", sample)))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// checkCarried reviews doc with its values and with its carried values as
+// tokens (the names the CUE's sources hold included: the probes' are), as
+// a create. A review that differs looks at a value an entry carries: the
+// memo would give objects that differ there one review. The problem is at
+// the rule that differs, or at the first entry that differs alone. what
+// names doc in the message.
+func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string) *Problem {
+	paths := c.carried[doc.APIVersion()][doc.Kind()]
+	if len(paths) == 0 {
+		return nil
+	}
+	ctx, req := context.Background(), Request{Operation: "CREATE"}
+	want, _, _ := s.evaluateAs(ctx, doc, req, evalMode{})
+	if hasPhase(want.Errors, PhaseRuleError) {
+		return nil // a rule that fails is said as such (tryPolicy)
+	}
+	differs := func(entry string) (string, *Finding) {
+		got, _, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: carryAll, entry: entry})
+		diff, rule := reviewDifference(want, got)
+		if !ok {
+			diff = "a rule changed the token (its case, a part of it)"
+		}
+		return diff, rule
+	}
+	if diff, _ := differs(""); diff == "" {
+		return nil
+	}
+	for _, p := range paths {
+		diff, rule := differs(p.name)
+		if diff == "" {
+			continue
+		}
+		entry := fmt.Sprintf("carried: %q: %s: %s", doc.APIVersion(), doc.Kind(), p.name)
+		review := fmt.Sprintf("the %s review of %s differs when the values at %s are tokens: %s", req.Operation, what, strings.Join(p.path, "."), diff)
+		if rule == nil {
+			pr := e.carriedProblem(c, doc.APIVersion(), doc.Kind(), p.name, review+". A rule looks at those values (a pattern, a length, a part, a comparison): carry nothing there, or give value the constraint the rule looks through")
+			return &pr
+		}
+		// At the rule that looks at the values, where it is.
+		pr := Problem{Message: fmt.Sprintf("rule %s looks at values the review is given as tokens (%s, at %s): %s. A rule may carry such a value over, or look at it through the entry's value; one that looks otherwise switches the entry off, in a policy file: %s: carry: false",
+			rule.Rule, entry, e.sourceOf(c.schemas.LookupPath(cue.MakePath(cue.Str(fieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
+		where := rule.Source
+		if where == "" {
+			base, ok := pathReview[rule.Phase]
+			if !ok {
+				base = pathReviewWarnings
+			}
+			sels := append(base.Selectors(), cue.Str(rule.Rule))
+			where = e.sourceOf(c.reviews[doc.APIVersion()][doc.Kind()].LookupPath(cue.MakePath(sels...)))
+		}
+		pr.File, pr.Line, pr.Column = splitWhere(where)
+		return &pr
+	}
+	// Only all the entries together differ (a rule compares two carried
+	// values): at the kind's first entry.
+	pr := e.carriedProblem(c, doc.APIVersion(), doc.Kind(), paths[0].name, fmt.Sprintf("the %s review of %s differs when all the values the kind carries are tokens, though not when one entry's are: a rule looks at two carried values together", req.Operation, what))
+	return &pr
+}
+
+// reviewDifference says how two reviews of one object differ, "" when they
+// do not, and the first finding that differs, nil when none does.
+func reviewDifference(want, got Result) (string, *Finding) {
+	for _, fs := range [][2][]Finding{{want.Errors, got.Errors}, {want.Warnings, got.Warnings}} {
+		w, g := fs[0], fs[1]
+		for i := range max(len(w), len(g)) {
+			switch {
+			case i >= len(w):
+				return fmt.Sprintf("with tokens it finds %q", g[i].String()), &g[i]
+			case i >= len(g):
+				return fmt.Sprintf("with tokens it does not find %q", w[i].String()), &w[i]
+			case !reflect.DeepEqual(w[i], g[i]):
+				return fmt.Sprintf("with its values it finds %q, with tokens %q", w[i].String(), g[i].String()), &w[i]
+			}
+		}
+	}
+	if !reflect.DeepEqual(want.Object, got.Object) {
+		return "the object with its defaults differs", nil
+	}
+	if !reflect.DeepEqual(want.Summary, got.Summary) {
+		return "its summary differs", nil
+	}
+	return "", nil
+}
+
+// carriedProblem is a problem of one carried entry, at the entry.
+func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string) Problem {
+	p := Problem{Message: fmt.Sprintf("carried: %q: %s: %s: %s", apiVersion, kind, name, msg)}
+	v := c.schemas.LookupPath(cue.MakePath(cue.Str(fieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
+	p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
+	return p
 }

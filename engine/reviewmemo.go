@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // A review is a function of what the engine gives its CUE and nothing
 // else: the kind, the object, the request (operation and old object; the
 // time is the mutators' alone), the release, the session's and the
@@ -16,7 +18,7 @@ package engine
 // reviewMemoKey is the review memo's key for the admission, once its
 // lookups have found what they name; "" when the engine keeps no memo.
 func (ad *admission) reviewMemoKey() string {
-	if ad.s.e.reviewMemo == nil {
+	if !ad.memo || ad.s.e.reviewMemo == nil {
 		return ""
 	}
 	c := newContentHash()
@@ -44,8 +46,10 @@ func (c *contentHash) objectsByField(m map[string]map[string]any) {
 	}
 }
 
-// recall ends the admission with a review the memo holds for its key.
+// recall gives the carried values their tokens (carried.go), and ends the
+// admission with a review the memo holds for its key, the values put back.
 func (ad *admission) recall() bool {
+	ad.carry()
 	ad.memoKey = ad.reviewMemoKey()
 	if ad.memoKey == "" {
 		return true
@@ -54,11 +58,61 @@ func (ad *admission) recall() bool {
 	if !ok {
 		return true
 	}
-	ad.r, ad.st = cr.use(ad.r.Doc, ad.runtime, ad.existing)
+	r, st := cr.use(ad.r.Doc, ad.runtime, ad.existing)
+	// What the memo keeps has no token left over (keep).
+	ad.r, ad.st, _ = ad.values.putBack(r, st)
 	if ad.key != "" {
-		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: cr.kept, result: cr.result})
+		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: cr.kept, result: ad.r.copied()})
 	}
 	return false
+}
+
+// carry gives the kind's carried values of the object, and of the old
+// one with the same tokens, as tokens, as the admission's mode says. An
+// object the API server's metadata checks refuse keeps its values: those
+// checks are the engine's, and read them.
+func (ad *admission) carry() {
+	paths := ad.c.carried[ad.doc.APIVersion()][ad.doc.Kind()]
+	if ad.entry != "" {
+		paths = slices.DeleteFunc(slices.Clone(paths), func(p carriedPath) bool { return p.name != ad.entry })
+	}
+	if ad.mode == carryNone || len(paths) == 0 {
+		return
+	}
+	if !ad.req.SchemaChecked && len(objectMetaFindings(ad.doc.Object)) > 0 {
+		return
+	}
+	k := newCarrying(ad.c, ad.s.e, ad.mode, paths)
+	k.candidates(ad.doc.Object)
+	k.candidates(ad.req.OldObject)
+	if len(k.at) == 0 {
+		return
+	}
+	// What else the review sees: the runtime, the other objects found,
+	// the context objects.
+	others := map[string]int{}
+	countStrings(ad.found, others)
+	for _, byName := range []map[string]map[string]any{ad.sessionContext, ad.listed} {
+		for _, objs := range byName {
+			countStrings(objs, others)
+		}
+	}
+	t := k.tokens(func(v string) bool {
+		return others[v] > 0 || ad.runtime != nil && ad.runtime.strings()[v] > 0
+	})
+	if t == nil {
+		return
+	}
+	ad.real, ad.values = ad.doc.Object, t
+	ad.doc.Object, ad.req.OldObject = k.replace(t, ad.doc.Object), k.replace(t, ad.req.OldObject)
+}
+
+// realObject is the object with its carried values.
+func (ad *admission) realObject() map[string]any {
+	if ad.real != nil {
+		return ad.real
+	}
+	return ad.doc.Object
 }
 
 // contextSnapshot is the session's context objects as they are now, for

@@ -72,8 +72,8 @@ func TestReviewMemo(t *testing.T) {
 		{name: "another numNodes", before: withRuntime, doc: changed(func(o map[string]any) { trainer(o)["numNodes"] = int64(3) })},
 		// JSON's text has 2 for both; the CUE is given 2.0.
 		{name: "numNodes a float", before: withRuntime, doc: changed(func(o map[string]any) { trainer(o)["numNodes"] = float64(2) })},
-		{name: "another env value", before: withRuntime, doc: changed(func(o map[string]any) {
-			trainer(o)["env"].([]any)[0].(map[string]any)["value"] = "2"
+		{name: "another env name", before: withRuntime, doc: changed(func(o map[string]any) {
+			trainer(o)["env"].([]any)[0].(map[string]any)["name"] = "B"
 		})},
 		{name: "the runtime's content", before: []string{teamRuntime("", "", nodeJob("img:2")).YAML()}, doc: job()},
 		{name: "no runtime", doc: job(), refused: true},

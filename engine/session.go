@@ -113,6 +113,19 @@ type stored struct {
 	hash     string
 	summary  map[string]any
 	builtin  bool
+	// strs counts the object's strings, keys among them, counted once
+	// (carried.go).
+	strsOnce sync.Once
+	strs     map[string]int
+}
+
+// strings counts the object's strings, its map keys among them.
+func (st *stored) strings() map[string]int {
+	st.strsOnce.Do(func() {
+		st.strs = map[string]int{}
+		countStrings(st.doc.Object, st.strs)
+	})
+	return st.strs
 }
 
 // Result is what admitting one document gives.
@@ -491,14 +504,39 @@ func jsonString(s string) json.RawMessage {
 // below in order; each says whether the admission goes on, and one that
 // stops leaves the result in ad.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
-	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}}
+	memo := s.e.reviewMemo != nil
+	mode := carryNone
+	if memo {
+		mode = carryUnnamed
+	}
+	r, st, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: mode, memo: memo})
+	if !ok {
+		// A rule changed a carried value's token (carried.go): the
+		// object is reviewed again with its values.
+		r, st, _ = s.evaluateAs(ctx, doc, req, evalMode{memo: memo})
+	}
+	return r, st
+}
+
+// evalMode says which carried values an evaluation gives as tokens (those
+// of one entry of `carried` alone, when entry is set), and whether it uses
+// the review memo.
+type evalMode struct {
+	carry carryMode
+	entry string
+	memo  bool
+}
+
+// evaluateAs evaluates as m says; false when a token was left over.
+func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
+	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo}
 	defer ad.releaseRuntime()
 	_ = ad.inputs(ctx) &&
 		ad.lookups(ctx) &&
 		ad.recall() &&
 		ad.review() &&
 		ad.decode()
-	return ad.r, ad.st
+	return ad.r, ad.st, !ad.leftover
 }
 
 // admission is one evaluation under way: what its stages hand on.
@@ -524,11 +562,20 @@ type admission struct {
 
 	// key is the review cache's key ("" when the review may not be kept),
 	// reads what it depends on, cached what the cache held; memoKey the
-	// review memo's (reviewmemo.go).
+	// review memo's (reviewmemo.go), when memo is set.
 	key     string
 	reads   string
 	cached  *cachedReview
+	memo    bool
 	memoKey string
+	// mode says which carried values the review is given as tokens
+	// (carried.go); values are their tokens, real the object with its
+	// values; leftover says a token was left in the result.
+	mode     carryMode
+	entry    string
+	values   *valueTokens
+	real     map[string]any
+	leftover bool
 	// input is the object with tokens, encoded its CUE value (nil and
 	// unset until encode).
 	input   any
@@ -704,7 +751,7 @@ func (ad *admission) decode() bool {
 	// schema's (a schema-checked object passed them).
 	var metaErrors []Finding
 	if !ad.req.SchemaChecked {
-		metaErrors = objectMetaFindings(ad.doc.Object)
+		metaErrors = objectMetaFindings(ad.realObject())
 	}
 	object := ad.rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
@@ -759,16 +806,24 @@ func (ad *admission) decode() bool {
 // keeps the review's result under its key, when it may be kept.
 func (ad *admission) keep(st *stored) bool {
 	ad.st = st
-	if ad.key == "" && ad.memoKey == "" {
-		return false
-	}
-	// A copy: the caller may change what it gets.
-	cr := &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()}
-	if ad.key != "" {
-		ad.s.e.keepReview(ad.key, cr)
-	}
+	// The memo keeps the result with the carried values' tokens; a copy:
+	// the caller may change what it gets.
+	var memoized *cachedReview
 	if ad.memoKey != "" {
-		ad.s.e.reviewMemo.put(ad.memoKey, cr)
+		memoized = &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()}
+	}
+	if ad.values != nil {
+		var ok bool
+		if ad.r, ad.st, ok = ad.values.putBack(ad.r, ad.st); !ok {
+			ad.leftover = true
+			return false
+		}
+	}
+	if memoized != nil {
+		ad.s.e.reviewMemo.put(ad.memoKey, memoized)
+	}
+	if ad.key != "" {
+		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()})
 	}
 	return false
 }
@@ -776,6 +831,9 @@ func (ad *admission) keep(st *stored) bool {
 // internal ends the admission with an internal error (not kept).
 func (ad *admission) internal(what string, err error) bool {
 	ad.r, ad.st = ad.s.internal(ad.r, what, err), nil
+	if ad.values != nil {
+		ad.r, _, _ = ad.values.putBack(ad.r, nil)
+	}
 	return false
 }
 

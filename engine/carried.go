@@ -1,0 +1,517 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// Carried values.
+//
+// Objects that differ only in values the rules carry over and never look
+// at (a name copied into a message, an env value copied into a
+// container) would each miss the review memo. The CUE names such values
+// (`carried`: a path of the input, and the constraint every value there
+// meets for the rules to treat it alike); the engine gives the review each
+// one as a token, keys the memo on the tokens, and puts the values back in
+// everything it reads out, so that such objects share one review. A value
+// outside its constraint, or one the CUE's sources hold as a literal (a
+// rule may compare it with one), reaches the review as it is.
+//
+// Three checks keep `carried` honest. At load, the probes and the runtimes
+// are reviewed with their values and with tokens, and a review that
+// differs fails the load at the entry (checkCarried). A result that still
+// holds a token's text once the values are back (a rule changed a token:
+// its case, a part of it) is thrown away, and the object reviewed again
+// with its values. And TestMemoChangesNothing and FuzzMemo compare every
+// corpus with an engine that carries nothing.
+
+// carryMode says which carried values an evaluation gives as tokens.
+type carryMode int
+
+const (
+	// carryNone gives every value as it is.
+	carryNone carryMode = iota
+	// carryUnnamed gives as tokens the carried values that meet their
+	// constraint and that the CUE's sources do not hold.
+	carryUnnamed
+	// carryAll gives as tokens every carried value that meets its
+	// constraint: for the load's check, whose probes hold named values.
+	carryAll
+)
+
+// carriedPath is one entry of `carried`: a path ("*" for every item of a
+// list or every key of a map) and the constraint of its values.
+type carriedPath struct {
+	name string
+	path []string
+	// value is the constraint; plain says it is `string` alone, which
+	// every string meets.
+	value cue.Value
+	plain bool
+}
+
+// maxCarried bounds the tokens of one evaluation (their number is
+// written in four digits).
+const maxCarried = 10000
+
+// valuePrefix starts every value token: lower-case letters and digits, so
+// that a token meets a name's pattern. A token is valuePrefix and four
+// digits.
+var valuePrefix = "ct" + aliasNonce + "v"
+
+// valueTokens are the tokens of one evaluation's carried values.
+type valueTokens struct {
+	byValue map[string]string
+	values  []string
+}
+
+// token is the value's token, the same for the same value.
+func (t *valueTokens) token(v string) (string, bool) {
+	if tok, ok := t.byValue[v]; ok {
+		return tok, true
+	}
+	if len(t.values) >= maxCarried {
+		return "", false
+	}
+	tok := fmt.Sprintf("%s%04d", valuePrefix, len(t.values))
+	if t.byValue == nil {
+		t.byValue = map[string]string{}
+	}
+	t.byValue[v] = tok
+	t.values = append(t.values, v)
+	return tok, true
+}
+
+// carrying is one evaluation's choice of the values it carries: those at
+// a carried path that meet its constraint, that the CUE's sources do not
+// hold (unless mode is carryAll), and that the review sees nowhere else
+// (in another field, the old object's other fields, the runtime, the
+// context objects): a rule may compare a value with another, and a value
+// and its token compare alike only where they are the same value.
+type carrying struct {
+	c     *compiled
+	e     *Engine
+	mode  carryMode
+	paths []carriedPath
+	// at counts each candidate's places at carried paths; all counts every
+	// string's places (values and keys) in the objects carried.
+	at, all map[string]int
+}
+
+// candidates counts the values at obj's carried paths, and every string
+// of obj.
+func (k *carrying) candidates(obj map[string]any) {
+	if obj == nil {
+		return
+	}
+	for _, p := range k.paths {
+		k.visit(obj, p, p.path)
+	}
+	countStrings(obj, k.all)
+}
+
+func (k *carrying) visit(v any, p carriedPath, rest []string) {
+	if len(rest) == 0 {
+		s, ok := v.(string)
+		if ok && !(k.mode == carryUnnamed && k.e.opaque.named[s]) && k.c.meets(p, s) {
+			k.at[s]++
+		}
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if rest[0] != "*" {
+			if val, ok := x[rest[0]]; ok {
+				k.visit(val, p, rest[1:])
+			}
+			return
+		}
+		for _, val := range x {
+			k.visit(val, p, rest[1:])
+		}
+	case []any:
+		if rest[0] == "*" {
+			for _, val := range x {
+				k.visit(val, p, rest[1:])
+			}
+		}
+	}
+}
+
+// countStrings counts the strings of v, its map keys among them.
+func countStrings(v any, into map[string]int) {
+	switch x := v.(type) {
+	case string:
+		into[x]++
+	case map[string]any:
+		for key, val := range x {
+			into[key]++
+			countStrings(val, into)
+		}
+	case []any:
+		for _, val := range x {
+			countStrings(val, into)
+		}
+	}
+}
+
+// newCarrying starts the choice of an evaluation's carried values.
+func newCarrying(c *compiled, e *Engine, mode carryMode, paths []carriedPath) *carrying {
+	return &carrying{c: c, e: e, mode: mode, paths: paths, at: map[string]int{}, all: map[string]int{}}
+}
+
+// carryInto gives the carried values of *input and *old, which hold all
+// the evaluation sees, their tokens (the old object is the input when
+// unchanged); nil when none is carried.
+func carryInto(c *compiled, e *Engine, mode carryMode, paths []carriedPath, input, old *map[string]any, unchanged bool) *valueTokens {
+	if len(paths) == 0 {
+		return nil
+	}
+	k := newCarrying(c, e, mode, paths)
+	k.candidates(*input)
+	if !unchanged {
+		k.candidates(*old)
+	}
+	t := k.tokens(func(string) bool { return false })
+	if t == nil {
+		return nil
+	}
+	*input = k.replace(t, *input)
+	if unchanged {
+		*old = *input
+	} else {
+		*old = k.replace(t, *old)
+	}
+	return t
+}
+
+// restoreRefs returns what lookups named with the values back in place of
+// their tokens; false when a token's text is left over.
+func (t *valueTokens) restoreRefs(r *lookupRefs) (*lookupRefs, bool) {
+	if t == nil || len(t.values) == 0 || r == nil {
+		return r, true
+	}
+	ok := true
+	ref := func(l lookupRef) lookupRef {
+		for _, f := range []*string{&l.Group, &l.Kind, &l.Namespace, &l.Name} {
+			*f = t.restoreString(*f)
+			ok = ok && !hasNonce(*f)
+		}
+		if l.Pinned != nil {
+			p := *l.Pinned
+			for _, f := range []*string{&p.Namespace, &p.Name, &p.Key} {
+				*f = t.restoreString(*f)
+				ok = ok && !hasNonce(*f)
+			}
+			l.Pinned = &p
+		}
+		return l
+	}
+	out := &lookupRefs{}
+	if r.runtime != nil {
+		rt := ref(*r.runtime)
+		out.runtime = &rt
+	}
+	for _, m := range []struct{ from, to *map[string]lookupRef }{{&r.objects, &out.objects}, {&r.existing, &out.existing}} {
+		if *m.from == nil {
+			continue
+		}
+		*m.to = make(map[string]lookupRef, len(*m.from))
+		for k, l := range *m.from {
+			(*m.to)[k] = ref(l)
+		}
+	}
+	return out, ok
+}
+
+// hasNonce reports whether s holds a token's nonce, in either case.
+func hasNonce(s string) bool {
+	return strings.Contains(s, "ct"+aliasNonce) || strings.Contains(s, strings.ToUpper("ct"+aliasNonce))
+}
+
+// carried returns the tokens of the values to carry, given the strings
+// the review sees elsewhere (elsewhere says whether it sees s), nil when
+// there is none.
+func (k *carrying) tokens(elsewhere func(string) bool) *valueTokens {
+	var vals []string
+	for v, n := range k.at {
+		if k.all[v] == n && !elsewhere(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	// Numbered in order, so that alike objects get alike tokens.
+	slices.Sort(vals)
+	t := &valueTokens{}
+	for _, v := range vals {
+		t.token(v)
+	}
+	return t
+}
+
+// replace returns obj with the values t carries as their tokens, copying
+// what it changes.
+func (k *carrying) replace(t *valueTokens, obj map[string]any) map[string]any {
+	if obj == nil {
+		return nil
+	}
+	out := any(obj)
+	for _, p := range k.paths {
+		out, _ = t.replaceAt(out, p.path)
+	}
+	m, _ := out.(map[string]any)
+	return m
+}
+
+func (t *valueTokens) replaceAt(v any, rest []string) (any, bool) {
+	if len(rest) == 0 {
+		if s, ok := v.(string); ok {
+			if tok, ok := t.byValue[s]; ok {
+				return tok, true
+			}
+		}
+		return v, false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		var out map[string]any
+		for key, val := range x {
+			if rest[0] != "*" && key != rest[0] {
+				continue
+			}
+			nv, changed := t.replaceAt(val, rest[1:])
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			out[key] = nv
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	case []any:
+		if rest[0] != "*" {
+			return v, false
+		}
+		return mapItems(x, func(v any) (any, bool) { return t.replaceAt(v, rest[1:]) })
+	}
+	return v, false
+}
+
+// meets reports whether s meets the entry's constraint.
+func (c *compiled) meets(p carriedPath, s string) bool {
+	if p.plain {
+		return true
+	}
+	return p.value.Unify(c.ctx.Encode(s)).Validate(cue.Concrete(true)) == nil
+}
+
+// putBack returns r and st with the carried values back in place of
+// their tokens, copied where they change; false when a token's text is
+// left over (a rule changed a token), so that the result is not the
+// object's.
+func (t *valueTokens) putBack(r Result, st *stored) (Result, *stored, bool) {
+	if t == nil || len(t.values) == 0 {
+		return r, st, true
+	}
+	if r.Object != nil {
+		r.Object, _ = t.restore(r.Object).(map[string]any)
+	}
+	if r.Summary != nil {
+		r.Summary, _ = t.restore(r.Summary).(map[string]any)
+	}
+	r.Errors = t.restoreFindings(r.Errors)
+	r.Warnings = t.restoreFindings(r.Warnings)
+	if st != nil {
+		kept := &stored{doc: st.doc, summary: r.Summary}
+		kept.doc.Object = r.Object
+		st = kept
+	}
+	return r, st, !leftover(r)
+}
+
+func (t *valueTokens) restore(v any) any {
+	out, _ := t.restoreValue(v)
+	return out
+}
+
+func (t *valueTokens) restoreValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		s := t.restoreString(x)
+		return s, s != x
+	case map[string]any:
+		var out map[string]any
+		for k, val := range x {
+			nv, changed := t.restoreValue(val)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			out[k] = nv
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	case []any:
+		return mapItems(x, t.restoreValue)
+	}
+	return v, false
+}
+
+// restoreString puts back the tokens in s: each is valuePrefix and four
+// digits.
+func (t *valueTokens) restoreString(s string) string {
+	if !strings.Contains(s, valuePrefix) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, valuePrefix)
+		end := i + len(valuePrefix) + 4
+		if i < 0 || end > len(s) {
+			b.WriteString(s)
+			return b.String()
+		}
+		n := 0
+		for _, d := range s[i+len(valuePrefix) : end] {
+			if d < '0' || d > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + int(d-'0')
+		}
+		b.WriteString(s[:i])
+		if n >= 0 && n < len(t.values) {
+			b.WriteString(t.values[n])
+		} else {
+			b.WriteString(s[i:end])
+		}
+		s = s[end:]
+	}
+}
+
+// restoreFindings returns the findings with their values back, a new
+// slice: the memo keeps the one it was given.
+func (t *valueTokens) restoreFindings(fs []Finding) []Finding {
+	if len(fs) == 0 {
+		return fs
+	}
+	out := make([]Finding, len(fs))
+	for i, f := range fs {
+		f.Path = t.restoreString(f.Path)
+		f.Detail = t.restoreString(f.Detail)
+		f.Rule = t.restoreString(f.Rule)
+		if len(f.Supported) > 0 {
+			sup := make([]string, len(f.Supported))
+			for j, v := range f.Supported {
+				sup[j] = t.restoreString(v)
+			}
+			f.Supported = sup
+		}
+		if strings.Contains(string(f.Value), valuePrefix) {
+			// Decoded and encoded again, as restoreFindings does for keys:
+			// a value may need escaping that its token did not.
+			dec := json.NewDecoder(bytes.NewReader(f.Value))
+			dec.UseNumber()
+			var v any
+			if dec.Decode(&v) == nil {
+				if b, err := json.Marshal(t.restore(v)); err == nil {
+					f.Value = b
+				}
+			}
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// leftover reports whether any text of r holds a token's nonce, in either
+// case: a token a rule changed, which the values cannot be put back into.
+func leftover(r Result) bool {
+	has := hasNonce
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			return has(x)
+		case map[string]any:
+			for k, val := range x {
+				if has(k) || walk(val) {
+					return true
+				}
+			}
+		case []any:
+			for _, val := range x {
+				if walk(val) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if walk(r.Object) || walk(r.Summary) {
+		return true
+	}
+	for _, fs := range [][]Finding{r.Errors, r.Warnings} {
+		for _, f := range fs {
+			if has(f.Path) || has(f.Detail) || has(f.Rule) || has(string(f.Value)) || walk(anySlice(f.Supported)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// carriedPaths reads `carried`: each kind's entries, by name.
+func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath, error) {
+	byKind, err := e.byKind(c, fieldCarried)
+	if err != nil {
+		return nil, err
+	}
+	str := c.ctx.CompileString("string")
+	out := map[string]map[string][]carriedPath{}
+	for apiVersion, kinds := range byKind {
+		out[apiVersion] = map[string][]carriedPath{}
+		for kind, v := range kinds {
+			it, err := v.Fields()
+			if err != nil {
+				return nil, e.cueError("reading carried", err)
+			}
+			for it.Next() {
+				p := carriedPath{name: it.Selector().Unquoted(), value: it.Value().LookupPath(pathCarriedValue)}
+				if err := it.Value().LookupPath(pathCarriedPath).Decode(&p.path); err != nil {
+					return nil, e.cueError("reading carried", err)
+				}
+				if carry, err := it.Value().LookupPath(pathCarriedCarry).Bool(); err == nil && !carry {
+					continue // switched off (carry: false)
+				}
+				p.plain = !p.value.Exists() || str.Subsume(p.value) == nil && p.value.Subsume(str) == nil
+				out[apiVersion][kind] = append(out[apiVersion][kind], p)
+			}
+		}
+	}
+	return out, nil
+}

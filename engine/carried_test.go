@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
+)
+
+// TestCarriedValuesShareReviews: objects alike but for the values their
+// kind carries (a name, a namespace, a uid, env values) share one review,
+// and each gets its own values back, in its object and its findings. A
+// value outside its entry's constraint, one the CUE's sources hold, and
+// one the object holds elsewhere too, are not carried.
+func TestCarriedValuesShareReviews(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admit := func(text string) (Result, bool) {
+		t.Helper()
+		s := e.NewSession(SessionOptions{})
+		made := e.reviewsMade.Load()
+		r := s.AdmitRequest(context.Background(), readOne(t, text), Request{})
+		return r, e.reviewsMade.Load() != made
+	}
+	job := func(name, ns, uid, env string) string {
+		return "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: " + name + ", namespace: " + ns + ", uid: " + uid + "}\n" +
+			"spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    image: img:1\n    numNodes: 2\n    env: [{name: RUN, value: '" + env + "'}]\n"
+	}
+	first, made := admit(job("job-a", "team-a", "uid-a", "run a"))
+	if !made || first.Rejected() {
+		t.Fatalf("first: made %v, errors %v", made, findingStrings(first.Errors))
+	}
+	second, made := admit(job("job-b", "team-b", "uid-b", "run b"))
+	if made {
+		t.Errorf("a TrainJob alike but for its carried values: reviewed again, want the memo's review")
+	}
+	m := meta(second.Object)
+	env := second.Object["spec"].(map[string]any)["trainer"].(map[string]any)["env"].([]any)[0].(map[string]any)
+	if m["name"] != "job-b" || m["namespace"] != "team-b" || m["uid"] != "uid-b" || env["value"] != "run b" {
+		t.Errorf("the memo's review holds other values: %v, env %v", m, env)
+	}
+	// A fresh engine reviews it alike.
+	fresh, err := New(Options{NoMemo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fresh.NewSession(SessionOptions{}).AdmitRequest(context.Background(), readOne(t, job("job-b", "team-b", "uid-b", "run b")), Request{})
+	if !reflect.DeepEqual(want.Object, second.Object) || !reflect.DeepEqual(want.Errors, second.Errors) || !reflect.DeepEqual(want.Warnings, second.Warnings) {
+		t.Errorf("the memo's review differs from a fresh one:\n%v\n%v", second.Object, want.Object)
+	}
+
+	// A runtime's name reaches a warning: each gets its own.
+	runtime := func(name string) string {
+		return torchRuntime(name, 1, nodeJob("img:1")).Label("trainer.kubeflow.org/support", "deprecated").YAML()
+	}
+	if _, made := admit(runtime("old-a")); !made {
+		t.Fatal("the first runtime was not reviewed")
+	}
+	r, made := admit(runtime("old-b"))
+	if made {
+		t.Errorf("a runtime alike but for its name: reviewed again")
+	}
+	if w := strings.Join(findingStrings(r.Warnings), "\n"); !strings.Contains(w, `"old-b" is deprecated`) || strings.Contains(w, "old-a") {
+		t.Errorf("the memo's warnings name another runtime: %s", w)
+	}
+
+	for _, c := range []struct{ what, text string }{
+		// The CRD's pattern refuses it: not carried, and refused.
+		{"a name outside its pattern", job("Job-C", "team-a", "uid-a", "run a")},
+		// The CUE's sources hold "torch".
+		{"a value the CUE names", job("job-d", "team-a", "uid-a", "torch")},
+		// The same text as the image, which is not carried.
+		{"a value the object holds elsewhere", job("job-e", "team-a", "uid-a", "img:1")},
+	} {
+		if _, made := admit(c.text); !made {
+			t.Errorf("%s: carried (the memo's review), want it reviewed", c.what)
+		}
+	}
+	if r, _ := admit(job("Job-C", "team-a", "uid-a", "run a")); !r.Rejected() {
+		t.Errorf("a name outside the pattern was admitted")
+	}
+}
+
+// TestCarriedCheckedAtLoad: a policy whose rule looks at a value its kind
+// carries, or whose carried entry the tokens do not meet, fails the load
+// at the entry, in the file that declares it.
+func TestCarriedCheckedAtLoad(t *testing.T) {
+	for _, c := range []struct {
+		name, policy, want string
+	}{
+		{"a prefix", `admission: (#APIVersion): TrainJob: {
+	object: _
+	policy: probing: [if strings.HasPrefix(object.metadata.name, "pro") {path: "metadata.name", detail: "a probe"}]
+}`, `p.cue:7:10: rule probing looks at values the review is given as tokens (carried: "trainer.kubeflow.org/v1alpha1": TrainJob: name, at `},
+		{"a changed token", `admission: (#APIVersion): TrainJob: {
+	object: _
+	warnings: loud: [{message: strings.ToUpper(object.metadata.name)}]
+}`, "a rule changed the token"},
+		{"a constraint no token meets", `carried: (#APIVersion): TrainJob: image: {path: ["spec", "trainer", "image"], value: =~"^[A-Z]+$"}`,
+			`p.cue:5:35: carried: "trainer.kubeflow.org/v1alpha1": TrainJob: image: the engine's tokens`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writePolicy(t, map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\n" + c.policy + "\n\n_x: strings.ToUpper(\"\")\n"})
+			_, err := New(Options{PolicyDirs: []string{dir}})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("load: %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCarryOff: a policy whose rule looks at a carried value switches its
+// entry off, and the rule then sees every value.
+func TestCarryOff(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
+
+import "strings"
+
+carried: (#APIVersion): TrainJob: name: carry: false
+
+admission: (#APIVersion): TrainJob: {
+	object: _
+	policy: probing: [if strings.HasPrefix(object.metadata.name, "pro") {path: "metadata.name", detail: "a probe"}]
+}
+`})
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		refused bool
+	}{{"job-a", false}, {"pro-a", true}, {"job-b", false}, {"pro-b", true}} {
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, wrapper.TrainJob(c.name).Namespace("team").RuntimeRef("torch-distributed").YAML()))
+		if r.Rejected() != c.refused {
+			t.Errorf("%s: refused %v, want %v: %v", c.name, r.Rejected(), c.refused, findingStrings(r.Errors))
+		}
+	}
+}
+
+// TestCarriedLeftOver: a token a rule changed is seen, so that the result
+// is thrown away rather than given with the token's text.
+func TestCarriedLeftOver(t *testing.T) {
+	tokens := &valueTokens{}
+	tok, _ := tokens.token("job-a")
+	r := Result{Object: map[string]any{"a": "x-" + tok}, Warnings: []Finding{{Detail: "name " + tok}}}
+	got, _, ok := tokens.putBack(r, nil)
+	if !ok || got.Object["a"] != "x-job-a" || got.Warnings[0].Detail != "name job-a" {
+		t.Errorf("put back: %v %v %v", ok, got.Object, got.Warnings)
+	}
+	if r.Warnings[0].Detail != "name "+tok {
+		t.Errorf("putBack changed the findings it was given (the memo's)")
+	}
+	r.Warnings[0].Detail = strings.ToUpper(tok)
+	if _, _, ok := tokens.putBack(r, nil); ok {
+		t.Errorf("an upper-cased token was not seen")
+	}
+}
+
+// TestCarriedLookups: the lookups of objects alike but for their carried
+// values are the memo's, each with its own values; a lookup that looks at
+// a carried value fails the load at the lookup.
+func TestCarriedLookups(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{Controller: true})
+	c := e.compiled()
+	refs := func(name string) (*lookupRefs, bool) {
+		made := e.lookupsMade.Load()
+		d := readOne(t, wrapper.TrainJob(name).Namespace("team").RuntimeRef("torch-distributed").YAML())
+		return s.lookupsFor(c, d, Request{}, false), e.lookupsMade.Load() != made
+	}
+	if _, made := refs("job-a"); !made {
+		t.Fatal("the first lookups were not evaluated")
+	}
+	r, made := refs("job-b")
+	if made {
+		t.Errorf("lookups alike but for the name: evaluated again")
+	}
+	if r == nil || r.existing["snapshot"].Name != "job-b-runtime-snapshot" || r.runtime == nil || r.runtime.Pinned == nil || r.runtime.Pinned.Name != "job-b-runtime-snapshot" {
+		t.Errorf("the memo's lookups name another TrainJob's objects: %v", r)
+	}
+
+	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
+
+import "strings"
+
+lookups: (#APIVersion): TrainJob: {
+	input: _
+	if input.metadata.name != _|_ {
+		existing: loud: {group: "", kind: "ConfigMap", namespace: "default", name: strings.ToUpper(input.metadata.name)}
+	}
+}
+`})
+	_, err = New(Options{PolicyDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), "p.cue:8:") || !strings.Contains(err.Error(), "lookups of TrainJob look at a value the kind carries") {
+		t.Errorf("a lookup that upper-cases the name: %v", err)
+	}
+}
