@@ -104,16 +104,22 @@ type carrying struct {
 	at, all map[string]int
 }
 
-// candidates counts the values at obj's carried paths, and every string
-// of obj.
-func (k *carrying) candidates(obj map[string]any) {
-	if obj == nil {
+// candidates counts the values at the objects' carried paths, then each
+// one's places anywhere in the objects (values and map keys).
+func (k *carrying) candidates(objs ...map[string]any) {
+	for _, obj := range objs {
+		for _, p := range k.paths {
+			if obj != nil {
+				k.visit(obj, p, p.path)
+			}
+		}
+	}
+	if len(k.at) == 0 {
 		return
 	}
-	for _, p := range k.paths {
-		k.visit(obj, p, p.path)
+	for _, obj := range objs {
+		countAmong(obj, k.at, k.all)
 	}
-	countStrings(obj, k.all)
 }
 
 func (k *carrying) visit(v any, p carriedPath, rest []string) {
@@ -140,6 +146,28 @@ func (k *carrying) visit(v any, p carriedPath, rest []string) {
 			for _, val := range x {
 				k.visit(val, p, rest[1:])
 			}
+		}
+	}
+}
+
+// countAmong counts the places in v (values and map keys) of the strings
+// of among.
+func countAmong(v any, among, into map[string]int) {
+	switch x := v.(type) {
+	case string:
+		if _, ok := among[x]; ok {
+			into[x]++
+		}
+	case map[string]any:
+		for key, val := range x {
+			if _, ok := among[key]; ok {
+				into[key]++
+			}
+			countAmong(val, among, into)
+		}
+	case []any:
+		for _, val := range x {
+			countAmong(val, among, into)
 		}
 	}
 }
@@ -174,9 +202,10 @@ func carryInto(c *compiled, e *Engine, mode carryMode, paths []carriedPath, inpu
 		return nil
 	}
 	k := newCarrying(c, e, mode, paths)
-	k.candidates(*input)
-	if !unchanged {
-		k.candidates(*old)
+	if unchanged {
+		k.candidates(*input)
+	} else {
+		k.candidates(*input, *old)
 	}
 	t := k.tokens(func(string) bool { return false })
 	if t == nil {
@@ -344,6 +373,31 @@ func (t *valueTokens) putBack(r Result, st *stored) (Result, *stored, bool) {
 func (t *valueTokens) restore(v any) any {
 	out, _ := t.restoreValue(v)
 	return out
+}
+
+// restoreInPlace puts the values back in v's maps and lists themselves:
+// v is a copy no one else holds.
+func (t *valueTokens) restoreInPlace(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if s, ok := val.(string); ok {
+				if r := t.restoreString(s); r != s {
+					x[k] = r
+				}
+				continue
+			}
+			t.restoreInPlace(val)
+		}
+	case []any:
+		for i, val := range x {
+			if s, ok := val.(string); ok {
+				x[i] = t.restoreString(s)
+				continue
+			}
+			t.restoreInPlace(val)
+		}
+	}
 }
 
 func (t *valueTokens) restoreValue(v any) (any, bool) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -201,5 +202,100 @@ lookups: (#APIVersion): TrainJob: {
 	_, err = New(Options{PolicyDirs: []string{dir}})
 	if err == nil || !strings.Contains(err.Error(), "p.cue:8:") || !strings.Contains(err.Error(), "lookups of TrainJob look at a value the kind carries") {
 		t.Errorf("a lookup that upper-cases the name: %v", err)
+	}
+}
+
+// TestCarriedRenders: TrainJobs alike but for their carried values share
+// one render, each with its own names and uid; generators run for each
+// caller (no two share a key pair; a seed is hashed from the value
+// itself); a render rule that looks at a carried value fails the load.
+func TestCarriedRenders(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := New(Options{NoMemo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(e *Engine, runtime, name, uid string) (Rendered, bool) {
+		t.Helper()
+		s := e.NewSession(SessionOptions{})
+		r := s.Admit(readOne(t, wrapper.TrainJob(name).Namespace("team").UID(uid).RuntimeRef(runtime).YAML()))
+		if r.Rejected() {
+			t.Fatalf("%s: %v", name, findingStrings(r.Errors))
+		}
+		made := e.rendersMade.Load()
+		out := s.Render(r, RenderOptions{})
+		if len(out.Errors) > 0 {
+			t.Fatalf("render %s: %v", name, findingStrings(out.Errors))
+		}
+		return out, e.rendersMade.Load() != made
+	}
+	secretData := func(out Rendered, kind string) string {
+		for _, o := range out.Objects {
+			if o["kind"] == kind {
+				return fmt.Sprint(o["data"])
+			}
+		}
+		return ""
+	}
+	for _, runtime := range []string{"torch-distributed", "deepspeed-distributed"} {
+		first, made := render(e, runtime, "first-one", "u-first")
+		if !made {
+			t.Fatalf("%s: the first render was not made", runtime)
+		}
+		second, made := render(e, runtime, "second-two", "u-second")
+		if made {
+			t.Errorf("%s: a TrainJob alike but for its name and uid: rendered again", runtime)
+		}
+		want, _ := render(fresh, runtime, "second-two", "u-second")
+		if len(second.Objects) != len(want.Objects) {
+			t.Fatalf("%s: %d objects, want %d", runtime, len(second.Objects), len(want.Objects))
+		}
+		for i := range want.Objects {
+			w, g := deepCopy(want.Objects[i]).(map[string]any), deepCopy(second.Objects[i]).(map[string]any)
+			if w["kind"] == "Secret" {
+				// A key pair is random: each render its own, under the
+				// same keys.
+				wd, _ := w["data"].(map[string]any)
+				gd, _ := g["data"].(map[string]any)
+				if len(wd) == 0 || !reflect.DeepEqual(sortedKeys(wd), sortedKeys(gd)) {
+					t.Errorf("%s: secret data %v, want keys %v", runtime, sortedKeys(gd), sortedKeys(wd))
+				}
+				delete(w, "data")
+				delete(g, "data")
+			}
+			if !reflect.DeepEqual(w, g) {
+				t.Errorf("%s: object %d differs from a fresh render:\n%v\n%v", runtime, i, g, w)
+			}
+		}
+		if d := secretData(first, "Secret"); d != "" && d == secretData(second, "Secret") {
+			t.Errorf("%s: two TrainJobs share a key pair", runtime)
+		}
+		if strings.Contains(fmt.Sprint(second.Objects), "first") {
+			t.Errorf("%s: the render of second-two names first-one", runtime)
+		}
+	}
+
+	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
+
+import "strings"
+
+render: (#APIVersion): TrainJob: {
+	input: _
+	objects: short: {
+		apiVersion: "v1"
+		kind:       "ConfigMap"
+		metadata: name: "short"
+		data: long: "\(len(input.metadata.name) > 10)"
+	}
+}
+
+_x: strings.ToUpper("")
+`})
+	_, err = New(Options{PolicyDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), `carried: "trainer.kubeflow.org/v1alpha1": TrainJob: name: the render of TrainJob, a probe of the runtime`) {
+		t.Errorf("a render rule that looks at the name's length: %v", err)
 	}
 }

@@ -309,6 +309,7 @@ type generate struct {
 	Key        string
 	From       string
 	Seed       string
+	SeedFrom   *string
 	Encoding   string
 	Text       string
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
@@ -15,6 +16,49 @@ import (
 
 // yamlSource gives the YAML text of a context entry.
 type yamlSource func(name string) (string, error)
+
+// check finds what would keep the generator from running on obj (its
+// path, its seed, its encoding, its kind), without running it: a render
+// whose generators run later (deferred, rendermemo.go) still reports them
+// at the rule.
+func (g generate) check(obj map[string]any, yamlOf yamlSource) error {
+	if _, err := mapAt(obj, g.Path); err != nil {
+		return err
+	}
+	switch g.Kind {
+	case "ssh-keypair":
+		return nil
+	case "x25519-keypair":
+		if _, err := g.seed(); err != nil {
+			return err
+		}
+		if g.Encoding != "z85" {
+			return fmt.Errorf("unknown encoding %q", g.Encoding)
+		}
+		return nil
+	case "yaml":
+		_, err := yamlOf(g.From)
+		return err
+	}
+	return fmt.Errorf("unknown kind %q", g.Kind)
+}
+
+// seed is the x25519 key pair's seed: the SHA-256 of seedFrom, else seed
+// decoded, nil for none.
+func (g generate) seed() ([]byte, error) {
+	if g.SeedFrom != nil {
+		sum := sha256.Sum256([]byte(*g.SeedFrom))
+		return sum[:], nil
+	}
+	if g.Seed == "" {
+		return nil, nil
+	}
+	seed, err := base64.StdEncoding.DecodeString(g.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %v", err)
+	}
+	return seed, nil
+}
 
 func (g generate) run(obj map[string]any, yamlOf yamlSource) error {
 	m, err := mapAt(obj, g.Path)
@@ -31,11 +75,9 @@ func (g generate) run(obj map[string]any, yamlOf yamlSource) error {
 		m[g.PublicKey] = base64.StdEncoding.EncodeToString(public)
 		return nil
 	case "x25519-keypair":
-		var seed []byte
-		if g.Seed != "" {
-			if seed, err = base64.StdEncoding.DecodeString(g.Seed); err != nil {
-				return fmt.Errorf("seed: %v", err)
-			}
+		seed, err := g.seed()
+		if err != nil {
+			return err
 		}
 		private, public, err := x25519KeyPair(seed)
 		if err != nil {

@@ -303,7 +303,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		return diff, rule
 	}
 	if diff, _ := differs(""); diff == "" {
-		return nil
+		return e.checkCarriedRender(c, s, want, what)
 	}
 	for _, p := range paths {
 		diff, rule := differs(p.name)
@@ -334,6 +334,48 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 	// Only all the entries together differ (a rule compares two carried
 	// values): at the kind's first entry.
 	pr := e.carriedProblem(c, doc.APIVersion(), doc.Kind(), paths[0].name, fmt.Sprintf("the %s review of %s differs when all the values the kind carries are tokens, though not when one entry's are: a rule looks at two carried values together", req.Operation, what))
+	return &pr
+}
+
+// checkCarriedRender renders an admitted probe with its values and with its
+// carried values as tokens, its generators left unrun (they may make
+// random data): a render that differs looks at a carried value.
+func (e *Engine) checkCarriedRender(c *compiled, s *Session, r Result, what string) *Problem {
+	if r.Rejected() || r.Object == nil || !e.Renders(Kind{r.Doc.APIVersion(), r.Doc.Kind()}) {
+		return nil
+	}
+	want := s.renderOnce(r, RenderOptions{}, true)
+	if hasPhase(want.Errors, PhaseRuleError) {
+		return nil // said as such (tryPolicy)
+	}
+	differs := func(entry string) string {
+		t, tokenized := s.carryRender(r, carryAll, entry)
+		got, ok := t.putBackRendered(s.renderOnce(tokenized, RenderOptions{}, true))
+		switch {
+		case !ok:
+			return "a rule changed the token (its case, a part of it), or the values sort the objects otherwise"
+		case !reflect.DeepEqual(want.Objects, got.Objects):
+			return "its objects differ"
+		case !reflect.DeepEqual(want.Errors, got.Errors) || !reflect.DeepEqual(want.Warnings, got.Warnings):
+			return "its findings differ"
+		case !reflect.DeepEqual(want.Controller, got.Controller):
+			return "its directives to the controller differ"
+		case !reflect.DeepEqual(want.gens, got.gens):
+			return "its generators differ"
+		}
+		return ""
+	}
+	if differs("") == "" {
+		return nil
+	}
+	paths := c.carried[r.Doc.APIVersion()][r.Doc.Kind()]
+	for _, p := range paths {
+		if diff := differs(p.name); diff != "" {
+			pr := e.carriedProblem(c, r.Doc.APIVersion(), r.Doc.Kind(), p.name, fmt.Sprintf("the render of %s differs when the values at %s are tokens: %s. A render rule looks at those values (a pattern, a length, a part, a hash): carry the value into what it writes, hash it with a generator's seedFrom, or switch the entry off in a policy file (carry: false)", what, strings.Join(p.path, "."), diff))
+			return &pr
+		}
+	}
+	pr := e.carriedProblem(c, r.Doc.APIVersion(), r.Doc.Kind(), paths[0].name, fmt.Sprintf("the render of %s differs when all the values the kind carries are tokens, though not when one entry's are: a render rule looks at two carried values together", what))
 	return &pr
 }
 

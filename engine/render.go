@@ -19,6 +19,15 @@ type Rendered struct {
 
 	// applyOrder is the indexes of Objects in the order to apply them.
 	applyOrder []int
+	// gens are the generators a deferred render did not run yet
+	// (rendermemo.go): each is run on the caller's copy.
+	gens []pendingGen
+}
+
+// pendingGen is a generator to run on the object of key (objectKey).
+type pendingGen struct {
+	object string
+	g      generate
 }
 
 // InApplyOrder is the objects in the order a controller applies them: by
@@ -52,14 +61,25 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 			return out.copied()
 		}
 	}
-	var a *keyAliases
-	out := s.render(r, opts, &a)
-	// Apart: the call sets a, which the receiver must be read after.
-	out = a.restoreRendered(out)
-	s.e.rendersMade.Add(1)
+	mode := carryNone
+	if s.e.renderMemo != nil {
+		mode = carryUnnamed
+	}
+	out := s.renderAlike(r, opts, mode)
 	if key != "" {
 		s.e.renderMemo.put(key, out.copied())
 	}
+	return out
+}
+
+// renderOnce renders with the opaque keys as tokens, and puts them back.
+// With deferGens the generators are checked but not run (gens).
+func (s *Session) renderOnce(r Result, opts RenderOptions, deferGens bool) Rendered {
+	var a *keyAliases
+	out := s.render(r, opts, deferGens, &a)
+	// Apart: the call sets a, which the receiver must be read after.
+	out = a.restoreRendered(out)
+	s.e.rendersMade.Add(1)
 	return out
 }
 
@@ -67,13 +87,13 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 // *aliases to the tokens it gave. It runs the stages below in order; each
 // says whether the render goes on, and one that stops leaves its reason in
 // the result's errors (or a controller's skip).
-func (s *Session) render(r Result, opts RenderOptions, aliases **keyAliases) Rendered {
+func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases **keyAliases) Rendered {
 	c := s.e.compiled()
 	renderer, ok := c.renders[r.Doc.APIVersion()][r.Doc.Kind()]
 	if !ok || r.Object == nil {
 		return Rendered{}
 	}
-	rn := rendering{s: s, c: c, r: r, opts: opts, renderer: renderer,
+	rn := rendering{s: s, c: c, r: r, opts: opts, renderer: renderer, deferGens: deferGens,
 		apiVersion: r.Doc.APIVersion(), kind: r.Doc.Kind(), runtime: r.runtime}
 	defer rn.releasePlan()
 	// The objects the render builds, by id (here, not in rn, so that the
@@ -96,6 +116,7 @@ type rendering struct {
 	c                *compiled
 	r                Result
 	opts             RenderOptions
+	deferGens        bool
 	apiVersion, kind string
 	runtime          *stored
 	// renderer is the kind's render, with the parts the plan names.
@@ -362,6 +383,13 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 			continue
 		}
 		for _, g := range rn.do.generate[id] {
+			if rn.deferGens {
+				if err := g.check(obj, source); err != nil {
+					rn.defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
+				}
+				rn.out.gens = append(rn.out.gens, pendingGen{object: objectKey(obj), g: g})
+				continue
+			}
 			if err := g.run(obj, source); err != nil {
 				rn.defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,7 +16,8 @@ import (
 // for their content (an object's uid and resourceVersion, which the API
 // server changes with the content; a shipped runtime's content hash) is
 // kept under them, and given again, copied, while they stay. A render of
-// an object without them (vet, `cuetrainer render`) is not kept.
+// an object without them (vet, `cuetrainer render`) is kept under its
+// content instead (renderAlike, below).
 
 // renderKey is the key of a render the engine may keep, "" for one it may
 // not.
@@ -65,9 +67,109 @@ func (s *Session) renderKey(r Result, opts RenderOptions) string {
 	return b.String()
 }
 
+// Renders alike.
+//
+// Objects alike but for their carried values (carried.go: a TrainJob's
+// name, uid, env values) render alike but for those values. So the render
+// of an object is also kept under a hash of everything it reads, with the
+// carried values as tokens (renderAlike), and each caller gets its own
+// values back. Its generators run on each caller's copy, once the values
+// are back (generate): two objects never share a key pair, and a seed is
+// hashed from the value itself. What the render memo keeps under
+// identities comes first.
+
+// renderAlike renders r with its carried values given as mode says, from
+// the memo when an object alike rendered before.
+func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rendered {
+	if mode == carryNone || r.Object == nil {
+		return s.renderOnce(r, opts, false)
+	}
+	t, tokenized := s.carryRender(r, mode, "")
+	memo := s.e.renderMemo != nil
+	var key string
+	if memo {
+		key = renderContentKey(tokenized, opts, s.opts.Controller)
+		if out, ok := s.e.renderMemo.get(key); ok {
+			restored, _ := t.putBackRendered(out.copied()) // kept only when they restore
+			return restored.generate(r.runtime)
+		}
+	}
+	out := s.renderOnce(tokenized, opts, true)
+	restored, ok := t.putBackRendered(out.copied())
+	if !ok {
+		// A rule changed a token, or the tokens sort the objects otherwise:
+		// rendered again with the values.
+		return s.renderOnce(r, opts, false)
+	}
+	if memo {
+		s.e.renderMemo.put(key, out)
+	}
+	return restored.generate(r.runtime)
+}
+
+// carryRender is r with its object's carried values (those of one entry
+// alone, when entry is set) as tokens, and the tokens; nil when none is
+// carried. A value the render sees elsewhere (the runtime, the existing
+// objects) keeps its value.
+func (s *Session) carryRender(r Result, mode carryMode, entry string) (*valueTokens, Result) {
+	c := s.e.compiled()
+	paths := c.carried[r.Doc.APIVersion()][r.Doc.Kind()]
+	if entry != "" {
+		paths = slices.DeleteFunc(slices.Clone(paths), func(p carriedPath) bool { return p.name != entry })
+	}
+	k := newCarrying(c, s.e, mode, paths)
+	k.candidates(r.Object)
+	others := map[string]int{}
+	countAmong(r.existing, k.at, others)
+	t := k.tokens(func(v string) bool {
+		return others[v] > 0 || r.runtime != nil && r.runtime.strings()[v] > 0
+	})
+	if t != nil {
+		r.Object = k.replace(t, r.Object)
+	}
+	return t, r
+}
+
+// generate runs the generators a deferred render left (gens) on its
+// objects, once the carried values are back: a key pair is made for each
+// caller, never shared, and a seed is hashed from the value itself.
+func (out Rendered) generate(runtime *stored) Rendered {
+	source := yamlOf(runtime)
+	for _, pg := range out.gens {
+		i := slices.IndexFunc(out.Objects, func(o map[string]any) bool { return objectKey(o) == pg.object })
+		if i < 0 {
+			continue
+		}
+		if err := pg.g.run(out.Objects[i], source); err != nil {
+			out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
+		}
+	}
+	out.gens = nil
+	return out
+}
+
+// renderContentKey hashes what a render reads: the kind, whether a
+// controller renders, the object, its runtime's content, the existing
+// objects and the ids the caller says exist.
+func renderContentKey(r Result, opts RenderOptions, controller bool) string {
+	h := newContentHash()
+	h.str("alike")
+	h.value([]any{r.Doc.APIVersion(), r.Doc.Kind(), controller, r.Object})
+	if r.runtime != nil {
+		h.str(r.runtime.contentKey())
+	} else {
+		h.value(nil)
+	}
+	h.value(r.existing)
+	ids := slices.Clone(opts.Existing)
+	slices.Sort(ids)
+	h.value(anySlice(ids))
+	return h.sum()
+}
+
 // copied is a copy of a render that shares nothing a caller may change.
 func (out Rendered) copied() Rendered {
-	c := Rendered{Errors: slices.Clone(out.Errors), Warnings: slices.Clone(out.Warnings), applyOrder: slices.Clone(out.applyOrder)}
+	c := Rendered{Errors: slices.Clone(out.Errors), Warnings: slices.Clone(out.Warnings), applyOrder: slices.Clone(out.applyOrder), gens: slices.Clone(out.gens)}
 	if out.Objects != nil {
 		c.Objects = make([]map[string]any, len(out.Objects))
 		for i, obj := range out.Objects {
@@ -86,4 +188,84 @@ func (out Rendered) copied() Rendered {
 	}
 	c.Controller = d
 	return c
+}
+
+// putBackRendered returns a render with the carried values back in place
+// of their tokens; false when a token's text is left over, or when the
+// values sort the objects otherwise than the tokens did (a render's
+// objects are sorted by name). out is the caller's, changed in place.
+func (t *valueTokens) putBackRendered(out Rendered) (Rendered, bool) {
+	if t == nil || len(t.values) == 0 {
+		return out, true
+	}
+	ok := true
+	for i, obj := range out.Objects {
+		t.restoreInPlace(obj)
+		if i > 0 && objectKey(out.Objects[i-1]) > objectKey(out.Objects[i]) {
+			ok = false
+		}
+	}
+	out.Errors = t.restoreFindings(out.Errors)
+	out.Warnings = t.restoreFindings(out.Warnings)
+	// The generators still to run, and the directives' strings.
+	gens := make([]pendingGen, len(out.gens))
+	for i, pg := range out.gens {
+		g := pg.g
+		g.Path = slices.Clone(g.Path)
+		if g.SeedFrom != nil {
+			seed := t.restoreString(*g.SeedFrom)
+			g.SeedFrom = &seed
+		}
+		pg.object, pg.g = t.restoreString(pg.object), g
+		gens[i] = pg
+	}
+	out.gens = gens
+	texts := []*string{}
+	for i := range gens {
+		g := &gens[i].g
+		texts = append(texts, &g.PrivateKey, &g.PublicKey, &g.Key, &g.From, &g.Seed, &g.Text)
+		for j := range g.Path {
+			texts = append(texts, &g.Path[j])
+		}
+	}
+	d := &out.Controller
+	texts = append(texts, &d.Skip)
+	conditions := func(cs []Condition) []Condition {
+		cs = slices.Clone(cs)
+		for i := range cs {
+			texts = append(texts, &cs[i].Type, &cs[i].Status, &cs[i].Reason, &cs[i].Message, &cs[i].LastTransitionTime)
+		}
+		return cs
+	}
+	d.Status.Conditions = conditions(d.Status.Conditions)
+	if d.Status.Fields != nil {
+		d.Status.Fields, _ = t.restore(d.Status.Fields).(map[string]any)
+		ok = ok && !leftover(Result{Object: d.Status.Fields})
+	}
+	if d.Deadline != nil {
+		dl := *d.Deadline
+		dl.Conditions = conditions(dl.Conditions)
+		dl.Delete = slices.Clone(dl.Delete)
+		texts = append(texts, &dl.Since)
+		for i := range dl.Delete {
+			texts = append(texts, &dl.Delete[i].APIVersion, &dl.Delete[i].Kind, &dl.Delete[i].Name)
+		}
+		d.Deadline = &dl
+	}
+	for _, p := range texts {
+		*p = t.restoreString(*p)
+		ok = ok && !hasNonce(*p)
+	}
+	for _, pg := range gens {
+		ok = ok && (pg.g.SeedFrom == nil || !hasNonce(*pg.g.SeedFrom)) && !hasNonce(pg.object)
+	}
+	if leftover(Result{Errors: out.Errors, Warnings: out.Warnings}) {
+		return out, false
+	}
+	for _, obj := range out.Objects {
+		if leftover(Result{Object: obj}) {
+			return out, false
+		}
+	}
+	return out, ok
 }

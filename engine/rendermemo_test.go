@@ -9,8 +9,8 @@ import (
 // TestRenderMemoKeys: a render is kept under its inputs' identities and
 // given again only while each is the same: the TrainJob's uid and
 // resourceVersion, its runtime's, the existing objects' and the ids the
-// caller says exist. A render of a TrainJob without an identity is never
-// kept; a hit is a copy, which the caller may change.
+// caller says exist. A render of a TrainJob without an identity is kept
+// under its content instead; a hit is a copy, which the caller may change.
 func TestRenderMemoKeys(t *testing.T) {
 	e, err := New(Options{})
 	if err != nil {
@@ -51,11 +51,12 @@ func TestRenderMemoKeys(t *testing.T) {
 		// The caller says the snapshot exists.
 		{planRuntime("memo-rt", "2", "img:2"), job("2"), RenderOptions{Existing: []string{"snapshot"}}, true, "img:2"},
 		{planRuntime("memo-rt", "2", "img:2"), job("2"), RenderOptions{Existing: []string{"snapshot"}}, false, "img:2"},
-		// A runtime without an identity, and a TrainJob without one.
+		// A runtime without an identity, and a TrainJob without one: not
+		// kept under identities, but under their content (renderAlike).
 		{planRuntime("memo-rt", "", "img:3"), job("2"), RenderOptions{}, true, "img:3"},
-		{planRuntime("memo-rt", "", "img:3"), job("2"), RenderOptions{}, true, "img:3"},
+		{planRuntime("memo-rt", "", "img:3"), job("2"), RenderOptions{}, false, "img:3"},
 		{planRuntime("memo-rt", "2", "img:2"), job(""), RenderOptions{}, true, "img:2"},
-		{planRuntime("memo-rt", "2", "img:2"), job(""), RenderOptions{}, true, "img:2"},
+		{planRuntime("memo-rt", "2", "img:2"), job(""), RenderOptions{}, false, "img:2"},
 	} {
 		out, rendered := render(step.runtime, step.job, step.opts)
 		if rendered != step.rendered {

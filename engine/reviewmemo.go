@@ -83,18 +83,17 @@ func (ad *admission) carry() {
 		return
 	}
 	k := newCarrying(ad.c, ad.s.e, ad.mode, paths)
-	k.candidates(ad.doc.Object)
-	k.candidates(ad.req.OldObject)
+	k.candidates(ad.doc.Object, ad.req.OldObject)
 	if len(k.at) == 0 {
 		return
 	}
 	// What else the review sees: the runtime, the other objects found,
 	// the context objects.
 	others := map[string]int{}
-	countStrings(ad.found, others)
+	countAmong(ad.found, k.at, others)
 	for _, byName := range []map[string]map[string]any{ad.sessionContext, ad.listed} {
 		for _, objs := range byName {
-			countStrings(objs, others)
+			countAmong(objs, k.at, others)
 		}
 	}
 	t := k.tokens(func(v string) bool {
