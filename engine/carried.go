@@ -48,6 +48,8 @@ const (
 // carriedPath is one entry of `carried`: a path ("*" for every item of a
 // list or every key of a map) and the constraint of its values.
 type carriedPath struct {
+	// id is apiVersion, kind and name: the entry among all kinds'.
+	id   string
 	name string
 	path []string
 	// value is the constraint; plain says it is `string` alone, which
@@ -343,7 +345,13 @@ func (c *compiled) meets(p carriedPath, s string) bool {
 	if p.plain {
 		return true
 	}
-	return p.value.Unify(c.ctx.Encode(s)).Validate(cue.Concrete(true)) == nil
+	key := p.id + "\x00" + s
+	if ok, kept := c.meetsCache.get(key); kept {
+		return ok
+	}
+	ok := p.value.Unify(c.ctx.Encode(s)).Validate(cue.Concrete(true)) == nil
+	c.meetsCache.put(key, ok)
+	return ok
 }
 
 // putBack returns r and st with the carried values back in place of
@@ -556,6 +564,7 @@ func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath,
 			}
 			for it.Next() {
 				p := carriedPath{name: it.Selector().Unquoted(), value: it.Value().LookupPath(pathCarriedValue)}
+				p.id = apiVersion + "\x00" + kind + "\x00" + p.name
 				if err := it.Value().LookupPath(pathCarriedPath).Decode(&p.path); err != nil {
 					return nil, e.cueError("reading carried", err)
 				}

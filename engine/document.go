@@ -82,6 +82,50 @@ func parentPath(p string) string {
 	return p[:i]
 }
 
+// ReadObject reads one object as an API server sends it to a webhook: one
+// JSON object, read as ReadYAML reads it (its numbers int64 or float64,
+// within the same bounds of depth and size), without the YAML reader's
+// cost. Anything else is ReadYAML's to read, or to say what is wrong.
+func ReadObject(file string, data []byte) Document {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err == nil && obj != nil && !dec.More() && utf8.Valid(data) && within(obj, 0, new(int)) {
+		if _, list := obj["items"]; !list || obj["kind"] != "List" {
+			return Document{File: file, Line: 1, Object: numbers(obj).(map[string]any)}
+		}
+	}
+	docs := ReadYAML(file, data)
+	if len(docs) != 1 {
+		return Document{File: file, Line: 1, Err: fmt.Errorf("%d documents, want one object", len(docs))}
+	}
+	return docs[0]
+}
+
+// within reports whether v is within the reader's bounds: nested no deeper
+// than maxDepth, with no more than maxNodes values (*nodes counts them).
+func within(v any, depth int, nodes *int) bool {
+	*nodes++
+	if *nodes > maxNodes || depth > maxDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, c := range x {
+			if !within(c, depth+1, nodes) {
+				return false
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if !within(c, depth+1, nodes) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // ReadYAML reads every document of a YAML or JSON stream. A document that
 // cannot be read (a syntax error, invalid UTF-8, too deep or too large)
 // gives one Document with Err, and the documents after it are still read.

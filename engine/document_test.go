@@ -350,3 +350,46 @@ func TestReadYAMLBlockErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// TestReadObjectReadsAsReadYAML: a webhook's JSON object is read by
+// ReadObject as ReadYAML reads it, corpus object by corpus object (the
+// numbers' types included), and beyond the reader's bounds ReadYAML says
+// what is wrong.
+func TestReadObjectReadsAsReadYAML(t *testing.T) {
+	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
+	if len(files) < 40 {
+		t.Fatalf("%d corpus files", len(files))
+	}
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ReadYAML(f, data) {
+			if d.Err != nil {
+				continue
+			}
+			// As an API server sends it, with a float beside the ints.
+			d.Object["x"] = map[string]any{"float": 1.5, "whole": float64(2), "big": 12345678901234}
+			raw, err := json.Marshal(d.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ReadYAML("request", raw)[0]
+			got := ReadObject("request", raw)
+			if got.Err != nil || !reflect.DeepEqual(got.Object, want.Object) {
+				t.Errorf("%s %s: ReadObject %v (%v), ReadYAML %v", f, d.Name(), got.Object, got.Err, want.Object)
+			}
+			n++
+		}
+	}
+	t.Logf("%d objects", n)
+	deep := strings.Repeat(`{"a":`, maxDepth+2) + "1" + strings.Repeat("}", maxDepth+2)
+	if d := ReadObject("request", []byte(deep)); d.Err == nil || !strings.Contains(d.Err.Error(), "nested deeper") {
+		t.Errorf("an object nested too deep: %v", d.Err)
+	}
+	if d := ReadObject("request", []byte(`{"a": 1} {"b": 2}`)); d.Err == nil {
+		t.Errorf("two objects read as one")
+	}
+}

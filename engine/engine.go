@@ -93,6 +93,7 @@ type Engine struct {
 	lookupMemo *lru[*lookupRefs]
 	renderMemo *lru[Rendered]
 	reviewMemo *lru[*cachedReview]
+	mutateMemo *lru[mutated]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -144,11 +145,13 @@ type compiled struct {
 	checked map[string]map[string]cue.Value
 	// carried are the input paths each kind's review only carries over
 	// (carried.go).
-	carried   map[string]map[string][]carriedPath
-	lookups   map[string]map[string]cue.Value
-	renders   map[string]map[string]cue.Value
-	plans     map[string]map[string]cue.Value
-	planCache *planCache
+	carried map[string]map[string][]carriedPath
+	// meetsCache keeps whether a value meets a carried entry's constraint.
+	meetsCache *lru[bool]
+	lookups    map[string]map[string]cue.Value
+	renders    map[string]map[string]cue.Value
+	plans      map[string]map[string]cue.Value
+	planCache  *planCache
 	// sharedRuntimes are the runtimes encoded for reviews to share
 	// (runtimevalue.go), by content; nil with Options.NoMemo.
 	sharedRuntimes *lru[*sharedRuntime]
@@ -181,6 +184,7 @@ func New(opts Options) (*Engine, error) {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[Rendered](DefaultRenderMemoSize)
 		e.reviewMemo = newLRU[*cachedReview](DefaultReviewMemoSize)
+		e.mutateMemo = newLRU[mutated](DefaultReviewMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
@@ -306,7 +310,7 @@ func New(opts Options) (*Engine, error) {
 
 // compile builds the loaded instances into a fresh CUE runtime.
 func (e *Engine) compile() (*compiled, error) {
-	c := &compiled{ctx: cuecontext.New(), planCache: newPlanCache(e.planCacheMax)}
+	c := &compiled{ctx: cuecontext.New(), planCache: newPlanCache(e.planCacheMax), meetsCache: newLRU[bool](DefaultLookupMemoSize)}
 	if e.memos {
 		c.sharedRuntimes = newLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
 	}

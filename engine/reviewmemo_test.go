@@ -126,3 +126,34 @@ func TestReviewIsTimeless(t *testing.T) {
 		t.Errorf("a review's rule reading the time: %v, want a load error at late.cue:5:28", err)
 	}
 }
+
+// TestMutateMemo: a mutation is kept under the object, the request and the
+// time, and given again as a copy; another time gives its own.
+func TestMutateMemo(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := readOne(t, teamJob("").RuntimePatch("acme.io/tool", map[string]any{}).YAML())
+	mutate := func(now time.Time) map[string]any {
+		t.Helper()
+		out, err := e.NewSession(SessionOptions{}).Mutate(doc, Request{Now: now})
+		if err != nil || out == nil {
+			t.Fatalf("mutate: %v %v", out, err)
+		}
+		return out
+	}
+	patchTime := func(out map[string]any) any {
+		return out["spec"].(map[string]any)["runtimePatches"].([]any)[0].(map[string]any)["time"]
+	}
+	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	mutate(at)
+	first := mutate(at) // the memo's
+	first["spec"].(map[string]any)["runtimePatches"].([]any)[0].(map[string]any)["time"] = "changed"
+	if got := patchTime(mutate(at)); got != "2026-11-26T10:00:00Z" {
+		t.Errorf("the same mutation again: time %v (a caller's change reached the memo?)", got)
+	}
+	if got := patchTime(mutate(at.Add(time.Second))); got != "2026-11-26T10:00:01Z" {
+		t.Errorf("a second later: time %v", got)
+	}
+}

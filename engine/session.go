@@ -863,12 +863,45 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	if !ok {
 		return nil, nil
 	}
+	var now string
+	if !req.Now.IsZero() {
+		now = req.Now.UTC().Format(time.RFC3339)
+	}
+	// A mutation is a function of the kind, the object, the operation, the
+	// old object and the time (to the second) alone: kept under their hash
+	// (the mutate memo), given again as a copy.
+	var key string
+	if s.e.mutateMemo != nil {
+		h := newContentHash()
+		h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, now, doc.Object, req.OldObject})
+		key = h.sum()
+		if kept, ok := s.e.mutateMemo.get(key); ok {
+			out, _ := deepCopy(kept.out).(map[string]any)
+			return out, kept.err
+		}
+	}
+	out, err := s.mutateOnce(c, m, doc, req, now)
+	if key != "" {
+		kept, _ := deepCopy(out).(map[string]any)
+		s.e.mutateMemo.put(key, mutated{out: kept, err: err})
+	}
+	return out, err
+}
+
+// mutated is a mutation the mutate memo keeps.
+type mutated struct {
+	out map[string]any
+	err error
+}
+
+// mutateOnce evaluates the kind's mutator m.
+func (s *Session) mutateOnce(c *compiled, m cue.Value, doc Document, req Request, now string) (map[string]any, error) {
 	a := s.e.opaque.aliases(nil)
 	cx := requestContext(req, a)
 	// A mutator alone is given the time (a review is the same whenever it
 	// is asked).
-	if !req.Now.IsZero() {
-		cx[fieldNow] = req.Now.UTC().Format(time.RFC3339)
+	if now != "" {
+		cx[fieldNow] = now
 	}
 	input := a.alias(doc.Object).(map[string]any)
 	rv := m.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: cx}))

@@ -148,14 +148,11 @@ func deny(req admission.Request, fs []engine.Finding) admission.Response {
 // decodeObject reads a request's object with the engine's reader, which
 // bounds depth and size as it does for vet's files.
 func decodeObject(raw []byte) (map[string]any, error) {
-	docs := engine.ReadYAML("request", raw)
-	if len(docs) != 1 {
-		return nil, fmt.Errorf("%d documents, want one object", len(docs))
+	doc := engine.ReadObject("request", raw)
+	if doc.Err != nil {
+		return nil, doc.Err
 	}
-	if docs[0].Err != nil {
-		return nil, docs[0].Err
-	}
-	return docs[0].Object, nil
+	return doc.Object, nil
 }
 
 func handlerName(mutating bool) string {
