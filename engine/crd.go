@@ -23,57 +23,64 @@ func (e *Engine) CRDs() ([]map[string]any, error) {
 		return nil, e.cueError("reading crds", err)
 	}
 	for it.Next() {
-		kind := it.Selector().Unquoted()
-		v := it.Value()
-		str := func(f string) string {
-			s, _ := v.LookupPath(cue.ParsePath(f)).String()
-			return s
-		}
-		schema, err := openAPI(v.LookupPath(pathCRDSchema), 0, true)
+		crd, err := e.crdOf(it.Selector().Unquoted(), it.Value())
 		if err != nil {
-			return nil, fmt.Errorf("crd %s: %w", kind, err)
+			return nil, err
 		}
-		if err := markers(v.LookupPath(pathCRDSchema), schema); err != nil {
-			return nil, fmt.Errorf("crd %s: %w", kind, err)
-		}
-		props := schema["properties"].(map[string]any)
-		props["metadata"] = map[string]any{"type": "object"}
-		props["apiVersion"] = map[string]any{"type": "string"}
-		props["kind"] = map[string]any{"type": "string"}
-		// Kubeflow's CRDs require no spec at the root: the webhooks say what
-		// an object without one lacks.
-		delete(schema, "required")
-		version := map[string]any{
-			"name": str("version"), "served": true, "storage": true,
-			"schema": map[string]any{"openAPIV3Schema": schema},
-		}
-		if status, _ := v.LookupPath(pathCRDStatus).Bool(); status {
-			version["subresources"] = map[string]any{"status": map[string]any{}}
-		}
-		if cols := v.LookupPath(pathCRDPrinterColumns); cols.Exists() {
-			var columns []any
-			if err := cols.Decode(&columns); err != nil {
-				return nil, e.cueError("crd "+kind+" printerColumns", err)
-			}
-			version["additionalPrinterColumns"] = columns
-		}
-		names := map[string]any{"kind": kind, "listKind": kind + "List", "plural": str("plural"), "singular": str("singular")}
-		out = append(out, map[string]any{
-			"apiVersion": "apiextensions.k8s.io/v1",
-			"kind":       "CustomResourceDefinition",
-			"metadata":   map[string]any{"name": str("plural") + "." + str("group")},
-			"spec": map[string]any{
-				"group":    str("group"),
-				"names":    names,
-				"scope":    str("scope"),
-				"versions": []any{version},
-			},
-		})
+		out = append(out, crd)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return fmt.Sprint(meta(out[i])["name"]) < fmt.Sprint(meta(out[j])["name"])
 	})
 	return out, nil
+}
+
+// crdOf generates the CRD of kind from its `crds` entry v.
+func (e *Engine) crdOf(kind string, v cue.Value) (map[string]any, error) {
+	str := func(f string) string {
+		s, _ := v.LookupPath(cue.ParsePath(f)).String()
+		return s
+	}
+	schema, err := openAPI(v.LookupPath(pathCRDSchema), 0, true)
+	if err != nil {
+		return nil, fmt.Errorf("crd %s: %w", kind, err)
+	}
+	if err := markers(v.LookupPath(pathCRDSchema), schema); err != nil {
+		return nil, fmt.Errorf("crd %s: %w", kind, err)
+	}
+	props := schema["properties"].(map[string]any)
+	props["metadata"] = map[string]any{"type": "object"}
+	props["apiVersion"] = map[string]any{"type": "string"}
+	props["kind"] = map[string]any{"type": "string"}
+	// Kubeflow's CRDs require no spec at the root: the webhooks say what
+	// an object without one lacks.
+	delete(schema, "required")
+	version := map[string]any{
+		"name": str("version"), "served": true, "storage": true,
+		"schema": map[string]any{"openAPIV3Schema": schema},
+	}
+	if status, _ := v.LookupPath(pathCRDStatus).Bool(); status {
+		version["subresources"] = map[string]any{"status": map[string]any{}}
+	}
+	if cols := v.LookupPath(pathCRDPrinterColumns); cols.Exists() {
+		var columns []any
+		if err := cols.Decode(&columns); err != nil {
+			return nil, e.cueError("crd "+kind+" printerColumns", err)
+		}
+		version["additionalPrinterColumns"] = columns
+	}
+	names := map[string]any{"kind": kind, "listKind": kind + "List", "plural": str("plural"), "singular": str("singular")}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": str("plural") + "." + str("group")},
+		"spec": map[string]any{
+			"group":    str("group"),
+			"names":    names,
+			"scope":    str("scope"),
+			"versions": []any{version},
+		},
+	}, nil
 }
 
 // hasMarker reports whether a field's doc comment holds a marker line.

@@ -43,10 +43,11 @@ type Options struct {
 	// PlanCacheSize is how many render plans (one per runtime content) one
 	// CUE runtime keeps; 0 means DefaultPlanCacheSize.
 	PlanCacheSize int
-	// NoMemo evaluates every lookup and render afresh rather than from the
-	// memos (lookupmemo.go, rendermemo.go), and encodes every review's
-	// runtime (runtimevalue.go): for the tests that show the memos change
-	// nothing.
+	// NoMemo evaluates every review, lookup, render and mutation afresh
+	// rather than from the memos (reviewmemo.go, lookupmemo.go,
+	// rendermemo.go, the mutate memo), gives no carried value as a token
+	// (carried.go), and encodes every review's runtime (runtimevalue.go):
+	// for the tests that show the memos change nothing.
 	NoMemo bool
 }
 
@@ -87,7 +88,8 @@ type Engine struct {
 	planReads   map[string]map[string][][]string
 	lookupReads map[string]map[string][][]string
 	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
-	// renderMemo the renders of objects with identities (both nil with
+	// renderMemo the renders (by identities, and alike by content),
+	// reviewMemo the reviews and mutateMemo the mutations (all nil with
 	// NoMemo); each CUE runtime keeps the shared runtime values.
 	memos      bool
 	lookupMemo *lru[*lookupRefs]

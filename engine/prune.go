@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+
+	"cuelang.org/go/cue"
+)
 
 // The API server drops, before defaulting and validation, the null value
 // of a field whose schema is not nullable (apiextensions-apiserver's
@@ -11,33 +15,40 @@ import "sync"
 // nulls. vet does the same; a schema-checked object comes pruned.
 
 // crdSchemas holds the structural schema of each kind with a CRD, by
-// apiVersion and kind, made once from the CUE (CRDs).
+// apiVersion and kind, made from the CUE the first time the kind is read
+// (crdOf): one kind's, not every kind's, so that a run that reads two
+// kinds makes two. One is made at a time.
 type crdSchemas struct {
-	once  sync.Once
+	mu    sync.Mutex
 	byKey map[string]map[string]any
 }
 
 // crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none.
 func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
-	e.schemas.once.Do(func() {
+	key := apiVersion + "\x00" + kind
+	e.schemas.mu.Lock()
+	defer e.schemas.mu.Unlock()
+	if schema, ok := e.schemas.byKey[key]; ok {
+		return schema
+	}
+	if e.schemas.byKey == nil {
 		e.schemas.byKey = map[string]map[string]any{}
-		crds, err := e.CRDs()
-		if err != nil {
-			return
-		}
-		for _, c := range crds {
-			spec, _ := c["spec"].(map[string]any)
-			names, _ := spec["names"].(map[string]any)
-			group, _ := spec["group"].(string)
+	}
+	var schema map[string]any
+	if v := e.cur.Load().schemas.LookupPath(pathCRDs.Append(cue.Str(kind))); v.Exists() {
+		if crd, err := e.crdOf(kind, v); err == nil {
+			spec, _ := crd["spec"].(map[string]any)
 			versions, _ := spec["versions"].([]any)
-			for _, v := range versions {
-				vm, _ := v.(map[string]any)
-				schema, _ := at(vm, []string{"schema", "openAPIV3Schema"}).(map[string]any)
-				e.schemas.byKey[group+"/"+str(vm["name"])+"\x00"+str(names["kind"])] = schema
+			for _, ver := range versions {
+				vm, _ := ver.(map[string]any)
+				if str(spec["group"])+"/"+str(vm["name"]) == apiVersion {
+					schema, _ = at(vm, []string{"schema", "openAPIV3Schema"}).(map[string]any)
+				}
 			}
 		}
-	})
-	return e.schemas.byKey[apiVersion+"\x00"+kind]
+	}
+	e.schemas.byKey[key] = schema
+	return schema
 }
 
 // fieldSchema is the schema of an object's field k, as the API server
