@@ -68,10 +68,10 @@ func FuzzReadYAML(f *testing.F) {
 	})
 }
 
-// FuzzReadJSON: the admission webhooks read the API server's JSON with
-// ReadYAML, so a JSON object encoding/json reads (without duplicate keys,
-// within the reader's bounds) must read as one document with the same
-// content.
+// FuzzReadJSON: a JSON object encoding/json reads (without duplicate keys,
+// within the reader's bounds) must read with ReadYAML as one document with
+// the same content; and the admission webhooks read the API server's JSON
+// with ReadObject, which must read it exactly as ReadYAML does.
 func FuzzReadJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"a","namespace":"n"},"spec":{"runtimeRef":{"name":"torch-distributed"}}}`,
@@ -97,6 +97,11 @@ func FuzzReadJSON(f *testing.F) {
 		}
 		if got := asFloats(docs[0].Object); !reflect.DeepEqual(got, asFloats(want)) {
 			t.Fatalf("JSON read otherwise:\n%#v\nencoding/json:\n%#v", got, want)
+		}
+		// A webhook's reader (ReadObject) reads it as ReadYAML does, the
+		// numbers' types included.
+		if got := ReadObject("f.json", data); got.Err != nil || !reflect.DeepEqual(got.Object, docs[0].Object) {
+			t.Fatalf("ReadObject read it otherwise:\n%#v (%v)\nReadYAML:\n%#v", got.Object, got.Err, docs[0].Object)
 		}
 	})
 }
