@@ -137,21 +137,7 @@ func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
 			}
 			return out, true
 		}
-		var out map[string]any
-		for k, val := range x {
-			nv, changed := a.aliasAt(val, append(path, k))
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(x)
-			}
-			out[k] = nv
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+		return mapEntries(x, func(k string, val any) (any, bool) { return a.aliasAt(val, append(path, k)) })
 	case []any:
 		return mapItems(x, func(v any) (any, bool) { return a.aliasAt(v, path) })
 	}
@@ -275,26 +261,60 @@ func (a *keyAliases) restoreFindings(fs []Finding) []Finding {
 	if a.empty() {
 		return fs
 	}
-	for i := range fs {
-		f := &fs[i]
-		f.Path = a.restoreString(f.Path)
-		f.Detail = a.restoreString(f.Detail)
-		f.Rule = a.restoreString(f.Rule)
-		for j, v := range f.Supported {
-			f.Supported[j] = a.restoreString(v)
+	return rewriteFindings(fs, aliasPrefix, a.restoreString, a.restore)
+}
+
+// rewriteFindings returns the findings with text applied to their text
+// and, where it holds marker, value to their value (decoded and encoded
+// again: what value puts in may need escaping). It returns a new slice and
+// leaves fs as it was: a memo may hold it.
+func rewriteFindings(fs []Finding, marker string, text func(string) string, value func(any) any) []Finding {
+	if len(fs) == 0 {
+		return fs
+	}
+	out := make([]Finding, len(fs))
+	for i, f := range fs {
+		f.Path, f.Detail, f.Rule = text(f.Path), text(f.Detail), text(f.Rule)
+		if len(f.Supported) > 0 {
+			sup := make([]string, len(f.Supported))
+			for j, v := range f.Supported {
+				sup[j] = text(v)
+			}
+			f.Supported = sup
 		}
-		if f.Value != nil && strings.Contains(string(f.Value), aliasPrefix) {
+		if f.Value != nil && strings.Contains(string(f.Value), marker) {
 			dec := json.NewDecoder(bytes.NewReader(f.Value))
 			dec.UseNumber()
 			var v any
 			if dec.Decode(&v) == nil {
-				if b, err := json.Marshal(a.restore(v)); err == nil {
+				if b, err := json.Marshal(value(v)); err == nil {
 					f.Value = b
 				}
 			}
 		}
+		out[i] = f
 	}
-	return fs
+	return out
+}
+
+// mapEntries returns x with f applied to each entry's value, copied only
+// when f changes one, as mapItems does for a list.
+func mapEntries(x map[string]any, f func(k string, v any) (any, bool)) (map[string]any, bool) {
+	var out map[string]any
+	for k, val := range x {
+		nv, changed := f(k, val)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(x)
+		}
+		out[k] = nv
+	}
+	if out == nil {
+		return x, false
+	}
+	return out, true
 }
 
 // namedStrings collects what the CUE of the instances names: identifiers

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -313,24 +310,12 @@ func (t *valueTokens) replaceAt(v any, rest []string) (any, bool) {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		var out map[string]any
-		for key, val := range x {
+		return mapEntries(x, func(key string, val any) (any, bool) {
 			if rest[0] != "*" && key != rest[0] {
-				continue
+				return val, false
 			}
-			nv, changed := t.replaceAt(val, rest[1:])
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(x)
-			}
-			out[key] = nv
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+			return t.replaceAt(val, rest[1:])
+		})
 	case []any:
 		if rest[0] != "*" {
 			return v, false
@@ -414,21 +399,7 @@ func (t *valueTokens) restoreValue(v any) (any, bool) {
 		s := t.restoreString(x)
 		return s, s != x
 	case map[string]any:
-		var out map[string]any
-		for k, val := range x {
-			nv, changed := t.restoreValue(val)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(x)
-			}
-			out[k] = nv
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+		return mapEntries(x, func(_ string, val any) (any, bool) { return t.restoreValue(val) })
 	case []any:
 		return mapItems(x, t.restoreValue)
 	}
@@ -470,36 +441,7 @@ func (t *valueTokens) restoreString(s string) string {
 // restoreFindings returns the findings with their values back, a new
 // slice: the memo keeps the one it was given.
 func (t *valueTokens) restoreFindings(fs []Finding) []Finding {
-	if len(fs) == 0 {
-		return fs
-	}
-	out := make([]Finding, len(fs))
-	for i, f := range fs {
-		f.Path = t.restoreString(f.Path)
-		f.Detail = t.restoreString(f.Detail)
-		f.Rule = t.restoreString(f.Rule)
-		if len(f.Supported) > 0 {
-			sup := make([]string, len(f.Supported))
-			for j, v := range f.Supported {
-				sup[j] = t.restoreString(v)
-			}
-			f.Supported = sup
-		}
-		if strings.Contains(string(f.Value), valuePrefix) {
-			// Decoded and encoded again, as restoreFindings does for keys:
-			// a value may need escaping that its token did not.
-			dec := json.NewDecoder(bytes.NewReader(f.Value))
-			dec.UseNumber()
-			var v any
-			if dec.Decode(&v) == nil {
-				if b, err := json.Marshal(t.restore(v)); err == nil {
-					f.Value = b
-				}
-			}
-		}
-		out[i] = f
-	}
-	return out
+	return rewriteFindings(fs, valuePrefix, t.restoreString, t.restore)
 }
 
 // leftover reports whether any text of r holds a token's nonce, in either
