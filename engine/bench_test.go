@@ -62,6 +62,10 @@ func benchmarkValidTrainJob(b *testing.B, req Request) {
 	docs := make([]Document, 64)
 	for i := range docs {
 		docs[i] = ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n    env: [{name: RUN, value: \"1\"}]\n", i))[0]
+		if req.SchemaChecked {
+			// As the API server sends it, with its CRD's defaults.
+			docs[i] = serverDefaulted(b, docs[i])
+		}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -81,6 +85,9 @@ func BenchmarkAdmitRuntime(b *testing.B) {
 func benchmarkRuntime(b *testing.B, req Request) {
 	e := missEngine(b) // a miss every time
 	doc := e.builtin[0]
+	if req.SchemaChecked {
+		doc = serverDefaulted(b, doc)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
@@ -114,7 +121,8 @@ func BenchmarkReconcile(b *testing.B) {
 	var runtime map[string]any
 	for _, d := range e.builtin {
 		if d.Name() == "torch-distributed" {
-			runtime = deepCopy(d.Object).(map[string]any)
+			// As the API server holds it, with its CRD's defaults.
+			runtime = deepCopy(serverDefaulted(b, d).Object).(map[string]any)
 		}
 	}
 	if runtime == nil {
@@ -125,7 +133,7 @@ func BenchmarkReconcile(b *testing.B) {
 	cl := &mapCluster{objects: map[string]map[string]any{"trainer.kubeflow.org/ClusterTrainingRuntime//torch-distributed": runtime}}
 	docs := make([]Document, 64)
 	for i := range docs {
-		docs[i] = ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0]
+		docs[i] = serverDefaulted(b, ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0])
 		// As the API server stores it: who set which field.
 		docs[i].Object["metadata"].(map[string]any)["managedFields"] = []any{
 			map[string]any{"manager": "kubectl", "operation": "Apply", "apiVersion": "trainer.kubeflow.org/v1alpha1", "time": "2026-11-23T10:00:00Z", "fieldsType": "FieldsV1",

@@ -28,11 +28,30 @@ func (m *mapCluster) add(t *testing.T, text string) {
 	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
 		t.Fatal(err)
 	}
-	d := Document{Object: obj}
+	// As a client reads it: whole numbers are integers.
+	d := serverDefaulted(t, Document{Object: asJSON(obj).(map[string]any)})
 	if m.objects == nil {
 		m.objects = map[string]map[string]any{}
 	}
-	m.objects[groupOf(d.APIVersion())+"/"+d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = obj
+	m.objects[groupOf(d.APIVersion())+"/"+d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = d.Object
+}
+
+// serverDefaulted is doc as an API server holds it, with its CRD's
+// defaults, when it is of a kind with one: the CUE's object, which the
+// generated CRDs default alike (test/integration TestGeneratedCRDs). A
+// schema-checked review takes its input so.
+func serverDefaulted(t testing.TB, doc Document) Document {
+	t.Helper()
+	e := testEngine(t)
+	if e.crdSchema(doc.APIVersion(), doc.Kind()) == nil {
+		return doc
+	}
+	r := e.NewSession(SessionOptions{NoBuiltinRuntimes: true}).Admit(doc)
+	if r.Object == nil {
+		t.Fatalf("%s: no object to default: %v", r.Identity(), findingStrings(r.Errors))
+	}
+	doc.Object = r.Object
+	return doc
 }
 
 func (m *mapCluster) Get(_ context.Context, group, kind, namespace, name string) (map[string]any, error) {
@@ -639,7 +658,10 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
 	d := ReadYAML("job.yaml", []byte(text))[0]
 	before := deepCopy(d.Object)
 	full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{})
-	checked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
+	// As the API server sends it: with its CRD's defaults (serverDefaulted).
+	dc := d
+	dc.Object = full.Object
+	checked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), dc, Request{Operation: "UPDATE", OldObject: dc.Object, SchemaChecked: true})
 	if full.Rejected() || checked.Rejected() {
 		t.Fatalf("rejected: %v / %v", full.Errors, checked.Errors)
 	}
@@ -660,7 +682,11 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
 	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{}); !hasPhase(r.Errors, PhaseSchema) {
 		t.Errorf("vet of a malformed managedFields: %v, want a schema error", r.Errors)
 	}
-	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{SchemaChecked: true}); r.Rejected() {
+	// As the API server sends it, with its defaults (and this metadata,
+	// which it writes itself).
+	badChecked := serverDefaulted(t, ReadYAML("job.yaml", []byte(jobYAML("torch", "{}")))[0])
+	badChecked.Object["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": int64(7)}}
+	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), badChecked, Request{SchemaChecked: true}); r.Rejected() {
 		t.Errorf("a schema-checked review looked at the managedFields: %v", r.Errors)
 	}
 }
@@ -693,7 +719,16 @@ func compareRequests(e *Engine, cl Cluster, docs []string, change func(*Request)
 			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
 				asked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
 				change(&op)
-				changed := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
+				dd := d
+				if op.SchemaChecked && asked.Object != nil {
+					// As the API server sends it: with its CRD's defaults,
+					// which are the CUE's (serverDefaulted).
+					dd.Object = asked.Object
+					if op.OldObject != nil {
+						op.OldObject = asked.Object
+					}
+				}
+				changed := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), dd, op)
 				check(op, asked, changed)
 			}
 		}
@@ -711,7 +746,7 @@ func TestClusterObjectsWithoutServerManagedFields(t *testing.T) {
 	cl.add(t, strings.Replace(runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""), "  name: torch\n", "  name: torch\n  uid: rt-1\n  resourceVersion: '3'\n  "+managed+"\n", 1))
 	cl.add(t, "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: job, namespace: ns, "+managed+"}\nspec: {suspend: true}\n")
 	cl.add(t, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high, "+managed+"}\nvalue: 1000\n")
-	d := ReadYAML("job.yaml", []byte(jobYAML("torch", "{numNodes: 2}")))[0]
+	d := serverDefaulted(t, ReadYAML("job.yaml", []byte(jobYAML("torch", "{numNodes: 2}")))[0])
 	s := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true, Controller: true})
 	r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
 	if r.Rejected() || r.runtime == nil || r.existing["jobset"] == nil {
@@ -734,6 +769,39 @@ func TestClusterObjectsWithoutServerManagedFields(t *testing.T) {
 	for key, obj := range cl.objects {
 		if !has(obj) {
 			t.Errorf("the cluster's %s lost its managedFields", key)
+		}
+	}
+}
+
+// TestSchemaCheckedTakesTheInput: a schema-checked review takes its input,
+// checked and defaulted by the API server, as the object, without the
+// kind's schema: what the CRD would have pruned is not refused. An input
+// that is not such an object (a default missing, a value of the wrong
+// type) is reviewed with the schema, as vet reviews it.
+func TestSchemaCheckedTakesTheInput(t *testing.T) {
+	e := testEngine(t)
+	cl := &mapCluster{}
+	cl.add(t, runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
+	admit := func(d Document, checked bool) Result {
+		t.Helper()
+		return e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{SchemaChecked: checked})
+	}
+	defaulted := serverDefaulted(t, readOne(t, jobYAML("torch", "{numNodes: 2}")))
+	defaulted.Object["spec"].(map[string]any)["pruned"] = "by the API server"
+	if r := admit(defaulted, true); r.Rejected() || r.Object["spec"].(map[string]any)["pruned"] == nil {
+		t.Errorf("a defaulted object: errors %v, object %v; want it taken as it is", findingStrings(r.Errors), r.Object["spec"])
+	}
+	if r := admit(defaulted, false); !r.Rejected() {
+		t.Errorf("vet of an unknown field: admitted")
+	}
+	for _, text := range []string{
+		jobYAML("torch", "{numNodes: 2}"),       // runtimeRef's defaults missing
+		jobYAML("torch", "{numNodes: \"two\"}"), // the wrong type
+	} {
+		raw := readOne(t, text)
+		want, got := admit(raw, false), admit(raw, true)
+		if hasPhase(got.Errors, PhaseRuleError) || !reflect.DeepEqual(findingStrings(got.Errors), findingStrings(want.Errors)) || !reflect.DeepEqual(got.Object, want.Object) {
+			t.Errorf("%s: schema-checked %v, vet %v", text, findingStrings(got.Errors), findingStrings(want.Errors))
 		}
 	}
 }

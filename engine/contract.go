@@ -50,14 +50,16 @@ var contractFields = []string{
 // Fields inside a review, a render, a plan, a lookup, a probe and a CRD
 // entry, and the definitions the policy checks read.
 const (
-	fieldObject   = "object"  // a review's object, with its defaults
-	fieldInput    = "input"   // what a review or a render is given
-	fieldContext  = "context" // what the engine fills in (#Context)
-	fieldParts    = "parts"   // a plan's chosen parts
-	fieldPlan     = "plan"    // a render's context: its plan
-	fieldRuntime  = "runtime" // a context's runtime; a probe's runtime
-	fieldOld      = "oldObject"
-	fieldMLPolicy = "#MLPolicy"
+	fieldObject  = "object"  // a review's object, with its defaults
+	fieldInput   = "input"   // what a review or a render is given
+	fieldContext = "context" // what the engine fills in (#Context)
+	fieldParts   = "parts"   // a plan's chosen parts
+	fieldPlan    = "plan"    // a render's context: its plan
+	fieldRuntime = "runtime" // a context's runtime; a probe's runtime
+	fieldOld     = "oldObject"
+	// fieldSchemaChecked tells a review the API server checked the object.
+	fieldSchemaChecked = "schemaChecked"
+	fieldMLPolicy      = "#MLPolicy"
 )
 
 // The fields of a context (#Context) the engine fills in, besides

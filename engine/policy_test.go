@@ -305,7 +305,7 @@ crdChecks: (#APIVersion): TrainJob: {
 	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{}); !hasPhase(r.Errors, PhaseCRD) {
 		t.Errorf("vet: %v, want the policy's CRD check", r.Errors)
 	}
-	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{SchemaChecked: true}); r.Rejected() {
+	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, d), Request{SchemaChecked: true}); r.Rejected() {
 		t.Errorf("schema-checked: %v, want the policy's CRD check left to the API server", r.Errors)
 	}
 

@@ -40,7 +40,7 @@ func TestControllerKeepsReviews(t *testing.T) {
 	cl.add(t, volcanoRuntime("7", "live:1"))
 	reconcile := func(tj string) (Result, Rendered) {
 		t.Helper()
-		d := readOne(t, tj)
+		d := serverDefaulted(t, readOne(t, tj))
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
 		r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
 		return r, s.Render(r, RenderOptions{})

@@ -23,7 +23,7 @@ func (ad *admission) reviewMemoKey() string {
 	}
 	c := newContentHash()
 	req := ad.req
-	c.value([]any{ad.doc.APIVersion(), ad.doc.Kind(), req.SchemaChecked, req.VerdictOnly, ad.unchanged, req.Operation, ad.s.opts.Release})
+	c.value([]any{ad.doc.APIVersion(), ad.doc.Kind(), req.SchemaChecked, ad.unifySchema, req.VerdictOnly, ad.unchanged, req.Operation, ad.s.opts.Release})
 	c.value(ad.doc.Object)
 	c.value(req.OldObject) // nil when unchanged: the object is the old one
 	if ad.runtime != nil {

@@ -79,7 +79,7 @@ func TestReviewMemo(t *testing.T) {
 		{name: "no runtime", doc: job(), refused: true},
 		{name: "a context object", before: []string{runtime, pc}, doc: job()},
 		{name: "the release", opts: SessionOptions{Release: "v2.1"}, before: withRuntime, doc: job()},
-		{name: "schema-checked", before: withRuntime, doc: job(), req: Request{SchemaChecked: true}},
+		{name: "schema-checked", before: withRuntime, doc: serverDefaulted(t, job()), req: Request{SchemaChecked: true}},
 		{name: "verdict only", before: withRuntime, doc: job(), req: Request{VerdictOnly: true}},
 		{name: "an update", before: withRuntime, doc: job(), req: Request{Operation: "UPDATE", OldObject: changed(func(o map[string]any) { trainer(o)["numNodes"] = int64(4) }).Object}},
 		{name: "an update from another object", before: withRuntime, doc: job(), req: Request{Operation: "UPDATE", OldObject: changed(func(o map[string]any) { trainer(o)["numNodes"] = int64(5) }).Object}},

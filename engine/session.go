@@ -515,6 +515,14 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		// object is reviewed again with its values.
 		r, st, _ = s.evaluateAs(ctx, doc, req, evalMode{memo: memo})
 	}
+	if req.SchemaChecked && hasPhase(r.Errors, PhaseRuleError) {
+		// A schema-checked review takes its input as the object, as the
+		// API server sends it, checked and defaulted. One whose rules
+		// cannot evaluate is not such an object (a value of the wrong
+		// type, a default missing): it is reviewed with the kind's
+		// schema, which says what is wrong in the API server's words.
+		r, st, _ = s.evaluateAs(ctx, doc, req, evalMode{memo: memo, unifySchema: true})
+	}
 	return r, st
 }
 
@@ -525,11 +533,14 @@ type evalMode struct {
 	carry carryMode
 	entry string
 	memo  bool
+	// unifySchema unifies the kind's schema with a schema-checked object
+	// too (context.schemaChecked false).
+	unifySchema bool
 }
 
 // evaluateAs evaluates as m says; false when a token was left over.
 func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
-	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo}
+	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema}
 	defer ad.releaseRuntime()
 	_ = ad.inputs(ctx) &&
 		ad.lookups(ctx) &&
@@ -571,11 +582,12 @@ type admission struct {
 	// mode says which carried values the review is given as tokens
 	// (carried.go); values are their tokens, real the object with its
 	// values; leftover says a token was left in the result.
-	mode     carryMode
-	entry    string
-	values   *valueTokens
-	real     map[string]any
-	leftover bool
+	mode        carryMode
+	entry       string
+	unifySchema bool
+	values      *valueTokens
+	real        map[string]any
+	leftover    bool
 	// input is the object with tokens, encoded its CUE value (nil and
 	// unset until encode).
 	input   any
@@ -711,6 +723,9 @@ func (ad *admission) review() bool {
 	}
 	ad.a = s.e.opaque.aliases(parent)
 	cx := requestContext(ad.req, ad.a)
+	if ad.req.SchemaChecked && !ad.unifySchema {
+		cx[fieldSchemaChecked] = true
+	}
 	ad.cx = cx
 	if s.opts.Release != "" {
 		cx[fieldRelease] = s.opts.Release
