@@ -74,7 +74,8 @@ const distinctRate = 500
 // evaluating. The requests are real AdmissionReviews: for every shipped
 // runtime (deploy/runtimes) three TrainJobs that use it and the runtime
 // itself, to the validating and the mutating endpoints, the same reviews
-// round robin but for their uids (admissionMix). Then at distinctRate the
+// round robin but for their uids (admissionMix), each object with its
+// CRD's defaults, as the API server sends it. Then at distinctRate the
 // same mix with every request's object its own (distinctMix).
 func BenchmarkAdmission(b *testing.B) {
 	cfg, _ := controlPlane(b)
@@ -352,10 +353,34 @@ func distinctObject(obj map[string]any, k int) map[string]any {
 	return out
 }
 
+// apiServerDefaults is obj as an API server sends it to a webhook: with
+// its CRD's defaults, applied when the request is read, before admission.
+// They are the CUE's (test/integration TestGeneratedCRDs), so an engine of
+// its own (not the server's: its memos would be warmed) gives them.
+func apiServerDefaults(b *testing.B, obj map[string]any) map[string]any {
+	b.Helper()
+	defaulterOnce.Do(func() { defaulter, defaulterErr = engine.New(engine.Options{NoMemo: true}) })
+	if defaulterErr != nil {
+		b.Fatal(defaulterErr)
+	}
+	r := defaulter.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true}).Admit(engine.Document{File: "bench", Object: obj})
+	if r.Object == nil {
+		return obj // refused by the schema: sent as it is
+	}
+	return r.Object
+}
+
+var (
+	defaulterOnce sync.Once
+	defaulter     *engine.Engine
+	defaulterErr  error
+)
+
 // encodeReview makes the AdmissionReview of obj's create, to the mutating
-// or the validating endpoint.
+// or the validating endpoint, obj defaulted as the API server sends it.
 func encodeReview(b *testing.B, obj map[string]any, mutating bool) review {
 	b.Helper()
+	obj = apiServerDefaults(b, obj)
 	u := engine.Document{Object: obj}
 	gv, _ := schema.ParseGroupVersion(u.APIVersion())
 	raw, err := json.Marshal(obj)
