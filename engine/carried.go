@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -99,8 +98,10 @@ type carrying struct {
 	mode  carryMode
 	paths []carriedPath
 	// at counts each candidate's places at carried paths; all counts every
-	// string's places (values and keys) in the objects carried.
+	// string's places (values and keys) in the objects carried; order
+	// lists the candidates as the walk first met them.
 	at, all map[string]int
+	order   []string
 }
 
 // candidates counts the values at the objects' carried paths, then each
@@ -125,6 +126,9 @@ func (k *carrying) visit(v any, p carriedPath, rest []string) {
 	if len(rest) == 0 {
 		s, ok := v.(string)
 		if ok && !(k.mode == carryUnnamed && k.e.opaque.named[s]) && k.c.meets(p, s) {
+			if k.at[s] == 0 {
+				k.order = append(k.order, s)
+			}
 			k.at[s]++
 		}
 		return
@@ -137,8 +141,8 @@ func (k *carrying) visit(v any, p carriedPath, rest []string) {
 			}
 			return
 		}
-		for _, val := range x {
-			k.visit(val, p, rest[1:])
+		for _, key := range sortedKeys(x) {
+			k.visit(x[key], p, rest[1:])
 		}
 	case []any:
 		if rest[0] == "*" {
@@ -267,20 +271,17 @@ func hasNonce(s string) bool {
 // the review sees elsewhere (elsewhere says whether it sees s), nil when
 // there is none.
 func (k *carrying) tokens(elsewhere func(string) bool) *valueTokens {
-	var vals []string
-	for v, n := range k.at {
-		if k.all[v] == n && !elsewhere(v) {
-			vals = append(vals, v)
+	// Numbered by where the walk met them (the entries in order, lists in
+	// order, maps by key), not by their text: objects alike but for these
+	// values get the same tokens in the same places.
+	t := &valueTokens{}
+	for _, v := range k.order {
+		if k.all[v] == k.at[v] && !elsewhere(v) {
+			t.token(v)
 		}
 	}
-	if len(vals) == 0 {
+	if len(t.values) == 0 {
 		return nil
-	}
-	// Numbered in order, so that alike objects get alike tokens.
-	slices.Sort(vals)
-	t := &valueTokens{}
-	for _, v := range vals {
-		t.token(v)
 	}
 	return t
 }

@@ -57,6 +57,9 @@ const (
 	fieldPlan    = "plan"    // a render's context: its plan
 	fieldRuntime = "runtime" // a context's runtime; a probe's runtime
 	fieldOld     = "oldObject"
+	// The operations a request names (#Context.operation).
+	opCreate = "CREATE"
+	opUpdate = "UPDATE"
 	// fieldSchemaChecked tells a review the API server checked the object.
 	fieldSchemaChecked = "schemaChecked"
 	fieldMLPolicy      = "#MLPolicy"
@@ -96,6 +99,8 @@ var (
 	// A plans entry's and a lookups entry's input paths they read (the
 	// engine gives them only those).
 	pathReads = cue.MakePath(cue.Str("reads"))
+	// The paths a lookups entry reads on an UPDATE alone.
+	pathUpdateReads = cue.MakePath(cue.Str("updateReads"))
 
 	// A carried entry's path and the constraint its values meet.
 	pathCarriedPath  = cue.MakePath(cue.Str("path"))

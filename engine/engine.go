@@ -84,9 +84,9 @@ type Engine struct {
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
 	// planReads are the input paths each kind's plan reads, lookupReads
-	// those its lookups read.
+	// those its lookups read, by operation (lookupPaths).
 	planReads   map[string]map[string][][]string
-	lookupReads map[string]map[string][][]string
+	lookupReads map[string]map[string]map[string][][]string
 	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
 	// renderMemo the renders (by identities, and alike by content),
 	// reviewMemo the reviews and mutateMemo the mutations (all nil with
@@ -257,17 +257,26 @@ func New(opts Options) (*Engine, error) {
 			e.planReads[apiVersion][kind] = reads
 		}
 	}
-	e.lookupReads = map[string]map[string][][]string{}
+	e.lookupReads = map[string]map[string]map[string][][]string{}
 	for apiVersion, kinds := range c.lookups {
-		e.lookupReads[apiVersion] = map[string][][]string{}
+		e.lookupReads[apiVersion] = map[string]map[string][][]string{}
 		for kind, v := range kinds {
-			var reads map[string][]string
+			var reads, updateReads map[string][]string
 			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
 				return nil, e.cueError("reading lookups", err)
 			}
-			for _, name := range sortedKeys(reads) {
-				e.lookupReads[apiVersion][kind] = append(e.lookupReads[apiVersion][kind], reads[name])
+			if err := v.LookupPath(pathUpdateReads).Decode(&updateReads); err != nil {
+				return nil, e.cueError("reading lookups", err)
 			}
+			byOp := map[string][][]string{}
+			for _, name := range sortedKeys(reads) {
+				byOp[opCreate] = append(byOp[opCreate], reads[name])
+				byOp[opUpdate] = append(byOp[opUpdate], reads[name])
+			}
+			for _, name := range sortedKeys(updateReads) {
+				byOp[opUpdate] = append(byOp[opUpdate], updateReads[name])
+			}
+			e.lookupReads[apiVersion][kind] = byOp
 		}
 	}
 	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {

@@ -16,7 +16,7 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
-	reads := s.e.lookupReads[doc.APIVersion()][doc.Kind()]
+	reads := s.e.lookupPaths(doc.APIVersion(), doc.Kind(), req.Operation)
 	input := project(doc.Object, reads)
 	old := realOld(doc, req, reads, unchanged)
 	memo := s.e.lookupMemo != nil
@@ -41,6 +41,15 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	}
 	s.e.lookupMemo.put(key, refs)
 	return restored
+}
+
+// lookupPaths are the input paths the kind's lookups read on op: reads,
+// and updateReads on an UPDATE.
+func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
+	if op == opUpdate {
+		return e.lookupReads[apiVersion][kind][opUpdate]
+	}
+	return e.lookupReads[apiVersion][kind][opCreate]
 }
 
 // realOld is the old object's paths the lookups read.

@@ -7,10 +7,11 @@ import (
 )
 
 // TestLookupsMemoised: a kind's lookups are evaluated once per value of
-// what they read (the name, namespace, runtimeRef and runtimePatches of a
-// TrainJob) and come from the memo for a TrainJob that differs elsewhere;
-// a TrainJob that differs in what they read is looked up afresh, and finds
-// its own runtime. Without the memo, every admission evaluates them.
+// what they read (a TrainJob's runtimeRef; its name and namespace carried,
+// carried.go; its runtimePatches on an UPDATE alone) and come from the
+// memo for a TrainJob that differs elsewhere; a TrainJob that differs in
+// what they read is looked up afresh, and finds its own runtime. Without
+// the memo, every admission evaluates them.
 func TestLookupsMemoised(t *testing.T) {
 	for _, memo := range []bool{true, false} {
 		e, err := New(Options{NoMemo: !memo})
@@ -18,24 +19,46 @@ func TestLookupsMemoised(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := e.NewSession(SessionOptions{})
-		admit := func(doc string) (Result, bool) {
+		admit := func(doc, op string) (Result, bool) {
 			before := e.lookupsMade.Load()
-			r := s.AdmitRequest(context.Background(), readOne(t, doc), Request{Operation: "CREATE"})
+			d := readOne(t, doc)
+			req := Request{Operation: op}
+			if op == "UPDATE" {
+				req.OldObject = readOne(t, jobYAML("torch-distributed", "{numNodes: 2}")).Object
+			}
+			r := s.AdmitRequest(context.Background(), d, req)
 			return r, e.lookupsMade.Load() != before
+		}
+		patched := func(manager string) string {
+			return strings.Replace(jobYAML("torch-distributed", "{numNodes: 2}"), "spec:\n", "spec:\n  runtimePatches: [{manager: "+manager+"}]\n", 1)
 		}
 		steps := []struct {
 			name, runtime, trainer string
-			evaluated              bool
+			// doc, when set, is the document instead; op the operation.
+			doc, op   string
+			evaluated bool
 		}{
-			{"memo-job", "torch-distributed", "{numNodes: 2}", true},
-			{"memo-job", "torch-distributed", "{numNodes: 3, args: [a]}", !memo},
-			{"memo-job", "deepspeed-distributed", "{numNodes: 3}", true},
-			{"other-job", "deepspeed-distributed", "{numNodes: 3}", true},
-			{"memo-job", "torch-distributed", "{image: x}", !memo},
+			{name: "memo-job", runtime: "torch-distributed", trainer: "{numNodes: 2}", evaluated: true},
+			{name: "memo-job", runtime: "torch-distributed", trainer: "{numNodes: 3, args: [a]}", evaluated: !memo},
+			{name: "memo-job", runtime: "deepspeed-distributed", trainer: "{numNodes: 3}", evaluated: true},
+			// Another name is carried: the lookups name its own objects.
+			{name: "other-job", runtime: "deepspeed-distributed", trainer: "{numNodes: 3}", evaluated: !memo},
+			{name: "memo-job", runtime: "torch-distributed", trainer: "{image: x}", evaluated: !memo},
+			// runtimePatches are read on an UPDATE alone.
+			{runtime: "torch-distributed", doc: patched("acme.io/a"), op: "CREATE", evaluated: true},
+			{runtime: "torch-distributed", doc: patched("acme.io/b"), op: "CREATE", evaluated: !memo},
+			{runtime: "torch-distributed", doc: patched("acme.io/a"), op: "UPDATE", evaluated: true},
+			{runtime: "torch-distributed", doc: patched("acme.io/b"), op: "UPDATE", evaluated: true},
 		}
 		for i, step := range steps {
-			doc := strings.Replace(jobYAML(step.runtime, step.trainer), "name: job", "name: "+step.name, 1)
-			r, evaluated := admit(doc)
+			doc := step.doc
+			if doc == "" {
+				doc = strings.Replace(jobYAML(step.runtime, step.trainer), "name: job", "name: "+step.name, 1)
+			}
+			if step.op == "" {
+				step.op = "CREATE"
+			}
+			r, evaluated := admit(doc, step.op)
 			if evaluated != step.evaluated {
 				t.Errorf("memo %v, step %d: lookups evaluated %v, want %v", memo, i, evaluated, step.evaluated)
 			}

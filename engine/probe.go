@@ -125,18 +125,23 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 	}
 	a := e.opaque.aliases(nil)
 	whole := a.alias(doc.Object)
-	read := a.alias(project(doc.Object, e.lookupReads[doc.APIVersion()][doc.Kind()]))
 	for _, update := range []bool{false, true} {
+		op := opCreate
+		if update {
+			op = opUpdate
+		}
+		paths := e.lookupPaths(doc.APIVersion(), doc.Kind(), op)
+		read := a.alias(project(doc.Object, paths))
 		ctxOf := func(obj any) map[string]any {
 			if !update {
-				return map[string]any{fieldOperation: "CREATE"}
+				return map[string]any{fieldOperation: opCreate}
 			}
-			return map[string]any{fieldOperation: "UPDATE", fieldOld: obj}
+			return map[string]any{fieldOperation: opUpdate, fieldOld: obj}
 		}
 		want := s.lookupRefs(c, doc, c.ctx.Encode(whole), ctxOf(whole))
 		got := s.lookupRefs(c, doc, c.ctx.Encode(read), ctxOf(read))
 		if !reflect.DeepEqual(want, got) {
-			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads",
+			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got, doc.APIVersion(), doc.Kind())}
 			// At the lookup that differs, in the admin's file where it is.
 			v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: whole, fieldContext: ctxOf(whole)}))
@@ -144,7 +149,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			return &p
 		}
 		// And with the carried values as tokens, as the memo gives them.
-		in, old := project(doc.Object, e.lookupReads[doc.APIVersion()][doc.Kind()]), map[string]any(nil)
+		in, old := project(doc.Object, paths), map[string]any(nil)
 		t := carryInto(c, e, carryAll, c.carried[doc.APIVersion()][doc.Kind()], &in, &old, update)
 		if t == nil {
 			continue
