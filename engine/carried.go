@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -210,7 +211,7 @@ func carryInto(c *compiled, e *Engine, mode carryMode, paths []carriedPath, inpu
 	} else {
 		k.candidates(*input, *old)
 	}
-	t := k.tokens(func(string) bool { return false })
+	t := k.tokens(nil)
 	if t == nil {
 		return nil
 	}
@@ -267,16 +268,21 @@ func hasNonce(s string) bool {
 	return strings.Contains(s, "ct"+aliasNonce) || strings.Contains(s, strings.ToUpper("ct"+aliasNonce))
 }
 
-// carried returns the tokens of the values to carry, given the strings
-// the review sees elsewhere (elsewhere says whether it sees s), nil when
-// there is none.
-func (k *carrying) tokens(elsewhere func(string) bool) *valueTokens {
+// tokens returns the tokens of the values to carry, nil when there is
+// none: a candidate is carried only where the evaluation sees it nowhere
+// else, in runtime (nil for none) or in seen (the other objects it reads),
+// since a rule may compare two values.
+func (k *carrying) tokens(runtime *stored, seen ...any) *valueTokens {
+	others := map[string]int{}
+	for _, v := range seen {
+		countAmong(v, k.at, others)
+	}
 	// Numbered by where the walk met them (the entries in order, lists in
 	// order, maps by key), not by their text: objects alike but for these
 	// values get the same tokens in the same places.
 	t := &valueTokens{}
 	for _, v := range k.order {
-		if k.all[v] == k.at[v] && !elsewhere(v) {
+		if k.all[v] == k.at[v] && others[v] == 0 && (runtime == nil || runtime.strings()[v] == 0) {
 			t.token(v)
 		}
 	}
@@ -284,6 +290,16 @@ func (k *carrying) tokens(elsewhere func(string) bool) *valueTokens {
 		return nil
 	}
 	return t
+}
+
+// carriedFor are the kind's carried entries, that of one name alone when
+// entry is set (the load's check, entry by entry).
+func (c *compiled) carriedFor(apiVersion, kind, entry string) []carriedPath {
+	paths := c.carried[apiVersion][kind]
+	if entry == "" {
+		return paths
+	}
+	return slices.DeleteFunc(slices.Clone(paths), func(p carriedPath) bool { return p.name != entry })
 }
 
 // replace returns obj with the values t carries as their tokens, copying

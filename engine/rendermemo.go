@@ -113,17 +113,9 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 // objects) keeps its value.
 func (s *Session) carryRender(r Result, mode carryMode, entry string) (*valueTokens, Result) {
 	c := s.e.compiled()
-	paths := c.carried[r.Doc.APIVersion()][r.Doc.Kind()]
-	if entry != "" {
-		paths = slices.DeleteFunc(slices.Clone(paths), func(p carriedPath) bool { return p.name != entry })
-	}
-	k := newCarrying(c, s.e, mode, paths)
+	k := newCarrying(c, s.e, mode, c.carriedFor(r.Doc.APIVersion(), r.Doc.Kind(), entry))
 	k.candidates(r.Object)
-	others := map[string]int{}
-	countAmong(r.existing, k.at, others)
-	t := k.tokens(func(v string) bool {
-		return others[v] > 0 || r.runtime != nil && r.runtime.strings()[v] > 0
-	})
+	t := k.tokens(r.runtime, r.existing)
 	if t != nil {
 		r.Object = k.replace(t, r.Object)
 	}

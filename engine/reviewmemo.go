@@ -1,7 +1,5 @@
 package engine
 
-import "slices"
-
 // A review is a function of what the engine gives its CUE and nothing
 // else: the kind, the object, the request (operation and old object; the
 // time is the mutators' alone), the release, the session's and the
@@ -72,10 +70,7 @@ func (ad *admission) recall() bool {
 // object the API server's metadata checks refuse keeps its values: those
 // checks are the engine's, and read them.
 func (ad *admission) carry() {
-	paths := ad.c.carried[ad.doc.APIVersion()][ad.doc.Kind()]
-	if ad.entry != "" {
-		paths = slices.DeleteFunc(slices.Clone(paths), func(p carriedPath) bool { return p.name != ad.entry })
-	}
+	paths := ad.c.carriedFor(ad.doc.APIVersion(), ad.doc.Kind(), ad.entry)
 	if ad.mode == carryNone || len(paths) == 0 {
 		return
 	}
@@ -89,16 +84,13 @@ func (ad *admission) carry() {
 	}
 	// What else the review sees: the runtime, the other objects found,
 	// the context objects.
-	others := map[string]int{}
-	countAmong(ad.found, k.at, others)
+	seen := []any{ad.found}
 	for _, byName := range []map[string]map[string]any{ad.sessionContext, ad.listed} {
 		for _, objs := range byName {
-			countAmong(objs, k.at, others)
+			seen = append(seen, objs)
 		}
 	}
-	t := k.tokens(func(v string) bool {
-		return others[v] > 0 || ad.runtime != nil && ad.runtime.strings()[v] > 0
-	})
+	t := k.tokens(ad.runtime, seen...)
 	if t == nil {
 		return
 	}
