@@ -52,17 +52,7 @@ func mixedInput(b *testing.B) []string {
 		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s",
 			j, j%7, j%5, names[j%len(names)], trainer))
 	}
-	dir := b.TempDir()
-	var files []string
-	for name, docs := range map[string][]string{"runtimes.yaml": rts, "trainjobs.yaml": jobs} {
-		f := filepath.Join(dir, name)
-		if err := os.WriteFile(f, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	return files
+	return writeCorpus(b, rts, jobs)
 }
 
 // BenchmarkVetMixed runs `cuetrainer vet` in-process over the 1,000 mixed
@@ -282,17 +272,7 @@ func distinctInput(b *testing.B) []string {
 		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s%s%s",
 			j, j%7, j%5, rt.name, trainer.String(), init, patch))
 	}
-	dir := b.TempDir()
-	var files []string
-	for name, docs := range map[string][]string{"runtimes.yaml": rts, "trainjobs.yaml": jobs} {
-		f := filepath.Join(dir, name)
-		if err := os.WriteFile(f, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	return files
+	return writeCorpus(b, rts, jobs)
 }
 
 // BenchmarkVetDistinct runs `cuetrainer vet` in-process over the 1,000
@@ -335,4 +315,21 @@ func benchmarkVetDistinct(b *testing.B, opts engine.Options) {
 		}
 	}
 	b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// writeCorpus writes a benchmark's runtimes and TrainJobs, a file of each,
+// and returns the files' paths, sorted.
+func writeCorpus(b *testing.B, rts, jobs []string) []string {
+	b.Helper()
+	dir := b.TempDir()
+	var files []string
+	for name, docs := range map[string][]string{"runtimes.yaml": rts, "trainjobs.yaml": jobs} {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
 }
