@@ -107,12 +107,13 @@ cue-gen:
 	$(GO) run ./hack/cuelocal -o schemas/k8s_gen.cue
 
 # manifests regenerates deploy/'s generated parts from the CUE: the CRDs,
-# the webhook configurations and the shipped runtimes (a test fails when
-# they differ).
+# the webhook configurations and the shipped runtimes, and the CRD schemas
+# the engine embeds (engine/crdschemas.json); a test fails when they differ.
 manifests:
 	$(GO) run ./cmd/cuetrainer export crds --dir deploy/crds
 	$(GO) run ./cmd/cuetrainer export webhooks > deploy/webhooks.yaml
 	$(GO) run ./cmd/cuetrainer runtimes export --dir deploy/runtimes
+	UPDATE_GOLDEN=1 $(GO) test -count=1 -run '^TestEmbeddedCRDSchemas$$' ./engine
 
 # conformance-data refreshes the test copy of the conformance corpus.
 conformance-data:

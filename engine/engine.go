@@ -120,8 +120,11 @@ type Engine struct {
 	// declared names the runtimes a policy declares (in package schemas).
 	declared map[string]bool
 
-	// schemas are the kinds' CRD schemas, for pruning nulls (prune.go).
-	schemas crdSchemas
+	// schemas are the kinds' CRD schemas, for pruning nulls (prune.go);
+	// embeddedOnly says the CUE is the embedded alone, whose schemas are
+	// made ahead (crdschemas.go).
+	schemas      crdSchemas
+	embeddedOnly bool
 
 	// files maps the loader's file names back to the files on disk (policy
 	// files) or in the repository (embedded files).
@@ -214,6 +217,7 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded CUE: %w", err)
 	}
+	e.embeddedOnly = len(opts.PolicyDirs) == 0
 	for i, dir := range opts.PolicyDirs {
 		if err := e.addPolicyDir(files, i, dir); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -34,21 +35,47 @@ func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
 	if e.schemas.byKey == nil {
 		e.schemas.byKey = map[string]map[string]any{}
 	}
-	var schema map[string]any
-	if v := e.cur.Load().schemas.LookupPath(pathCRDs.Append(cue.Str(kind))); v.Exists() {
-		if crd, err := e.crdOf(kind, v); err == nil {
-			spec, _ := crd["spec"].(map[string]any)
-			versions, _ := spec["versions"].([]any)
-			for _, ver := range versions {
-				vm, _ := ver.(map[string]any)
-				if str(spec["group"])+"/"+str(vm["name"]) == apiVersion {
-					schema, _ = at(vm, []string{"schema", "openAPIV3Schema"}).(map[string]any)
-				}
-			}
+	schema, ok := map[string]any(nil), false
+	if e.embeddedOnly {
+		// Made ahead from the same CUE (crdschemas.go).
+		if data, found := embeddedCRDSchemas()[crdSchemaKey(apiVersion, kind)]; found {
+			schema, ok = schemaFromJSON(data)
 		}
+	}
+	if !ok {
+		schema = e.makeCRDSchema(apiVersion, kind)
 	}
 	e.schemas.byKey[key] = schema
 	return schema
+}
+
+// makeCRDSchema makes the kind's CRD schema from the CUE, as JSON would
+// read it (schemaFromJSON), as the schemas made ahead are; nil when the
+// kind has no CRD.
+func (e *Engine) makeCRDSchema(apiVersion, kind string) map[string]any {
+	v := e.cur.Load().schemas.LookupPath(pathCRDs.Append(cue.Str(kind)))
+	if !v.Exists() {
+		return nil
+	}
+	crd, err := e.crdOf(kind, v)
+	if err != nil {
+		return nil
+	}
+	spec, _ := crd["spec"].(map[string]any)
+	versions, _ := spec["versions"].([]any)
+	for _, ver := range versions {
+		vm, _ := ver.(map[string]any)
+		if str(spec["group"])+"/"+str(vm["name"]) != apiVersion {
+			continue
+		}
+		data, err := json.Marshal(at(vm, []string{"schema", "openAPIV3Schema"}))
+		if err != nil {
+			return nil
+		}
+		schema, _ := schemaFromJSON(data)
+		return schema
+	}
+	return nil
 }
 
 // fieldSchema is the schema of an object's field k, as the API server
