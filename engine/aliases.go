@@ -261,14 +261,13 @@ func (a *keyAliases) restoreFindings(fs []Finding) []Finding {
 	if a.empty() {
 		return fs
 	}
-	return rewriteFindings(fs, aliasPrefix, a.restoreString, a.restore)
+	return rewriteFindings(fs, aliasPrefix, a.restoreString)
 }
 
 // rewriteFindings returns the findings with text applied to their text
-// and, where it holds marker, value to their value (decoded and encoded
-// again: what value puts in may need escaping). It returns a new slice and
-// leaves fs as it was: a memo may hold it.
-func rewriteFindings(fs []Finding, marker string, text func(string) string, value func(any) any) []Finding {
+// and to each string (key or value) of their value that holds marker. It
+// returns a new slice and leaves fs as it was: a memo may hold it.
+func rewriteFindings(fs []Finding, marker string, text func(string) string) []Finding {
 	if len(fs) == 0 {
 		return fs
 	}
@@ -282,19 +281,51 @@ func rewriteFindings(fs []Finding, marker string, text func(string) string, valu
 			}
 			f.Supported = sup
 		}
-		if f.Value != nil && strings.Contains(string(f.Value), marker) {
-			dec := json.NewDecoder(bytes.NewReader(f.Value))
-			dec.UseNumber()
-			var v any
-			if dec.Decode(&v) == nil {
-				if b, err := json.Marshal(value(v)); err == nil {
-					f.Value = b
-				}
-			}
+		if f.Value != nil && bytes.Contains(f.Value, []byte(marker)) {
+			f.Value = rewriteJSONStrings(f.Value, marker, text)
 		}
 		out[i] = f
 	}
 	return out
+}
+
+// rewriteJSONStrings returns the JSON text with text applied to each
+// string literal that holds marker, and every other byte as it was: the
+// fields keep their order (the CUE's), which decoding and encoding again
+// would sort. A rewritten string is escaped as CUE escapes one (no HTML
+// escapes).
+func rewriteJSONStrings(data []byte, marker string, text func(string) string) []byte {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	for i := 0; i < len(data); {
+		if data[i] != '"' {
+			out.WriteByte(data[i])
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(data) && data[end] != '"' {
+			if data[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(data) {
+			return data // not JSON: left as it is
+		}
+		lit := data[i : end+1]
+		var s string
+		if !bytes.Contains(lit, []byte(marker)) || json.Unmarshal(lit, &s) != nil {
+			out.Write(lit)
+		} else if err := enc.Encode(text(s)); err != nil {
+			return data
+		} else {
+			out.Truncate(out.Len() - 1) // the Encoder's newline
+		}
+		i = end + 1
+	}
+	return out.Bytes()
 }
 
 // mapEntries returns x with f applied to each entry's value, copied only

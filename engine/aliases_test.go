@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"cuelang.org/go/cue/cuecontext"
 )
 
 // tokenSpy is a policy that reports, as a warning, every label key it sees
@@ -190,5 +192,29 @@ func TestAliasRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a.restore(aliased), in) {
 		t.Errorf("round trip %v", a.restore(aliased))
+	}
+}
+
+// TestRewriteJSONStrings puts values back into a finding's value as its
+// text holds them: the fields in the CUE's order, not sorted, and a value
+// escaped as CUE escapes it.
+func TestRewriteJSONStrings(t *testing.T) {
+	tokens := &valueTokens{}
+	name, _ := tokens.token("torch-distributed")
+	odd, _ := tokens.token(`a "b" <c> & \d é`)
+	raw := []byte(`{"name":"` + name + `","apiGroup":"trainer.kubeflow.org","env":[{"value":"x-` + odd + `","name":"A"}],"n":2}`)
+	got := string(rewriteJSONStrings(raw, valuePrefix, tokens.restoreString))
+	want := `{"name":"torch-distributed","apiGroup":"trainer.kubeflow.org","env":[{"value":"x-a \"b\" <c> & \\d é","name":"A"}],"n":2}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// What a CUE value with the values marshals to, byte for byte.
+	v := cuecontext.New().CompileString(`{name: "torch-distributed", apiGroup: "trainer.kubeflow.org", env: [{value: "x-a \"b\" <c> & \\d é", name: "A"}], n: 2}`)
+	if b, err := v.MarshalJSON(); err != nil || string(b) != want {
+		t.Errorf("CUE marshals %s (%v), want %s", b, err, want)
+	}
+	// Text that is not JSON is left as it is.
+	if bad := []byte(`{"a":"` + name); string(rewriteJSONStrings(bad, valuePrefix, tokens.restoreString)) != string(bad) {
+		t.Errorf("an unterminated string was rewritten")
 	}
 }

@@ -458,7 +458,7 @@ func (t *valueTokens) restoreString(s string) string {
 // restoreFindings returns the findings with their values back, a new
 // slice: the memo keeps the one it was given.
 func (t *valueTokens) restoreFindings(fs []Finding) []Finding {
-	return rewriteFindings(fs, valuePrefix, t.restoreString, t.restore)
+	return rewriteFindings(fs, valuePrefix, t.restoreString)
 }
 
 // leftover reports whether any text of r holds a token's nonce, in either
