@@ -172,20 +172,32 @@ func TestCarriedLookups(t *testing.T) {
 	}
 	s := e.NewSession(SessionOptions{Controller: true})
 	c := e.compiled()
-	refs := func(name string) (*lookupRefs, bool) {
+	refs := func(name, runtime string) (*lookupRefs, bool) {
 		made := e.lookupsMade.Load()
-		d := readOne(t, wrapper.TrainJob(name).Namespace("team").RuntimeRef("torch-distributed").YAML())
+		d := readOne(t, wrapper.TrainJob(name).Namespace("team").RuntimeRef(runtime).YAML())
 		return s.lookupsFor(c, d, Request{}, false), e.lookupsMade.Load() != made
 	}
-	if _, made := refs("job-a"); !made {
+	if _, made := refs("job-a", "torch-distributed"); !made {
 		t.Fatal("the first lookups were not evaluated")
 	}
-	r, made := refs("job-b")
+	r, made := refs("job-b", "torch-distributed")
 	if made {
 		t.Errorf("lookups alike but for the name: evaluated again")
 	}
 	if r == nil || r.existing["snapshot"].Name != "job-b-runtime-snapshot" || r.runtime == nil || r.runtime.Pinned == nil || r.runtime.Pinned.Name != "job-b-runtime-snapshot" {
 		t.Errorf("the memo's lookups name another TrainJob's objects: %v", r)
+	}
+	// The runtime's name is carried too, unless the CUE names it (the
+	// shipped runtimes' are): the lookups of two teams' runtimes are one.
+	if _, made := refs("job-c", "team-a-torch"); !made {
+		t.Error("lookups of a runtime of another name were not evaluated")
+	}
+	r, made = refs("job-d", "team-b-torch")
+	if made {
+		t.Errorf("lookups alike but for the runtime's name: evaluated again")
+	}
+	if r == nil || r.runtime == nil || r.runtime.Name != "team-b-torch" || r.runtime.Kind != "ClusterTrainingRuntime" {
+		t.Errorf("the memo's lookups name another runtime: %+v", r.runtime)
 	}
 
 	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
