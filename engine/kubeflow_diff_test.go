@@ -162,6 +162,51 @@ spec:
 	}
 }
 
+// TestWholeFloatsAreIntegers. The API server reads a JSON number as a
+// float64 and takes a whole one where the schema wants an integer
+// (kube-openapi's type validator), then writes it as an integer: a JSON
+// TrainJob with `"numNodes": 2.0` is admitted with numNodes 2. vet made no
+// object of it and said nothing: the document counted as admitted, and
+// render wrote nothing. A fraction is still refused in the API server's
+// words, and an object the engine cannot make is never admitted silently.
+func TestWholeFloatsAreIntegers(t *testing.T) {
+	e := testEngine(t)
+	d := ReadObject("job.json", []byte(`{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+"metadata": {"name": "floats", "namespace": "team-a"},
+"spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2.0, "numProcPerNode": 4.0,
+"resourcesPerNode": {"requests": {"cpu": 2.0}}}}}`))
+	s := e.NewSession(SessionOptions{})
+	r := s.Admit(d)
+	if r.Rejected() || r.Object == nil {
+		t.Fatalf("rejected (%v) or no object: %v", findingStrings(r.Errors), r.Object)
+	}
+	trainer := r.Object["spec"].(map[string]any)["trainer"].(map[string]any)
+	if trainer["numNodes"] != int64(2) || trainer["numProcPerNode"] != int64(4) {
+		t.Errorf("trainer %#v, want numNodes and numProcPerNode the integers 2 and 4", trainer)
+	}
+	if out := s.Render(r, RenderOptions{}); len(out.Errors) > 0 || len(out.Objects) == 0 {
+		t.Errorf("render: %d objects, %v", len(out.Objects), findingStrings(out.Errors))
+	}
+	if given := d.Object["spec"].(map[string]any)["trainer"].(map[string]any); given["numNodes"] != float64(2) {
+		t.Errorf("the caller's object changed: %#v", given)
+	}
+
+	fraction := ReadObject("job.json", []byte(`{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+"metadata": {"name": "floats", "namespace": "team-a"},
+"spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2.5}}}`))
+	if got := strings.Join(findingStrings(e.NewSession(SessionOptions{}).Admit(fraction).Errors), "\n"); !strings.Contains(got, "spec.trainer.numNodes in body must be of type int32") {
+		t.Errorf("numNodes 2.5: %q, want the API server's type error", got)
+	}
+
+	// A schema-checked object is taken as the API server sends it, with
+	// integers: a float it would never send makes no object, and the
+	// review says so rather than admitting nothing.
+	checked := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{SchemaChecked: true})
+	if !checked.Rejected() || checked.Object != nil {
+		t.Errorf("a schema-checked float: admitted silently (errors %v, object %v)", findingStrings(checked.Errors), checked.Object != nil)
+	}
+}
+
 // TestYAMLReadAsKubectlReadsIt (class 2). kubectl reads YAML with
 // sigs.k8s.io/yaml: YAML 1.1's scalars (go-yaml v2: unquoted yes, no, on,
 // off, y and n are booleans; 1e3 is a number) turned into JSON, which the

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"math"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -13,7 +14,11 @@ import (
 // the nullable flag, or give it a false value, will be pruned before
 // defaulting happens"): `numNodes: null` is no numNodes. A subtree the
 // schema keeps whole (x-kubernetes-preserve-unknown-fields) keeps its
-// nulls. vet does the same; a schema-checked object comes pruned.
+// nulls. It reads JSON numbers as float64s and takes a whole one where the
+// schema wants an integer (kube-openapi's type validator), and what it
+// stores, sends to webhooks and serves is that number written again, an
+// integer: `numNodes: 2.0` is `numNodes: 2`. vet does the same; a
+// schema-checked object comes so.
 
 // crdSchemas holds the structural schema of each kind with a CRD, by
 // apiVersion and kind, made from the CUE the first time the kind is read
@@ -90,31 +95,32 @@ func fieldSchema(s map[string]any, k string) map[string]any {
 	return extra
 }
 
-// pruneObjectNulls is pruneNulls for an object of a kind whose CRD has
-// schema: its metadata too, which the API server decodes as an ObjectMeta
-// (labels: null is no labels) and the CRD's schema leaves untyped.
-func pruneObjectNulls(obj map[string]any, schema map[string]any) map[string]any {
-	// Most objects hold no null: they need no copy.
-	if !hasNull(obj) {
+// asServerReads is serverValue for an object of a kind whose CRD has
+// schema: its metadata's nulls too, which the API server decodes as an
+// ObjectMeta (labels: null is no labels) and the CRD's schema leaves
+// untyped.
+func asServerReads(obj map[string]any, schema map[string]any) map[string]any {
+	// Most objects hold no null and no float: they need no copy.
+	if !hasNullOrFloat(obj) {
 		return obj
 	}
-	return pruneObjectNullsBy(obj, schema)
+	return serverObject(obj, schema)
 }
 
-// hasNull reports whether v holds a null anywhere.
-func hasNull(v any) bool {
+// hasNullOrFloat reports whether v holds a null or a float anywhere.
+func hasNullOrFloat(v any) bool {
 	switch x := v.(type) {
-	case nil:
+	case nil, float64:
 		return true
 	case map[string]any:
 		for _, y := range x {
-			if hasNull(y) {
+			if hasNullOrFloat(y) {
 				return true
 			}
 		}
 	case []any:
 		for _, y := range x {
-			if hasNull(y) {
+			if hasNullOrFloat(y) {
 				return true
 			}
 		}
@@ -122,11 +128,11 @@ func hasNull(v any) bool {
 	return false
 }
 
-func pruneObjectNullsBy(obj map[string]any, schema map[string]any) map[string]any {
+func serverObject(obj map[string]any, schema map[string]any) map[string]any {
 	if schema == nil {
 		return obj
 	}
-	out, _ := pruneNulls(obj, schema).(map[string]any)
+	out, _ := serverValue(obj, schema).(map[string]any)
 	if md, ok := out["metadata"].(map[string]any); ok {
 		var nulls []string
 		for k, v := range md {
@@ -159,9 +165,11 @@ func copyTop(m map[string]any) map[string]any {
 	return out
 }
 
-// pruneNulls returns v without the null values of fields the schema does
-// not make nullable, copying only what it changes.
-func pruneNulls(v any, schema map[string]any) any {
+// serverValue returns v as the API server reads it against the schema:
+// without the null values of fields the schema does not make nullable,
+// and with a whole float where it wants an integer as that integer,
+// copying only what it changes.
+func serverValue(v any, schema map[string]any) any {
 	if schema == nil {
 		return v
 	}
@@ -180,7 +188,7 @@ func pruneNulls(v any, schema map[string]any) any {
 			if val == nil && prop["nullable"] != true {
 				pruned = nil
 			} else if val != nil {
-				pruned = pruneNulls(val, prop)
+				pruned = serverValue(val, prop)
 			}
 			if val == nil && prop["nullable"] != true || !same(pruned, val) {
 				if out == nil {
@@ -204,7 +212,7 @@ func pruneNulls(v any, schema map[string]any) any {
 		items, _ := schema["items"].(map[string]any)
 		var out []any
 		for i, val := range x {
-			if pruned := pruneNulls(val, items); !same(pruned, val) {
+			if pruned := serverValue(val, items); !same(pruned, val) {
 				if out == nil {
 					out = append([]any(nil), x...)
 				}
@@ -215,12 +223,23 @@ func pruneNulls(v any, schema map[string]any) any {
 			return v
 		}
 		return out
+	case float64:
+		// kube-openapi's whole float, which its type validator takes
+		// for an integer (typeerrors.go's floatInt).
+		if wantsInteger(schema) && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
 	}
 	return v
 }
 
-// same reports whether two values pruneNulls gave are the same value (not
-// a copy): maps and lists by identity.
+// wantsInteger says the schema's type is integer, or int-or-string.
+func wantsInteger(schema map[string]any) bool {
+	return schema["type"] == "integer" || schema["x-kubernetes-int-or-string"] == true
+}
+
+// same reports whether two values serverValue gave are the same value
+// (not a copy): maps and lists by identity, others by value.
 func same(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
@@ -230,5 +249,5 @@ func same(a, b any) bool {
 		y, ok := b.([]any)
 		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 	}
-	return true
+	return a == b
 }

@@ -670,8 +670,9 @@ func (ad *admission) lookups(ctx context.Context) bool {
 		ad.cached = s.e.cachedReview(ad.key)
 	}
 	if !ad.req.SchemaChecked {
-		// The nulls the API server drops before it validates.
-		ad.doc.Object = pruneObjectNulls(ad.doc.Object, ad.schema)
+		// The nulls the API server drops before it validates, and the
+		// whole floats it writes as integers (prune.go).
+		ad.doc.Object = asServerReads(ad.doc.Object, ad.schema)
 	}
 	if ad.cached != nil {
 		ad.refs = ad.cached.refs
@@ -770,7 +771,14 @@ func (ad *admission) decode() bool {
 	}
 	object := ad.rv.LookupPath(pathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		r.Errors = append(metaErrors, a.restoreFindings(schemaFindings(err, []string{fieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), fieldObject}, ad.input.(map[string]any), object, ad.schema))...)
+		fs := schemaFindings(err, []string{fieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), fieldObject}, ad.input.(map[string]any), object, ad.schema)
+		if len(fs) == 0 && len(metaErrors) == 0 {
+			// Each of CUE's errors is one the API server would not make
+			// (its words drop them): the object is still not made, and the
+			// document is not admitted without a word.
+			return ad.internal("object", err)
+		}
+		r.Errors = append(metaErrors, a.restoreFindings(fs)...)
 		return ad.keep(nil)
 	}
 	if !ad.req.VerdictOnly {
