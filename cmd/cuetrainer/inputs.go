@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,7 +18,7 @@ var inputExts = map[string]bool{".yaml": true, ".yml": true, ".json": true, ".cu
 // readInputs reads the documents of every path in order: files, directories
 // (recursively, in lexical order) and "-" for standard input. A path that
 // cannot be read is reported and skipped; unreadable is true then.
-func readInputs(e *engine.Engine, paths []string, stdin io.Reader, stderr io.Writer) (docs []engine.Document, unreadable bool) {
+func readInputs(e func() *engine.Engine, paths []string, stdin io.Reader, stderr io.Writer) (docs []engine.Document, unreadable bool) {
 	for _, p := range paths {
 		if p == "-" {
 			data, err := io.ReadAll(stdin)
@@ -69,13 +70,19 @@ func readInputs(e *engine.Engine, paths []string, stdin io.Reader, stderr io.Wri
 	return docs, unreadable
 }
 
-func readFile(e *engine.Engine, path string) ([]engine.Document, error) {
+// readFile reads one file's documents; a CUE file is read by the engine,
+// which e gives once it is loaded (nil when it did not load).
+func readFile(e func() *engine.Engine, path string) ([]engine.Document, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}
 	if strings.EqualFold(filepath.Ext(path), ".cue") {
-		return e.ReadCUE(path, data), nil
+		eng := e()
+		if eng == nil {
+			return nil, errors.New("not read: the policy did not load")
+		}
+		return eng.ReadCUE(path, data), nil
 	}
 	return engine.ReadYAML(path, data), nil
 }

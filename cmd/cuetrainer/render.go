@@ -58,7 +58,7 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	docs, unreadable := readInputs(e, paths, cmd.InOrStdin(), stderr)
+	docs, unreadable := readInputs(func() *engine.Engine { return e }, paths, cmd.InOrStdin(), stderr)
 	if o.runtime != "" {
 		docs = append(docs, exampleTrainJob(o.runtime, o.namespace))
 	}

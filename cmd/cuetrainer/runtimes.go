@@ -112,7 +112,7 @@ func (o *runtimeSource) load(cmd *cobra.Command) ([]engine.Listed, error) {
 		return s.Listed(), nil
 	}
 	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: o.noBuiltinRuntimes})
-	docs, unreadable := readInputs(e, o.files, cmd.InOrStdin(), cmd.ErrOrStderr())
+	docs, unreadable := readInputs(func() *engine.Engine { return e }, o.files, cmd.InOrStdin(), cmd.ErrOrStderr())
 	code := exitOK
 	if unreadable {
 		code = exitUsage

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -89,7 +90,18 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 		return usageError{fmt.Errorf("nothing to vet: give one or more files, directories or -")}
 	}
 	rep := &vetReport{}
-	e, err := o.engine()
+	// The inputs are read while the policy loads (a CUE input waits for
+	// the engine, which reads it); what reading says is held until the
+	// policy has loaded, since a policy that does not load vets nothing.
+	var e *engine.Engine
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		e, err = o.engine()
+	}()
+	var readProblems bytes.Buffer
+	docs, unreadable := readInputs(func() *engine.Engine { <-loaded; return e }, paths, cmd.InOrStdin(), &readProblems)
+	<-loaded
 	if err != nil {
 		// The policy does not load: nothing is vetted, and the reports
 		// say why, as CI reads them.
@@ -100,7 +112,9 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	docs, unreadable := readInputs(e, paths, cmd.InOrStdin(), stderr)
+	if _, err := stderr.Write(readProblems.Bytes()); err != nil {
+		return err
+	}
 	s := e.NewSession(engine.SessionOptions{Release: o.release, NoBuiltinRuntimes: o.noBuiltinRuntimes})
 
 	code := exitOK
