@@ -256,6 +256,9 @@ type lookupRef struct {
 		Name      string `json:"name"`
 		Key       string `json:"key"`
 	} `json:"pinned"`
+	// Reads are the paths of an existing object the render reads (nil:
+	// all of it); see readOfExisting.
+	Reads [][]string `json:"reads"`
 }
 
 // rawFinding is a finding as the CUE writes it (#FieldError, #Warning).

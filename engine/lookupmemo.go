@@ -1,5 +1,7 @@
 package engine
 
+import "maps"
+
 // A kind's lookups are a function of the paths of the input they declare
 // (`reads`), the operation and the same paths of the old object: the engine
 // gives them only those, so a lookup cannot read anything else. Their
@@ -76,4 +78,30 @@ func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input,
 	}
 	s.e.lookupsMade.Add(1)
 	return s.lookupRefs(c, doc, c.ctx.Encode(a.alias(input)), rctx)
+}
+
+// readOfExisting is what a render is given of the existing objects: of
+// each, the paths its lookup's reads name (the whole object when it names
+// none). An object without them still exists. The load checks the reads
+// (checkExistingReads).
+func readOfExisting(existing map[string]any, refs *lookupRefs) map[string]any {
+	if len(existing) == 0 || refs == nil {
+		return existing
+	}
+	var out map[string]any
+	for id, obj := range existing {
+		ref, ok := refs.existing[id]
+		m, isMap := obj.(map[string]any)
+		if !ok || ref.Reads == nil || !isMap {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(existing)
+		}
+		out[id] = project(m, ref.Reads)
+	}
+	if out == nil {
+		return existing
+	}
+	return out
 }

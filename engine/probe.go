@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -107,6 +108,12 @@ func (e *Engine) tryPolicy() []Problem {
 					ruleFailed(f, r)
 				}
 			}
+			if !failed[fieldExisting] {
+				if p := e.checkExistingReads(c, lookups, doc, r, out); p != nil {
+					failed[fieldExisting] = true
+					problems = append(problems, *p)
+				}
+			}
 		}
 	}
 	return problems
@@ -163,6 +170,72 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(firstDifference(want, got))))
 			return &p
 		}
+	}
+	return nil
+}
+
+// checkExistingReads renders a probe again as a controller does once the
+// objects of its first render exist (first's, each with a uid, a
+// resourceVersion and a creationTimestamp of its own), with those objects
+// whole and with the paths their lookups' reads name: a render that
+// differs reads a path of an existing object its reads do not name, and
+// the render memo would give it for objects that differ there. The
+// problem is at the first such lookup, in the admin's file where it is.
+func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Result, first Rendered) *Problem {
+	refs := s.lookupsFor(c, doc, Request{}, false)
+	if refs == nil || len(refs.existing) == 0 {
+		return nil
+	}
+	whole := map[string]any{}
+	for _, id := range sortedKeys(refs.existing) {
+		ref := refs.existing[id]
+		for _, obj := range first.Objects {
+			d := Document{Object: obj}
+			if groupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
+				continue
+			}
+			o := deepCopy(obj).(map[string]any)
+			md, _ := o["metadata"].(map[string]any)
+			if md == nil {
+				md = map[string]any{}
+				o["metadata"] = md
+			}
+			md["uid"], md["resourceVersion"], md["creationTimestamp"] = "probe-"+id, "1", probeTime.UTC().Format(time.RFC3339)
+			whole[id] = o
+		}
+	}
+	if len(whole) == 0 {
+		return nil
+	}
+	render := func(read map[string]any) Rendered {
+		rr := r
+		rr.existing, rr.existingRead = whole, read
+		return s.renderOnce(rr, RenderOptions{}, true)
+	}
+	want := render(whole)
+	if hasPhase(want.Errors, PhaseRuleError) {
+		return nil // said as such (tryPolicy)
+	}
+	same := func(got Rendered) bool {
+		return reflect.DeepEqual(want.Objects, got.Objects) && reflect.DeepEqual(want.Errors, got.Errors) &&
+			reflect.DeepEqual(want.Warnings, got.Warnings) && reflect.DeepEqual(want.Controller, got.Controller)
+	}
+	for _, id := range sortedKeys(whole) {
+		if refs.existing[id].Reads == nil {
+			continue
+		}
+		read := maps.Clone(whole)
+		read[id] = project(whole[id].(map[string]any), refs.existing[id].Reads)
+		if same(render(read)) {
+			continue
+		}
+		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
+			doc.Kind(), strings.TrimPrefix(doc.File, probeFile), id, doc.APIVersion(), doc.Kind(), id)}
+		a := e.opaque.aliases(nil)
+		lk := c.lookups[doc.APIVersion()][doc.Kind()]
+		v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: a.alias(doc.Object), fieldContext: map[string]any{fieldOperation: opCreate}}))
+		p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(pathLookupExisting.Append(cue.Str(id)).Append(pathReads.Selectors()...))))
+		return &p
 	}
 	return nil
 }

@@ -241,7 +241,7 @@ func (rn *rendering) evaluate() bool {
 	for _, id := range rn.opts.Existing {
 		existing[id] = map[string]any{}
 	}
-	for id, obj := range rn.r.existing {
+	for id, obj := range rn.r.existingRead {
 		existing[id] = rn.a.alias(obj)
 	}
 	cctx := map[string]any{fieldMerged: rn.merged, fieldQuantities: quantities(rn.facts...), fieldExisting: existing}

@@ -109,13 +109,13 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 
 // carryRender is r with its object's carried values (those of one entry
 // alone, when entry is set) as tokens, and the tokens; nil when none is
-// carried. A value the render sees elsewhere (the runtime, the existing
-// objects) keeps its value.
+// carried. A value the render sees elsewhere (the runtime, what it reads
+// of the existing objects) keeps its value.
 func (s *Session) carryRender(r Result, mode carryMode, entry string) (*valueTokens, Result) {
 	c := s.e.compiled()
 	k := newCarrying(c, s.e, mode, c.carriedFor(r.Doc.APIVersion(), r.Doc.Kind(), entry))
 	k.candidates(r.Object)
-	t := k.tokens(r.runtime, r.existing)
+	t := k.tokens(r.runtime, r.existingRead)
 	if t != nil {
 		r.Object = k.replace(t, r.Object)
 	}
@@ -141,8 +141,8 @@ func (out Rendered) generate(runtime *stored) Rendered {
 }
 
 // renderContentKey hashes what a render reads: the kind, whether a
-// controller renders, the object, its runtime's content, the existing
-// objects and the ids the caller says exist.
+// controller renders, the object, its runtime's content, the paths of the
+// existing objects it reads and the ids the caller says exist.
 func renderContentKey(r Result, opts RenderOptions, controller bool) string {
 	h := newContentHash()
 	h.str("alike")
@@ -152,7 +152,7 @@ func renderContentKey(r Result, opts RenderOptions, controller bool) string {
 	} else {
 		h.value(nil)
 	}
-	h.value(r.existing)
+	h.value(r.existingRead)
 	ids := slices.Clone(opts.Existing)
 	slices.Sort(ids)
 	h.value(anySlice(ids))

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
@@ -69,5 +72,111 @@ func TestRenderMemoKeys(t *testing.T) {
 		for _, obj := range out.Objects {
 			obj["kind"] = "Changed"
 		}
+	}
+}
+
+// TestExistingReads: a controller's render is given, of an object it finds
+// existing, the paths its lookup's reads name. Two TrainJobs alike but for
+// their names and uids, each with its running JobSet (its own uid,
+// resourceVersion, creationTimestamp and owner reference), share one
+// render, each with its own names back; a JobSet that differs in what the
+// render reads (suspended) renders apart.
+func TestExistingReads(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	jobset := func(name, uid, tjUID string, suspend bool) string {
+		return fmt.Sprintf(`apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: %s
+  namespace: team
+  uid: %s
+  resourceVersion: "%d"
+  creationTimestamp: "2026-11-26T10:00:%02dZ"
+  ownerReferences: [{apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: %s, uid: %s, controller: true}]
+spec: {suspend: %v}
+`, name, uid, len(name)*7, len(uid), name, tjUID, suspend)
+	}
+	render := func(name, uid string) (Rendered, bool) {
+		t.Helper()
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+		tj := wrapper.TrainJob(name).Namespace("team").UID(uid).ResourceVersion("3").
+			RuntimeRef("rt").RuntimeRefKind("TrainingRuntime").Args("train.py").YAML()
+		r := s.AdmitRequest(context.Background(), readOne(t, tj), Request{})
+		if r.Rejected() {
+			t.Fatalf("%s: %v", name, findingStrings(r.Errors))
+		}
+		made := e.rendersMade.Load()
+		out := s.Render(r, RenderOptions{})
+		if len(out.Errors) > 0 {
+			t.Fatalf("%s: %v", name, findingStrings(out.Errors))
+		}
+		return out, e.rendersMade.Load() != made
+	}
+	names := func(out Rendered) string {
+		var ns []string
+		for _, o := range out.Objects {
+			ns = append(ns, fmt.Sprintf("%s/%s", o["kind"], meta(o)["name"]))
+		}
+		return strings.Join(ns, ",")
+	}
+	cl.add(t, jobset("job-a", "js-a", "tj-a", false))
+	cl.add(t, jobset("job-b", "js-bb", "tj-b", false))
+	cl.add(t, jobset("job-c", "js-c", "tj-c", true))
+	if out, made := render("job-a", "tj-a"); !made || names(out) != "ConfigMap/job-a-runtime-snapshot" {
+		t.Fatalf("job-a: rendered %v, objects %s, want the snapshot alone (its JobSet runs)", made, names(out))
+	}
+	out, made := render("job-b", "tj-b")
+	if made {
+		t.Error("job-b: rendered again, though its JobSet differs from job-a's in nothing the render reads")
+	}
+	if names(out) != "ConfigMap/job-b-runtime-snapshot" || !strings.Contains(fmt.Sprint(out.Objects), "tj-b") || strings.Contains(fmt.Sprint(out.Objects), "tj-a") {
+		t.Errorf("job-b: objects %v, want its own snapshot, owned by its own uid", out.Objects)
+	}
+	if out, made := render("job-c", "tj-c"); !made || names(out) != "JobSet/job-c,ConfigMap/job-c-runtime-snapshot" {
+		t.Errorf("job-c (its JobSet suspended): rendered %v, objects %s, want it rendered with its JobSet applied", made, names(out))
+	}
+}
+
+// TestExistingReadsChecked: a render rule that reads a path of an existing
+// object its lookup's reads do not name fails the load, at those reads in
+// the admin's file; named there, the policy loads.
+func TestExistingReadsChecked(t *testing.T) {
+	policy := func(reads string) string {
+		return `package schemas
+
+lookups: (#APIVersion): TrainJob: {
+	input: _
+	if input.metadata.name != _|_ {
+		existing: twin: {
+			group:     "jobset.x-k8s.io"
+			kind:      "JobSet"
+			namespace: *input.metadata.namespace | "default"
+			name:      input.metadata.name
+			reads: ` + reads + `
+		}
+	}
+}
+
+render: (#APIVersion): TrainJob: {
+	context: _
+	warnings: twinJobs: [if context.existing.twin.spec.replicatedJobs != _|_ {
+		message: "the JobSet exists, its first job \(context.existing.twin.spec.replicatedJobs[0].name)"
+	}]
+}
+`
+	}
+	dir := writePolicy(t, map[string]string{"p.cue": policy("[]")})
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), "p.cue:11:") || !strings.Contains(err.Error(), `reads a path of the existing object "twin"`) {
+		t.Errorf("a render that reads the existing object's replicatedJobs, its reads []: %v", err)
+	}
+	dir = writePolicy(t, map[string]string{"p.cue": policy(`[["spec", "replicatedJobs"]]`)})
+	if _, err := New(Options{PolicyDirs: []string{dir}}); err != nil {
+		t.Errorf("the path named in reads: %v", err)
 	}
 }

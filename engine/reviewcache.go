@@ -123,10 +123,11 @@ func (r Result) copied() Result {
 }
 
 // use gives the kept review's result for doc, a copy, with the runtime and
-// existing objects read for this request.
-func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any) (Result, *stored) {
+// existing objects read for this request (refs, its lookups, say what the
+// render reads of them).
+func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any, refs *lookupRefs) (Result, *stored) {
 	r := cr.result.copied()
-	r.Doc, r.runtime, r.existing = doc, runtime, existing
+	r.Doc, r.runtime, r.existing, r.existingRead = doc, runtime, existing, readOfExisting(existing, refs)
 	if !cr.kept {
 		return r, nil
 	}

@@ -56,7 +56,7 @@ func (ad *admission) recall() bool {
 	if !ok {
 		return true
 	}
-	r, st := cr.use(ad.r.Doc, ad.runtime, ad.existing)
+	r, st := cr.use(ad.r.Doc, ad.runtime, ad.existing, ad.refs)
 	// What the memo keeps has no token left over (keep).
 	ad.r, ad.st, _ = ad.values.putBack(r, st)
 	if ad.key != "" {

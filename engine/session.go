@@ -144,9 +144,12 @@ type Result struct {
 	Skipped bool
 
 	// runtime is what the kind's lookup found, for the render, and
-	// existing the render's objects found in the cluster, by id.
-	runtime  *stored
-	existing map[string]any
+	// existing the render's objects found in the cluster, by id;
+	// existingRead the same with the paths the render reads of each
+	// alone (readOfExisting).
+	runtime      *stored
+	existing     map[string]any
+	existingRead map[string]any
 }
 
 // Rejected reports whether any error was found.
@@ -690,7 +693,7 @@ func (ad *admission) lookups(ctx context.Context) bool {
 		}
 	}
 	if ad.key != "" && ad.cached != nil && ad.cached.reads == ad.reads {
-		ad.r, ad.st = ad.cached.use(ad.r.Doc, ad.runtime, ad.existing)
+		ad.r, ad.st = ad.cached.use(ad.r.Doc, ad.runtime, ad.existing, ad.refs)
 		return false
 	}
 	return true
@@ -739,7 +742,7 @@ func (ad *admission) review() bool {
 		cx[f] = ad.aliasNamed(objs)
 	}
 	facts := []any{ad.doc.Object}
-	ad.r.runtime, ad.r.existing = ad.runtime, ad.existing
+	ad.r.runtime, ad.r.existing, ad.r.existingRead = ad.runtime, ad.existing, readOfExisting(ad.existing, ad.refs)
 	if ad.runtime != nil {
 		if ad.shared != nil {
 			cx[fieldRuntime] = ad.runtimeValue
