@@ -237,12 +237,7 @@ func TestCarriedRenders(t *testing.T) {
 		if r.Rejected() {
 			t.Fatalf("%s: %v", name, findingStrings(r.Errors))
 		}
-		made := e.rendersMade.Load()
-		out := s.Render(r, RenderOptions{})
-		if len(out.Errors) > 0 {
-			t.Fatalf("render %s: %v", name, findingStrings(out.Errors))
-		}
-		return out, e.rendersMade.Load() != made
+		return renderCounted(t, e, s, r)
 	}
 	secretData := func(out Rendered, kind string) string {
 		for _, o := range out.Objects {

@@ -110,12 +110,7 @@ spec: {suspend: %v}
 		if r.Rejected() {
 			t.Fatalf("%s: %v", name, findingStrings(r.Errors))
 		}
-		made := e.rendersMade.Load()
-		out := s.Render(r, RenderOptions{})
-		if len(out.Errors) > 0 {
-			t.Fatalf("%s: %v", name, findingStrings(out.Errors))
-		}
-		return out, e.rendersMade.Load() != made
+		return renderCounted(t, e, s, r)
 	}
 	names := func(out Rendered) string {
 		var ns []string
@@ -179,4 +174,16 @@ render: (#APIVersion): TrainJob: {
 	if _, err := New(Options{PolicyDirs: []string{dir}}); err != nil {
 		t.Errorf("the path named in reads: %v", err)
 	}
+}
+
+// renderCounted renders r, which must render without errors, and says
+// whether the engine evaluated the render (rather than its memo).
+func renderCounted(t *testing.T, e *Engine, s *Session, r Result) (Rendered, bool) {
+	t.Helper()
+	made := e.rendersMade.Load()
+	out := s.Render(r, RenderOptions{})
+	if len(out.Errors) > 0 {
+		t.Fatalf("render %s: %v", r.Identity(), findingStrings(out.Errors))
+	}
+	return out, e.rendersMade.Load() != made
 }
