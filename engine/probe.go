@@ -186,24 +186,7 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 	if refs == nil || len(refs.existing) == 0 {
 		return nil
 	}
-	whole := map[string]any{}
-	for _, id := range sortedKeys(refs.existing) {
-		ref := refs.existing[id]
-		for _, obj := range first.Objects {
-			d := Document{Object: obj}
-			if groupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
-				continue
-			}
-			o := deepCopy(obj).(map[string]any)
-			md, _ := o["metadata"].(map[string]any)
-			if md == nil {
-				md = map[string]any{}
-				o["metadata"] = md
-			}
-			md["uid"], md["resourceVersion"], md["creationTimestamp"] = "probe-"+id, "1", probeTime.UTC().Format(time.RFC3339)
-			whole[id] = o
-		}
-	}
+	whole := existingAfter(refs, first)
 	if len(whole) == 0 {
 		return nil
 	}
@@ -238,6 +221,31 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 		return &p
 	}
 	return nil
+}
+
+// existingAfter is what exists, by the lookups' existing ids, once the
+// objects of a first render are applied: each as it rendered, with a uid,
+// a resourceVersion and a creationTimestamp of its own.
+func existingAfter(refs *lookupRefs, first Rendered) map[string]any {
+	whole := map[string]any{}
+	for _, id := range sortedKeys(refs.existing) {
+		ref := refs.existing[id]
+		for _, obj := range first.Objects {
+			d := Document{Object: obj}
+			if groupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
+				continue
+			}
+			o := deepCopy(obj).(map[string]any)
+			md, _ := o["metadata"].(map[string]any)
+			if md == nil {
+				md = map[string]any{}
+				o["metadata"] = md
+			}
+			md["uid"], md["resourceVersion"], md["creationTimestamp"] = "probe-"+id, "1", probeTime.UTC().Format(time.RFC3339)
+			whole[id] = o
+		}
+	}
+	return whole
 }
 
 // firstDifference is the path of the first lookup want names and got does

@@ -3,6 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,4 +190,149 @@ func renderCounted(t *testing.T, e *Engine, s *Session, r Result) (Rendered, boo
 		t.Fatalf("render %s: %v", r.Identity(), findingStrings(out.Errors))
 	}
 	return out, e.rendersMade.Load() != made
+}
+
+// TestExistingReadsOnCorpora: every TrainJob of every corpus the tests use
+// (memoCorpus) renders the same, once the objects of its first render
+// exist, whether the render is given them whole or with the paths their
+// lookups' reads name (checkExistingReads, which the load runs on the
+// probes of an admin's policy).
+func TestExistingReadsOnCorpora(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.compiled()
+	controller := e.NewSession(SessionOptions{Controller: true})
+	corpus := memoCorpus(t)
+	checked := 0
+	for _, f := range sortedKeys(corpus) {
+		s := e.NewSession(SessionOptions{})
+		for _, d := range corpus[f] {
+			r := s.Admit(d)
+			if r.Rejected() || r.Object == nil || !e.Renders(Kind{d.APIVersion(), d.Kind()}) {
+				continue
+			}
+			first := s.Render(r, RenderOptions{})
+			if len(first.Errors) > 0 {
+				continue
+			}
+			if refs := controller.lookupsFor(c, d, Request{}, false); refs != nil && len(existingAfter(refs, first)) > 0 {
+				checked++
+			}
+			if p := e.checkExistingReads(c, controller, d, r, first); p != nil {
+				t.Errorf("%s: %s", f, p.Message)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("%d TrainJobs rendered again with objects existing, want the corpora's (50 or more)", checked)
+	}
+	t.Logf("%d TrainJobs rendered again with the objects of their first render existing", checked)
+}
+
+// TestExistingReadsSeeEveryLeaf: a render given an existing object with
+// the paths its lookup's reads name reads nothing else of it. For each
+// corpus TrainJob once its first render's objects exist, each boolean,
+// number and string of those objects outside the paths of reads is
+// changed in turn (a JobSet suspended, a count moved, a name another), and
+// the render must not change:
+// TestExistingReadsOnCorpora compares with the paths removed, which a
+// rule's default can hide.
+func TestExistingReadsSeeEveryLeaf(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.compiled()
+	controller := e.NewSession(SessionOptions{Controller: true})
+	corpus := memoCorpus(t)
+	changed := 0
+	for _, f := range sortedKeys(corpus) {
+		s := e.NewSession(SessionOptions{})
+		for _, d := range corpus[f] {
+			r := s.Admit(d)
+			if r.Rejected() || r.Object == nil || !e.Renders(Kind{d.APIVersion(), d.Kind()}) {
+				continue
+			}
+			first := s.Render(r, RenderOptions{})
+			refs := controller.lookupsFor(c, d, Request{}, false)
+			if len(first.Errors) > 0 || refs == nil {
+				continue
+			}
+			whole := existingAfter(refs, first)
+			render := func(existing map[string]any) Rendered {
+				rr := r
+				rr.existing, rr.existingRead = existing, existing
+				return controller.renderOnce(rr, RenderOptions{}, true)
+			}
+			want := render(whole)
+			for _, id := range sortedKeys(whole) {
+				reads := refs.existing[id].Reads
+				if reads == nil {
+					continue
+				}
+				eachLeaf(whole[id], nil, func(path []string, v any) {
+					if slices.ContainsFunc(reads, func(p []string) bool { return hasPrefix(path, p) }) {
+						return
+					}
+					var other any
+					switch x := v.(type) {
+					case bool:
+						other = !x
+					case int64:
+						other = x + 1
+					case string:
+						other = x + "x"
+					default:
+						return
+					}
+					changed++
+					existing := maps.Clone(whole)
+					existing[id] = setAt(deepCopy(whole[id]), path, other)
+					got := render(existing)
+					if !reflect.DeepEqual(want.Objects, got.Objects) || !reflect.DeepEqual(want.Controller, got.Controller) ||
+						!reflect.DeepEqual(want.Errors, got.Errors) || !reflect.DeepEqual(want.Warnings, got.Warnings) {
+						t.Errorf("%s: the render of %s reads existing %s's %s, which the reads of its lookup do not name", f, r.Identity(), id, strings.Join(path, "."))
+					}
+				})
+			}
+		}
+	}
+	if changed < 1000 {
+		t.Errorf("%d values changed, want the corpora's JobSets' (1,000 or more)", changed)
+	}
+	t.Logf("%d values of existing objects changed in turn", changed)
+}
+
+// eachLeaf calls fn with the path (list items by index) and value of each
+// scalar of v.
+func eachLeaf(v any, path []string, fn func([]string, any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			eachLeaf(x[k], append(slices.Clone(path), k), fn)
+		}
+	case []any:
+		for i, item := range x {
+			eachLeaf(item, append(slices.Clone(path), strconv.Itoa(i)), fn)
+		}
+	default:
+		fn(path, v)
+	}
+}
+
+// setAt sets the value at path (list items by index) in v, a copy.
+func setAt(v any, path []string, val any) any {
+	if len(path) == 0 {
+		return val
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		x[path[0]] = setAt(x[path[0]], path[1:], val)
+	case []any:
+		i, _ := strconv.Atoi(path[0])
+		x[i] = setAt(x[i], path[1:], val)
+	}
+	return v
 }
