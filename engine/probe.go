@@ -126,8 +126,7 @@ func (e *Engine) tryPolicy() []Problem {
 // do not name, and the memo would keep what it named for objects that
 // differ there.
 func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Problem {
-	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
-	if !ok {
+	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
 	a := e.opaque.aliases(nil)
@@ -150,9 +149,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		if !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got, doc.APIVersion(), doc.Kind())}
-			// At the lookup that differs, in the admin's file where it is.
-			v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: whole, fieldContext: ctxOf(whole)}))
-			p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(firstDifference(want, got))))
+			e.atLookup(&p, c, doc, whole, ctxOf(whole), firstDifference(want, got))
 			return &p
 		}
 		// And with the carried values as tokens, as the memo gives them.
@@ -166,8 +163,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		if !ok || !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got)}
-			v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: whole, fieldContext: ctxOf(whole)}))
-			p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(firstDifference(want, got))))
+			e.atLookup(&p, c, doc, whole, ctxOf(whole), firstDifference(want, got))
 			return &p
 		}
 	}
@@ -199,25 +195,19 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 	if hasPhase(want.Errors, PhaseRuleError) {
 		return nil // said as such (tryPolicy)
 	}
-	same := func(got Rendered) bool {
-		return reflect.DeepEqual(want.Objects, got.Objects) && reflect.DeepEqual(want.Errors, got.Errors) &&
-			reflect.DeepEqual(want.Warnings, got.Warnings) && reflect.DeepEqual(want.Controller, got.Controller)
-	}
 	for _, id := range sortedKeys(whole) {
 		if refs.existing[id].Reads == nil {
 			continue
 		}
 		read := maps.Clone(whole)
 		read[id] = project(whole[id].(map[string]any), refs.existing[id].Reads)
-		if same(render(read)) {
+		if renderDifference(want, render(read)) == "" {
 			continue
 		}
 		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
 			doc.Kind(), strings.TrimPrefix(doc.File, probeFile), id, doc.APIVersion(), doc.Kind(), id)}
-		a := e.opaque.aliases(nil)
-		lk := c.lookups[doc.APIVersion()][doc.Kind()]
-		v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: a.alias(doc.Object), fieldContext: map[string]any{fieldOperation: opCreate}}))
-		p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(pathLookupExisting.Append(cue.Str(id)).Append(pathReads.Selectors()...))))
+		e.atLookup(&p, c, doc, e.opaque.aliases(nil).alias(doc.Object), map[string]any{fieldOperation: opCreate},
+			pathLookupExisting.Append(cue.Str(id)).Append(pathReads.Selectors()...))
 		return &p
 	}
 	return nil
@@ -437,19 +427,10 @@ func (e *Engine) checkCarriedRender(c *compiled, s *Session, r Result, what stri
 	differs := func(entry string) string {
 		t, tokenized := s.carryRender(r, carryAll, entry)
 		got, ok := t.putBackRendered(s.renderOnce(tokenized, RenderOptions{}, true))
-		switch {
-		case !ok:
+		if !ok {
 			return "a rule changed the token (its case, a part of it), or the values sort the objects otherwise"
-		case !reflect.DeepEqual(want.Objects, got.Objects):
-			return "its objects differ"
-		case !reflect.DeepEqual(want.Errors, got.Errors) || !reflect.DeepEqual(want.Warnings, got.Warnings):
-			return "its findings differ"
-		case !reflect.DeepEqual(want.Controller, got.Controller):
-			return "its directives to the controller differ"
-		case !reflect.DeepEqual(want.gens, got.gens):
-			return "its generators differ"
 		}
-		return ""
+		return renderDifference(want, got)
 	}
 	if differs("") == "" {
 		return nil
@@ -463,6 +444,29 @@ func (e *Engine) checkCarriedRender(c *compiled, s *Session, r Result, what stri
 	}
 	pr := e.carriedProblem(c, r.Doc.APIVersion(), r.Doc.Kind(), paths[0].name, fmt.Sprintf("the render of %s differs when all the values the kind carries are tokens, though not when one entry's are: a render rule looks at two carried values together", what))
 	return &pr
+}
+
+// renderDifference says how two renders of one object differ, "" when
+// they do not.
+func renderDifference(want, got Rendered) string {
+	switch {
+	case !reflect.DeepEqual(want.Objects, got.Objects):
+		return "its objects differ"
+	case !reflect.DeepEqual(want.Errors, got.Errors) || !reflect.DeepEqual(want.Warnings, got.Warnings):
+		return "its findings differ"
+	case !reflect.DeepEqual(want.Controller, got.Controller):
+		return "its directives to the controller differ"
+	case !reflect.DeepEqual(want.gens, got.gens):
+		return "its generators differ"
+	}
+	return ""
+}
+
+// atLookup puts p at path of the kind's lookups evaluated for input
+// (aliased) and rctx: in the admin's file, where the lookup is.
+func (e *Engine) atLookup(p *Problem, c *compiled, doc Document, input any, rctx map[string]any, path cue.Path) {
+	v := c.lookups[doc.APIVersion()][doc.Kind()].Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx}))
+	p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(path)))
 }
 
 // reviewDifference says how two reviews of one object differ, "" when they

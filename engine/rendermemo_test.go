@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,20 +191,18 @@ func renderCounted(t *testing.T, e *Engine, s *Session, r Result) (Rendered, boo
 	return out, e.rendersMade.Load() != made
 }
 
-// TestExistingReadsOnCorpora: every TrainJob of every corpus the tests use
-// (memoCorpus) renders the same, once the objects of its first render
-// exist, whether the render is given them whole or with the paths their
-// lookups' reads name (checkExistingReads, which the load runs on the
-// probes of an admin's policy).
-func TestExistingReadsOnCorpora(t *testing.T) {
+// eachCorpusRender calls fn with each TrainJob of every corpus the tests
+// use (memoCorpus) that renders, its first render, and what a controller's
+// lookups name for it, on an engine of the embedded CUE and a controller's
+// session of it.
+func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Session, d Document, r Result, first Rendered, refs *lookupRefs)) {
+	t.Helper()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.compiled()
 	controller := e.NewSession(SessionOptions{Controller: true})
 	corpus := memoCorpus(t)
-	checked := 0
 	for _, f := range sortedKeys(corpus) {
 		s := e.NewSession(SessionOptions{})
 		for _, d := range corpus[f] {
@@ -214,17 +211,30 @@ func TestExistingReadsOnCorpora(t *testing.T) {
 				continue
 			}
 			first := s.Render(r, RenderOptions{})
-			if len(first.Errors) > 0 {
+			refs := controller.lookupsFor(e.compiled(), d, Request{}, false)
+			if len(first.Errors) > 0 || refs == nil {
 				continue
 			}
-			if refs := controller.lookupsFor(c, d, Request{}, false); refs != nil && len(existingAfter(refs, first)) > 0 {
-				checked++
-			}
-			if p := e.checkExistingReads(c, controller, d, r, first); p != nil {
-				t.Errorf("%s: %s", f, p.Message)
-			}
+			fn(f, e, controller, d, r, first, refs)
 		}
 	}
+}
+
+// TestExistingReadsOnCorpora: every TrainJob of every corpus the tests use
+// (memoCorpus) renders the same, once the objects of its first render
+// exist, whether the render is given them whole or with the paths their
+// lookups' reads name (checkExistingReads, which the load runs on the
+// probes of an admin's policy).
+func TestExistingReadsOnCorpora(t *testing.T) {
+	checked := 0
+	eachCorpusRender(t, func(f string, e *Engine, controller *Session, d Document, r Result, first Rendered, refs *lookupRefs) {
+		if len(existingAfter(refs, first)) > 0 {
+			checked++
+		}
+		if p := e.checkExistingReads(e.compiled(), controller, d, r, first); p != nil {
+			t.Errorf("%s: %s", f, p.Message)
+		}
+	})
 	if checked < 50 {
 		t.Errorf("%d TrainJobs rendered again with objects existing, want the corpora's (50 or more)", checked)
 	}
@@ -240,65 +250,44 @@ func TestExistingReadsOnCorpora(t *testing.T) {
 // TestExistingReadsOnCorpora compares with the paths removed, which a
 // rule's default can hide.
 func TestExistingReadsSeeEveryLeaf(t *testing.T) {
-	e, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := e.compiled()
-	controller := e.NewSession(SessionOptions{Controller: true})
-	corpus := memoCorpus(t)
 	changed := 0
-	for _, f := range sortedKeys(corpus) {
-		s := e.NewSession(SessionOptions{})
-		for _, d := range corpus[f] {
-			r := s.Admit(d)
-			if r.Rejected() || r.Object == nil || !e.Renders(Kind{d.APIVersion(), d.Kind()}) {
-				continue
-			}
-			first := s.Render(r, RenderOptions{})
-			refs := controller.lookupsFor(c, d, Request{}, false)
-			if len(first.Errors) > 0 || refs == nil {
-				continue
-			}
-			whole := existingAfter(refs, first)
-			render := func(existing map[string]any) Rendered {
-				rr := r
-				rr.existing, rr.existingRead = existing, existing
-				return controller.renderOnce(rr, RenderOptions{}, true)
-			}
-			want := render(whole)
-			for _, id := range sortedKeys(whole) {
-				reads := refs.existing[id].Reads
-				if reads == nil {
-					continue
-				}
-				eachLeaf(whole[id], nil, func(path []string, v any) {
-					if slices.ContainsFunc(reads, func(p []string) bool { return hasPrefix(path, p) }) {
-						return
-					}
-					var other any
-					switch x := v.(type) {
-					case bool:
-						other = !x
-					case int64:
-						other = x + 1
-					case string:
-						other = x + "x"
-					default:
-						return
-					}
-					changed++
-					existing := maps.Clone(whole)
-					existing[id] = setAt(deepCopy(whole[id]), path, other)
-					got := render(existing)
-					if !reflect.DeepEqual(want.Objects, got.Objects) || !reflect.DeepEqual(want.Controller, got.Controller) ||
-						!reflect.DeepEqual(want.Errors, got.Errors) || !reflect.DeepEqual(want.Warnings, got.Warnings) {
-						t.Errorf("%s: the render of %s reads existing %s's %s, which the reads of its lookup do not name", f, r.Identity(), id, strings.Join(path, "."))
-					}
-				})
-			}
+	eachCorpusRender(t, func(f string, _ *Engine, controller *Session, _ Document, r Result, first Rendered, refs *lookupRefs) {
+		whole := existingAfter(refs, first)
+		render := func(existing map[string]any) Rendered {
+			rr := r
+			rr.existing, rr.existingRead = existing, existing
+			return controller.renderOnce(rr, RenderOptions{}, true)
 		}
-	}
+		want := render(whole)
+		for _, id := range sortedKeys(whole) {
+			reads := refs.existing[id].Reads
+			if reads == nil {
+				continue
+			}
+			eachLeaf(whole[id], nil, func(path []string, v any) {
+				if slices.ContainsFunc(reads, func(p []string) bool { return hasPrefix(path, p) }) {
+					return
+				}
+				var other any
+				switch x := v.(type) {
+				case bool:
+					other = !x
+				case int64:
+					other = x + 1
+				case string:
+					other = x + "x"
+				default:
+					return
+				}
+				changed++
+				existing := maps.Clone(whole)
+				existing[id] = setAt(deepCopy(whole[id]), path, other)
+				if diff := renderDifference(want, render(existing)); diff != "" {
+					t.Errorf("%s: the render of %s reads existing %s's %s, which the reads of its lookup do not name (%s)", f, r.Identity(), id, strings.Join(path, "."), diff)
+				}
+			})
+		}
+	})
 	if changed < 1000 {
 		t.Errorf("%d values changed, want the corpora's JobSets' (1,000 or more)", changed)
 	}
