@@ -76,10 +76,11 @@ type Engine struct {
 	reviewMu    sync.Mutex
 	reviewCache map[string]*cachedReview
 	reviewsMade atomic.Int64
-	// lookupsMade counts the lookups evaluated (not from the memo), and
-	// rendersMade the renders, for tests.
-	lookupsMade atomic.Int64
-	rendersMade atomic.Int64
+	// lookupsMade counts the lookups evaluated (not from the memo),
+	// rendersMade the renders and mutationsMade the mutations, for tests.
+	lookupsMade   atomic.Int64
+	rendersMade   atomic.Int64
+	mutationsMade atomic.Int64
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
@@ -93,7 +94,7 @@ type Engine struct {
 	// NoMemo); each CUE runtime keeps the shared runtime values.
 	memos      bool
 	lookupMemo *lru[*lookupRefs]
-	renderMemo *lru[Rendered]
+	renderMemo *lru[keptRender]
 	reviewMemo *lru[*cachedReview]
 	mutateMemo *lru[mutated]
 	// groups are the API groups whose every kind must have a review.
@@ -187,7 +188,7 @@ func New(opts Options) (*Engine, error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
-		e.renderMemo = newLRU[Rendered](DefaultRenderMemoSize)
+		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)
 		e.reviewMemo = newLRU[*cachedReview](DefaultReviewMemoSize)
 		e.mutateMemo = newLRU[mutated](DefaultReviewMemoSize)
 	}

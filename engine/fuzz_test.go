@@ -103,6 +103,10 @@ func FuzzReadJSON(f *testing.F) {
 		if got := ReadObject("f.json", data); got.Err != nil || !reflect.DeepEqual(got.Object, docs[0].Object) {
 			t.Fatalf("ReadObject read it otherwise:\n%#v (%v)\nReadYAML:\n%#v", got.Object, got.Err, docs[0].Object)
 		}
+		// What the memos keep of it (pack.go) is it.
+		if p, ok := pack(docs[0].Object); !ok || !reflect.DeepEqual(p.value(), docs[0].Object) {
+			t.Fatalf("packed (%v) and unpacked otherwise:\n%#v", ok, p.value())
+		}
 	})
 }
 

@@ -11,16 +11,25 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // memoOutcome is what a document comes to: its admissions (as vet, as a
 // webhook's create, update to itself and update from an older object) and
-// its renders (offline and a controller's).
+// its renders (offline and a controller's) and its mutations (a create's,
+// an update's from an older object).
 type memoOutcome struct {
 	Admitted []Result
 	Rendered []Rendered
+	Mutated  []mutation
+}
+
+// mutation is what a mutating webhook made of an object.
+type mutation struct {
+	Object map[string]any
+	Err    string
 }
 
 // outcomes admits and renders docs in one engine's sessions, in order, as
@@ -59,6 +68,15 @@ func outcomes(e *Engine, docs []Document) []memoOutcome {
 				{Operation: "UPDATE", OldObject: older},
 			} {
 				o.Admitted = append(o.Admitted, plain(webhook.AdmitRequest(context.Background(), d, req)))
+			}
+			now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+			for _, req := range []Request{{Operation: "CREATE", Now: now}, {Operation: "UPDATE", OldObject: older, Now: now}} {
+				var m mutation
+				var err error
+				if m.Object, err = webhook.Mutate(d, req); err != nil {
+					m.Err = err.Error()
+				}
+				o.Mutated = append(o.Mutated, m)
 			}
 		}
 		out = append(out, o)
@@ -169,7 +187,7 @@ func TestMemoChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		var files []string
-		docs := 0
+		docs, mutatedObjects := 0, 0
 		for _, f := range sortedKeys(corpus) {
 			if strings.Contains(f, policy.files) || names(corpus[f], policy.files) {
 				files = append(files, f)
@@ -180,6 +198,13 @@ func TestMemoChangesNothing(t *testing.T) {
 		for _, pass := range []int{1, 2} {
 			for _, f := range files {
 				want, got := outcomes(fresh, corpus[f]), outcomes(memo, corpus[f])
+				for _, o := range got {
+					for _, m := range o.Mutated {
+						if m.Object != nil {
+							mutatedObjects++
+						}
+					}
+				}
 				for i := range want {
 					if !reflect.DeepEqual(want[i], got[i]) {
 						t.Errorf("policy %q, pass %d, %s, document %d: with the memo\n%+v\nwithout\n%+v", policy.dir, pass, f, i+1, got[i], want[i])
@@ -187,12 +212,12 @@ func TestMemoChangesNothing(t *testing.T) {
 				}
 			}
 		}
-		if memo.lookupsMade.Load() >= fresh.lookupsMade.Load() || memo.rendersMade.Load() >= fresh.rendersMade.Load() {
-			t.Errorf("policy %q: the memo's engine evaluated %d lookups and %d renders, the other %d and %d: a memo is not used", policy.dir,
-				memo.lookupsMade.Load(), memo.rendersMade.Load(), fresh.lookupsMade.Load(), fresh.rendersMade.Load())
+		if memo.lookupsMade.Load() >= fresh.lookupsMade.Load() || memo.rendersMade.Load() >= fresh.rendersMade.Load() || memo.mutationsMade.Load() >= fresh.mutationsMade.Load() {
+			t.Errorf("policy %q: the memo's engine evaluated %d lookups, %d renders and %d mutations, the other %d, %d and %d: a memo is not used", policy.dir,
+				memo.lookupsMade.Load(), memo.rendersMade.Load(), memo.mutationsMade.Load(), fresh.lookupsMade.Load(), fresh.rendersMade.Load(), fresh.mutationsMade.Load())
 		}
-		t.Logf("policy %q: %d documents in %d files, twice; lookups evaluated %d with the memo, %d without; renders %d and %d", policy.dir, docs, len(files),
-			memo.lookupsMade.Load(), fresh.lookupsMade.Load(), memo.rendersMade.Load(), fresh.rendersMade.Load())
+		t.Logf("policy %q: %d documents in %d files, twice; lookups evaluated %d with the memo, %d without; renders %d and %d; mutations %d and %d (%d objects mutated)", policy.dir, docs, len(files),
+			memo.lookupsMade.Load(), fresh.lookupsMade.Load(), memo.rendersMade.Load(), fresh.rendersMade.Load(), memo.mutationsMade.Load(), fresh.mutationsMade.Load(), mutatedObjects)
 	}
 }
 

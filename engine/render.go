@@ -57,8 +57,8 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	// A render kept under its inputs' identities (rendermemo.go), copied.
 	key := s.renderKey(r, opts)
 	if key != "" {
-		if out, ok := s.e.renderMemo.get(key); ok {
-			return out.copied()
+		if kept, ok := s.e.renderMemo.get(key); ok {
+			return kept.rendered()
 		}
 	}
 	mode := carryNone
@@ -67,7 +67,9 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	}
 	out := s.renderAlike(r, opts, mode)
 	if key != "" {
-		s.e.renderMemo.put(key, out.copied())
+		if kept, ok := keepRender(out); ok {
+			s.e.renderMemo.put(key, kept)
+		}
 	}
 	return out
 }

@@ -89,20 +89,21 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 	var key string
 	if memo {
 		key = renderContentKey(tokenized, opts, s.opts.Controller)
-		if out, ok := s.e.renderMemo.get(key); ok {
-			restored, _ := t.putBackRendered(out.copied()) // kept only when they restore
+		if kept, ok := s.e.renderMemo.get(key); ok {
+			restored, _ := t.putBackRendered(kept.rendered()) // kept only when they restore
 			return restored.generate(r.runtime)
 		}
 	}
 	out := s.renderOnce(tokenized, opts, true)
-	restored, ok := t.putBackRendered(out.copied())
+	kept, keep := keepRender(out)
+	restored, ok := t.putBackRendered(out)
 	if !ok {
 		// A rule changed a token, or the tokens sort the objects otherwise:
 		// rendered again with the values.
 		return s.renderOnce(r, opts, false)
 	}
-	if memo {
-		s.e.renderMemo.put(key, out)
+	if memo && keep {
+		s.e.renderMemo.put(key, kept)
 	}
 	return restored.generate(r.runtime)
 }
@@ -159,15 +160,45 @@ func renderContentKey(r Result, opts RenderOptions, controller bool) string {
 	return h.sum()
 }
 
-// copied is a copy of a render that shares nothing a caller may change.
-func (out Rendered) copied() Rendered {
-	c := Rendered{Errors: slices.Clone(out.Errors), Warnings: slices.Clone(out.Warnings), applyOrder: slices.Clone(out.applyOrder), gens: slices.Clone(out.gens)}
+// keptRender is a render as a memo keeps it: its objects packed, the rest
+// copied.
+type keptRender struct {
+	out     Rendered // without its Objects
+	objects []packed // nil when out had none
+}
+
+// keepRender is out as a memo keeps it; false when its objects' values do
+// not pack (then it is not kept).
+func keepRender(out Rendered) (keptRender, bool) {
+	k := keptRender{out: out.copiedBesidesObjects()}
 	if out.Objects != nil {
-		c.Objects = make([]map[string]any, len(out.Objects))
+		k.objects = make([]packed, len(out.Objects))
 		for i, obj := range out.Objects {
-			c.Objects[i], _ = deepCopy(obj).(map[string]any)
+			var ok bool
+			if k.objects[i], ok = pack(obj); !ok {
+				return keptRender{}, false
+			}
 		}
 	}
+	return k, true
+}
+
+// rendered is a copy of the kept render, for a caller to change.
+func (k keptRender) rendered() Rendered {
+	c := k.out.copiedBesidesObjects()
+	if k.objects != nil {
+		c.Objects = make([]map[string]any, len(k.objects))
+		for i, p := range k.objects {
+			c.Objects[i], _ = p.value().(map[string]any)
+		}
+	}
+	return c
+}
+
+// copiedBesidesObjects is a copy of what the render holds besides its
+// Objects, which it leaves out.
+func (out Rendered) copiedBesidesObjects() Rendered {
+	c := Rendered{Errors: slices.Clone(out.Errors), Warnings: slices.Clone(out.Warnings), applyOrder: slices.Clone(out.applyOrder), gens: slices.Clone(out.gens)}
 	d := out.Controller
 	d.ApplyPhase = maps.Clone(d.ApplyPhase)
 	d.Status.Conditions = slices.Clone(d.Status.Conditions)

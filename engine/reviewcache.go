@@ -26,10 +26,30 @@ type cachedReview struct {
 	// and the context the review read (see readsOf).
 	refs  *lookupRefs
 	reads string
-	// result is the review's result, its Object with its defaults, and
-	// kept whether evaluate gave it a stored copy.
-	result Result
-	kept   bool
+	// result is the review's findings; object and summary its Object with
+	// its defaults and its Summary, packed (nil when it has none). kept
+	// says whether evaluate gave it a stored copy.
+	result          Result
+	object, summary packed
+	kept            bool
+}
+
+// newCachedReview is r as a memo keeps it; nil when its values do not pack
+// (then it is not kept).
+func newCachedReview(refs *lookupRefs, reads string, kept bool, r Result) *cachedReview {
+	cr := &cachedReview{refs: refs, reads: reads, kept: kept, result: Result{Errors: slices.Clone(r.Errors), Warnings: slices.Clone(r.Warnings)}}
+	var ok bool
+	if r.Object != nil {
+		if cr.object, ok = pack(r.Object); !ok {
+			return nil
+		}
+	}
+	if r.Summary != nil {
+		if cr.summary, ok = pack(r.Summary); !ok {
+			return nil
+		}
+	}
+	return cr
 }
 
 // reviewKey is the key of a review the engine may keep, "" for one it may
@@ -101,6 +121,9 @@ func (e *Engine) cachedReview(key string) *cachedReview {
 
 // keepReview keeps a review, which nothing changes after.
 func (e *Engine) keepReview(key string, cr *cachedReview) {
+	if cr == nil {
+		return
+	}
 	e.reviewMu.Lock()
 	defer e.reviewMu.Unlock()
 	if e.reviewCache == nil || len(e.reviewCache) >= reviewCacheSize {
@@ -109,15 +132,15 @@ func (e *Engine) keepReview(key string, cr *cachedReview) {
 	e.reviewCache[key] = cr
 }
 
-// copied is a copy of a review's findings, Object and Summary, what a
-// caller may change, without the document and what was read for it.
-func (r Result) copied() Result {
-	c := Result{Errors: slices.Clone(r.Errors), Warnings: slices.Clone(r.Warnings)}
-	if r.Object != nil {
-		c.Object = deepCopy(r.Object).(map[string]any)
+// copied is a copy of the kept review's findings, Object and Summary,
+// what a caller may change, without the document and what was read for it.
+func (cr *cachedReview) copied() Result {
+	c := Result{Errors: slices.Clone(cr.result.Errors), Warnings: slices.Clone(cr.result.Warnings)}
+	if cr.object != nil {
+		c.Object, _ = cr.object.value().(map[string]any)
 	}
-	if r.Summary != nil {
-		c.Summary = deepCopy(r.Summary).(map[string]any)
+	if cr.summary != nil {
+		c.Summary, _ = cr.summary.value().(map[string]any)
 	}
 	return c
 }
@@ -126,7 +149,7 @@ func (r Result) copied() Result {
 // existing objects read for this request (refs, its lookups, say what the
 // render reads of them).
 func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any, refs *lookupRefs) (Result, *stored) {
-	r := cr.result.copied()
+	r := cr.copied()
 	r.Doc, r.runtime, r.existing, r.existingRead = doc, runtime, existing, readOfExisting(existing, refs)
 	if !cr.kept {
 		return r, nil

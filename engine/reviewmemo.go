@@ -60,7 +60,7 @@ func (ad *admission) recall() bool {
 	// What the memo keeps has no token left over (keep).
 	ad.r, ad.st, _ = ad.values.putBack(r, st)
 	if ad.key != "" {
-		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: cr.kept, result: ad.r.copied()})
+		ad.s.e.keepReview(ad.key, newCachedReview(ad.refs, ad.reads, cr.kept, ad.r))
 	}
 	return false
 }

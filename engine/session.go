@@ -836,7 +836,7 @@ func (ad *admission) keep(st *stored) bool {
 	// the caller may change what it gets.
 	var memoized *cachedReview
 	if ad.memoKey != "" {
-		memoized = &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()}
+		memoized = newCachedReview(ad.refs, ad.reads, st != nil, ad.r)
 	}
 	if ad.values != nil {
 		var ok bool
@@ -849,7 +849,7 @@ func (ad *admission) keep(st *stored) bool {
 		ad.s.e.reviewMemo.put(ad.memoKey, memoized)
 	}
 	if ad.key != "" {
-		ad.s.e.keepReview(ad.key, &cachedReview{refs: ad.refs, reads: ad.reads, kept: st != nil, result: ad.r.copied()})
+		ad.s.e.keepReview(ad.key, newCachedReview(ad.refs, ad.reads, st != nil, ad.r))
 	}
 	return false
 }
@@ -902,26 +902,29 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, now, doc.Object, req.OldObject})
 		key = h.sum()
 		if kept, ok := s.e.mutateMemo.get(key); ok {
-			out, _ := deepCopy(kept.out).(map[string]any)
+			out, _ := kept.out.value().(map[string]any)
 			return out, kept.err
 		}
 	}
 	out, err := s.mutateOnce(c, m, doc, req, now)
 	if key != "" {
-		kept, _ := deepCopy(out).(map[string]any)
-		s.e.mutateMemo.put(key, mutated{out: kept, err: err})
+		if kept, ok := pack(out); ok {
+			s.e.mutateMemo.put(key, mutated{out: kept, err: err})
+		}
 	}
 	return out, err
 }
 
-// mutated is a mutation the mutate memo keeps.
+// mutated is a mutation the mutate memo keeps: the object packed (nil
+// packs as null).
 type mutated struct {
-	out map[string]any
+	out packed
 	err error
 }
 
 // mutateOnce evaluates the kind's mutator m.
 func (s *Session) mutateOnce(c *compiled, m cue.Value, doc Document, req Request, now string) (map[string]any, error) {
+	s.e.mutationsMade.Add(1)
 	a := s.e.opaque.aliases(nil)
 	cx := requestContext(req, a)
 	// A mutator alone is given the time (a review is the same whenever it
