@@ -121,7 +121,20 @@ func BenchmarkAdmission(b *testing.B) {
 		}
 	}()
 
-	reviews := admissionMix(b, eng)
+	// Every review is made before the loads, with the defaults of an engine
+	// of its own (not the server's: its memos would be warmed), which is
+	// then dropped: the process the loads measure holds one engine, as a
+	// controller's does.
+	defaulter, err := engine.New(engine.Options{NoMemo: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reviews := admissionMix(b, eng, defaulter)
+	n := distinctRate * int(phaseDuration/time.Second)
+	distinct := distinctMix(b, eng, defaulter, 0, n)
+	distinctSample := distinctMix(b, eng, defaulter, n, 2*len(reviews))
+	defaulter = nil
+	runtime.GC()
 	hc := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12},
 		MaxConnsPerHost:     connections,
@@ -186,10 +199,8 @@ func BenchmarkAdmission(b *testing.B) {
 	// keeps of one review serves another. A sample of others made alike
 	// (their own objects, none of the load's) shows first that ours admits
 	// them.
-	n := distinctRate * int(phaseDuration/time.Second)
-	distinct := distinctMix(b, eng, 0, n)
 	for _, s := range servers {
-		for _, r := range distinctMix(b, eng, n, 2*len(reviews)) {
+		for _, r := range distinctSample {
 			if got := post(b, hc, s.url, r); !got.Response.Allowed {
 				b.Fatalf("%s: %s %s denied: %v", s.name, r.path, r.what, got.Response.Result)
 			}
@@ -280,11 +291,11 @@ func mixEntries(b *testing.B, e *engine.Engine) []mixEntry {
 
 // admissionMix builds the reviews of the mix (mixEntries): the same
 // objects whenever the load comes round to them again.
-func admissionMix(b *testing.B, e *engine.Engine) []review {
+func admissionMix(b *testing.B, e, defaulter *engine.Engine) []review {
 	b.Helper()
 	var out []review
 	for _, m := range mixEntries(b, e) {
-		out = append(out, encodeReview(b, m.obj, m.mutating))
+		out = append(out, encodeReview(b, defaulter, m.obj, m.mutating))
 	}
 	return out
 }
@@ -294,13 +305,13 @@ func admissionMix(b *testing.B, e *engine.Engine) []review {
 // (round robin, the same kinds and endpoints in the same proportions) with
 // its object made the k-th of its own (distinctObject). from offsets k, so
 // that a sample to check the reviews by shares nothing with the load's.
-func distinctMix(b *testing.B, e *engine.Engine, from, n int) []review {
+func distinctMix(b *testing.B, e, defaulter *engine.Engine, from, n int) []review {
 	b.Helper()
 	entries := mixEntries(b, e)
 	out := make([]review, 0, n)
 	for k := from; k < from+n; k++ {
 		m := entries[k%len(entries)]
-		out = append(out, encodeReview(b, distinctObject(m.obj, k), m.mutating))
+		out = append(out, encodeReview(b, defaulter, distinctObject(m.obj, k), m.mutating))
 	}
 	return out
 }
@@ -357,12 +368,7 @@ func distinctObject(obj map[string]any, k int) map[string]any {
 // its CRD's defaults, applied when the request is read, before admission.
 // They are the CUE's (test/integration TestGeneratedCRDs), so an engine of
 // its own (not the server's: its memos would be warmed) gives them.
-func apiServerDefaults(b *testing.B, obj map[string]any) map[string]any {
-	b.Helper()
-	defaulterOnce.Do(func() { defaulter, defaulterErr = engine.New(engine.Options{NoMemo: true}) })
-	if defaulterErr != nil {
-		b.Fatal(defaulterErr)
-	}
+func apiServerDefaults(defaulter *engine.Engine, obj map[string]any) map[string]any {
 	r := defaulter.NewSession(engine.SessionOptions{NoBuiltinRuntimes: true}).Admit(engine.Document{File: "bench", Object: obj})
 	if r.Object == nil {
 		return obj // refused by the schema: sent as it is
@@ -370,17 +376,12 @@ func apiServerDefaults(b *testing.B, obj map[string]any) map[string]any {
 	return r.Object
 }
 
-var (
-	defaulterOnce sync.Once
-	defaulter     *engine.Engine
-	defaulterErr  error
-)
-
 // encodeReview makes the AdmissionReview of obj's create, to the mutating
-// or the validating endpoint, obj defaulted as the API server sends it.
-func encodeReview(b *testing.B, obj map[string]any, mutating bool) review {
+// or the validating endpoint, obj defaulted as the API server sends it
+// (apiServerDefaults, with defaulter's CUE).
+func encodeReview(b *testing.B, defaulter *engine.Engine, obj map[string]any, mutating bool) review {
 	b.Helper()
-	obj = apiServerDefaults(b, obj)
+	obj = apiServerDefaults(defaulter, obj)
 	u := engine.Document{Object: obj}
 	gv, _ := schema.ParseGroupVersion(u.APIVersion())
 	raw, err := json.Marshal(obj)
