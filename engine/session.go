@@ -915,8 +915,8 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	return out, err
 }
 
-// mutated is a mutation the mutate memo keeps: the object packed (nil
-// packs as null).
+// mutated is a mutation the mutate memo keeps: the object packed (none, a
+// nil map, unpacks as one).
 type mutated struct {
 	out packed
 	err error
