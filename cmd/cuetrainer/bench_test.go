@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,44 +12,19 @@ import (
 	"strings"
 	"testing"
 
-	apiruntime "k8s.io/apimachinery/pkg/runtime"
-
-	"sigs.k8s.io/yaml"
-
 	"github.com/cuetrainer/cuetrainer/engine"
-	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
+	"github.com/cuetrainer/cuetrainer/internal/testing/benchinput"
 )
 
 // mixedInput writes the vet benchmarks' input, 1,000 documents as an
-// admin's CI would vet them: 100 ClusterTrainingRuntimes (the shipped
-// runtimes, renamed in turn) into runtimes.yaml, and 900 TrainJobs spread
-// over them, with varying node counts, env, labels and namespaces, into
+// admin's CI would vet them (benchinput.VetMixed): 100
+// ClusterTrainingRuntimes into runtimes.yaml and 900 TrainJobs into
 // trainjobs.yaml. It returns the two files, runtimes first.
 func mixedInput(b *testing.B) []string {
 	b.Helper()
-	runtimes := shippedRuntimes(b)
-	var rts, jobs []string
-	var names []string
-	for i := 0; i < 100; i++ {
-		rt := runtimes[i%len(runtimes)]
-		obj := maps.Clone(rt.Object)
-		md := maps.Clone(obj["metadata"].(map[string]any))
-		md["name"] = fmt.Sprintf("%s-v%d", rt.Name(), i)
-		obj["metadata"] = md
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rts = append(rts, string(data))
-		names = append(names, md["name"].(string))
-	}
-	for j := 0; j < 900; j++ {
-		trainer := fmt.Sprintf("  trainer:\n    numNodes: %d\n    env:\n    - {name: RUN, value: \"%d\"}\n", 1+j%4, j)
-		if strings.HasPrefix(names[j%len(names)], "torchtune") {
-			trainer = "  trainer: {numNodes: 1}\n" // a TorchTune model trains on one node
-		}
-		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s",
-			j, j%7, j%5, names[j%len(names)], trainer))
+	rts, jobs, err := benchinput.VetMixed(shippedRuntimes(b), benchinput.VetSize)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return writeCorpus(b, rts, jobs)
 }
@@ -173,104 +147,26 @@ func cueVet(b *testing.B, cue, def, file string) {
 }
 
 // shippedRuntimes are the ClusterTrainingRuntimes deploy/runtimes ships.
-func shippedRuntimes(b *testing.B) []engine.Document {
-	shipped, err := filepath.Glob(filepath.Join("..", "..", "deploy", "runtimes", "*.yaml"))
+func shippedRuntimes(b *testing.B) []map[string]any {
+	b.Helper()
+	runtimes, err := benchinput.ShippedRuntimes(filepath.Join("..", ".."))
 	if err != nil {
 		b.Fatal(err)
-	}
-	var runtimes []engine.Document
-	for _, f := range shipped {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range engine.ReadYAML(f, data) {
-			if d.Err == nil && d.Kind() == "ClusterTrainingRuntime" {
-				runtimes = append(runtimes, d)
-			}
-		}
-	}
-	if len(runtimes) == 0 {
-		b.Fatal("no shipped runtimes in deploy/runtimes")
 	}
 	return runtimes
 }
 
 // distinctInput writes the input of the distinct vet benchmarks: 1,000
-// documents, as mixedInput's, none of which repeats what the rules read of
-// another. 100 ClusterTrainingRuntimes (the shipped runtimes in turn, each
-// with a numNodes, an env value on its node containers and a template label
-// of its own) into runtimes.yaml, and 900 TrainJobs into trainjobs.yaml:
-// each names a runtime in turn of the shipped ones and the corpus's own,
-// with a numNodes, env, resourcesPerNode and a runtimePatch of its own, and
-// initializers (their storage URIs its own) on the runtimes that have
-// initializer jobs. vet keeps the shipped runtimes for them (no
-// --no-builtin-runtimes). It returns the two files, runtimes first.
+// documents where nothing repeats what the rules read of another
+// (benchinput.VetDistinct), 100 ClusterTrainingRuntimes into runtimes.yaml
+// and 900 TrainJobs into trainjobs.yaml. vet keeps the shipped runtimes
+// for them (no --no-builtin-runtimes). It returns the two files, runtimes
+// first.
 func distinctInput(b *testing.B) []string {
 	b.Helper()
-	runtimes := shippedRuntimes(b)
-	// What a TrainJob may set on a runtime: a TorchTune runtime trains on
-	// one node, and the runtimes with both initializer jobs (each with the
-	// initializer volume) take the TrainJob's initializers.
-	type runtimeInfo struct {
-		name                 string
-		oneNode, initializer bool
-	}
-	info := func(d engine.Document, name string) runtimeInfo {
-		ri := runtimeInfo{name: name, oneNode: strings.HasPrefix(d.Name(), "torchtune")}
-		ri.initializer = ri.oneNode // the shipped TorchTune runtimes have both
-		return ri
-	}
-	var targets []runtimeInfo
-	for _, d := range runtimes {
-		targets = append(targets, info(d, d.Name()))
-	}
-	var rts, jobs []string
-	for i := 0; i < 100; i++ {
-		rt := runtimes[i%len(runtimes)]
-		obj := apiruntime.DeepCopyJSON(rt.Object)
-		name := fmt.Sprintf("%s-d%d", rt.Name(), i)
-		ri := info(rt, name)
-		wrapper.Distinct(obj, name, i, ri.oneNode)
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rts = append(rts, string(data))
-		targets = append(targets, ri)
-	}
-	for j := 0; j < 900; j++ {
-		rt := targets[j%len(targets)]
-		var trainer strings.Builder
-		trainer.WriteString("  trainer:\n")
-		if rt.oneNode {
-			trainer.WriteString("    numNodes: 1\n")
-		} else {
-			fmt.Fprintf(&trainer, "    numNodes: %d\n", 1+j%8)
-		}
-		fmt.Fprintf(&trainer, "    env:\n    - {name: RUN, value: \"%d\"}\n    - {name: OPTION_%d, value: \"v%d\"}\n", j, j%11, j)
-		fmt.Fprintf(&trainer, "    resourcesPerNode:\n      requests: {cpu: \"%d\", memory: %dGi}\n", 1+j%8, 1+j%16)
-		init := ""
-		if rt.initializer {
-			init = fmt.Sprintf("  initializer:\n    dataset: {storageUri: \"hf://bench/dataset-%d\"}\n    model: {storageUri: \"hf://bench/model-%d\"}\n", j, j)
-		}
-		patch := fmt.Sprintf(`  runtimePatches:
-  - manager: bench.example.com/ci-%d
-    trainingRuntimeSpec:
-      template:
-        metadata:
-          labels: {bench.example.com/run: "%d"}
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    nodeSelector: {bench.example.com/pool: pool-%d}
-`, j%5, j, j%13)
-		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s%s%s",
-			j, j%7, j%5, rt.name, trainer.String(), init, patch))
+	rts, jobs, err := benchinput.VetDistinct(shippedRuntimes(b), benchinput.VetSize)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return writeCorpus(b, rts, jobs)
 }

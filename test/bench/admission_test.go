@@ -37,12 +37,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/yaml"
 
 	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/controller/webhooks"
 	"github.com/cuetrainer/cuetrainer/engine"
-	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
+	"github.com/cuetrainer/cuetrainer/internal/testing/benchinput"
 	"github.com/cuetrainer/cuetrainer/test/integration/testenv"
 )
 
@@ -237,56 +236,18 @@ type review struct {
 
 const uidPlaceholder = "00000000-0000-4000-8000-000000000000"
 
-// mixEntry is one review of the mix before it is encoded: an object to
-// create, to the mutating or the validating endpoint.
-type mixEntry struct {
-	obj      map[string]any
-	mutating bool
-}
-
-// mixEntries lists the mix: for each shipped runtime, three TrainJobs that
-// name it and the runtime itself (a new name), created, to the validating
-// endpoint and, where the kind mutates, the mutating one.
-func mixEntries(b *testing.B, e *engine.Engine) []mixEntry {
+// mixEntries lists the mix (benchinput.AdmissionMix).
+func mixEntries(b *testing.B, e *engine.Engine) []benchinput.AdmissionEntry {
 	b.Helper()
-	files, _ := filepath.Glob(filepath.Join(testenv.Root(), "deploy", "runtimes", "*.yaml"))
+	runtimes, err := benchinput.ShippedRuntimes(testenv.Root())
+	if err != nil {
+		b.Fatal(err)
+	}
 	mutates := map[string]bool{}
 	for _, k := range e.Admitted() {
 		mutates[k.Kind] = e.Mutates(k)
 	}
-	var out []mixEntry
-	add := func(obj map[string]any) {
-		for _, mutating := range []bool{false, true} {
-			if mutating && !mutates[(engine.Document{Object: obj}).Kind()] {
-				continue
-			}
-			out = append(out, mixEntry{obj: obj, mutating: mutating})
-		}
-	}
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var rt map[string]any
-		if err := yaml.Unmarshal(data, &rt); err != nil {
-			b.Fatal(err)
-		}
-		name := rt["metadata"].(map[string]any)["name"].(string)
-		for i := 0; i < 3; i++ {
-			add(map[string]any{
-				"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-				"metadata": map[string]any{"name": fmt.Sprintf("job-%d", i), "namespace": "team-a"},
-				"spec":     map[string]any{"runtimeRef": map[string]any{"name": name}},
-			})
-		}
-		rt["metadata"].(map[string]any)["name"] = name + "-copy"
-		add(rt)
-	}
-	return out
+	return benchinput.AdmissionMix(runtimes, func(kind string) bool { return mutates[kind] })
 }
 
 // admissionMix builds the reviews of the mix (mixEntries): the same
@@ -295,7 +256,7 @@ func admissionMix(b *testing.B, e, defaulter *engine.Engine) []review {
 	b.Helper()
 	var out []review
 	for _, m := range mixEntries(b, e) {
-		out = append(out, encodeReview(b, defaulter, m.obj, m.mutating))
+		out = append(out, encodeReview(b, defaulter, m.Object, m.Mutating))
 	}
 	return out
 }
@@ -303,7 +264,7 @@ func admissionMix(b *testing.B, e, defaulter *engine.Engine) []review {
 // distinctMix builds n reviews of which no two carry the same object, nor
 // the same values of what the rules read: review k is the mix's review k
 // (round robin, the same kinds and endpoints in the same proportions) with
-// its object made the k-th of its own (distinctObject). from offsets k, so
+// its object made the k-th of its own (benchinput.DistinctObject). from offsets k, so
 // that a sample to check the reviews by shares nothing with the load's.
 func distinctMix(b *testing.B, e, defaulter *engine.Engine, from, n int) []review {
 	b.Helper()
@@ -311,56 +272,8 @@ func distinctMix(b *testing.B, e, defaulter *engine.Engine, from, n int) []revie
 	out := make([]review, 0, n)
 	for k := from; k < from+n; k++ {
 		m := entries[k%len(entries)]
-		out = append(out, encodeReview(b, defaulter, distinctObject(m.obj, k), m.mutating))
+		out = append(out, encodeReview(b, defaulter, benchinput.DistinctObject(m.Object, k), m.Mutating))
 	}
-	return out
-}
-
-// distinctObject is obj made the k-th of its own. A TrainJob: its name,
-// namespace, numNodes, env, resourcesPerNode and a runtimePatch its own,
-// and on a runtime with initializer jobs (a TorchTune one, which trains on
-// one node) its initializers' storage URIs. A runtime: its name, numNodes,
-// an env value on its node containers and a template label its own.
-func distinctObject(obj map[string]any, k int) map[string]any {
-	out := apiruntime.DeepCopyJSON(obj)
-	md := out["metadata"].(map[string]any)
-	spec := out["spec"].(map[string]any)
-	if out["kind"] != "TrainJob" {
-		oneNode := strings.HasPrefix(md["name"].(string), "torchtune")
-		wrapper.Distinct(out, fmt.Sprintf("%s-%d", md["name"], k), k, oneNode)
-		return out
-	}
-	oneNode := strings.HasPrefix(spec["runtimeRef"].(map[string]any)["name"].(string), "torchtune")
-	md["name"] = fmt.Sprintf("job-%d", k)
-	md["namespace"] = fmt.Sprintf("team-%d", k%7)
-	numNodes := int64(1 + k%8)
-	if oneNode {
-		numNodes = 1
-		spec["initializer"] = map[string]any{
-			"dataset": map[string]any{"storageUri": fmt.Sprintf("hf://bench/dataset-%d", k)},
-			"model":   map[string]any{"storageUri": fmt.Sprintf("hf://bench/model-%d", k)},
-		}
-	}
-	spec["trainer"] = map[string]any{
-		"numNodes": numNodes,
-		"env": []any{
-			map[string]any{"name": "RUN", "value": strconv.Itoa(k)},
-			map[string]any{"name": fmt.Sprintf("OPTION_%d", k%11), "value": fmt.Sprintf("v%d", k)},
-		},
-		"resourcesPerNode": map[string]any{"requests": map[string]any{
-			"cpu": strconv.Itoa(1 + k%8), "memory": fmt.Sprintf("%dGi", 1+k%16)}},
-	}
-	spec["runtimePatches"] = []any{map[string]any{
-		"manager": fmt.Sprintf("bench.example.com/ci-%d", k%5),
-		"trainingRuntimeSpec": map[string]any{"template": map[string]any{
-			"metadata": map[string]any{"labels": map[string]any{"bench.example.com/run": strconv.Itoa(k)}},
-			"spec": map[string]any{"replicatedJobs": []any{map[string]any{
-				"name": "node",
-				"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-					"nodeSelector": map[string]any{"bench.example.com/pool": fmt.Sprintf("pool-%d", k%13)}}}}},
-			}}},
-		}},
-	}}
 	return out
 }
 

@@ -28,6 +28,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer/controller"
 	"github.com/cuetrainer/cuetrainer/engine"
+	"github.com/cuetrainer/cuetrainer/internal/testing/benchinput"
 )
 
 // burstSize is how many TrainJobs a run of BenchmarkController creates;
@@ -152,16 +153,8 @@ func mean(vs []float64) float64 {
 	return s / float64(len(vs))
 }
 
-const trainJobYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: %s, namespace: %s}
-spec:
-  runtimeRef: {name: torch-distributed}
-  trainer: {numNodes: 2}
-`
-
 func trainJob(b *testing.B, name, ns string) *unstructured.Unstructured {
-	return decodeTrainJob(b, fmt.Appendf(nil, trainJobYAML, name, ns))
+	return decodeTrainJob(b, []byte(benchinput.ControllerTrainJob(name, ns)))
 }
 
 func decodeTrainJob(b *testing.B, data []byte) *unstructured.Unstructured {
@@ -178,22 +171,10 @@ func trainJobOf(b *testing.B, i int, ns string) *unstructured.Unstructured {
 	return trainJob(b, fmt.Sprintf("job-%04d", i), ns)
 }
 
-const distinctTrainJobYAML = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: job-%04d, namespace: %s}
-spec:
-  runtimeRef: {name: torch-distributed}
-  trainer:
-    numNodes: %d
-    env:
-    - {name: RUN, value: "%d"}
-    - {name: OPTION_%d, value: "v%d"}
-`
-
 // distinctTrainJob is the i-th TrainJob of BenchmarkControllerDistinct's
-// burst: trainJobYAML's with a numNodes (1 to 8) and env of its own.
+// burst (benchinput.ControllerDistinctTrainJob).
 func distinctTrainJob(b *testing.B, i int, ns string) *unstructured.Unstructured {
-	return decodeTrainJob(b, fmt.Appendf(nil, distinctTrainJobYAML, i, ns, 1+i%8, i, i%11, i))
+	return decodeTrainJob(b, []byte(benchinput.ControllerDistinctTrainJob(i, ns)))
 }
 
 // fixedJobSet is the JobSet the engine renders for a TrainJob of the
