@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/internal/testing/benchinput"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -219,6 +221,104 @@ func TestMemoChangesNothing(t *testing.T) {
 		t.Logf("policy %q: %d documents in %d files, twice; lookups evaluated %d with the memo, %d without; renders %d and %d; mutations %d and %d (%d objects mutated)", policy.dir, docs, len(files),
 			memo.lookupsMade.Load(), fresh.lookupsMade.Load(), memo.rendersMade.Load(), fresh.rendersMade.Load(), memo.mutationsMade.Load(), fresh.mutationsMade.Load(), mutatedObjects)
 	}
+}
+
+// TestMemoChangesNothingOnBenchInputs: the benchmarks' inputs
+// (benchinput) come to the same with the memos as without them. Both vet
+// corpora whole, as the vet benchmarks admit them (AdmitAll on every CPU;
+// the repeating corpus without the shipped runtimes); and through every
+// path (outcomes: vet, the webhooks, the controller, renders, mutations)
+// the vet corpora made smaller, the admission benchmark's mix and as many
+// of its distinct objects, and the controller benchmark's TrainJobs, alike
+// and differing. Every document must be admitted, as the benchmarks
+// require.
+func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
+	runtimes, err := benchinput.ShippedRuntimes("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := New(Options{NoMemo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string, texts ...[]string) []Document {
+		var docs []Document
+		for _, tt := range texts {
+			docs = append(docs, ReadYAML(name, []byte(strings.Join(tt, "---\n")))...)
+		}
+		return docs
+	}
+	compare := func(what string, want, got []memoOutcome) {
+		t.Helper()
+		for i := range want {
+			if !reflect.DeepEqual(want[i], got[i]) {
+				t.Errorf("%s, document %d: with the memos\n%+v\nwithout\n%+v", what, i+1, got[i], want[i])
+			}
+		}
+	}
+	vets := []struct {
+		name      string
+		corpus    func([]map[string]any, benchinput.Size) ([]string, []string, error)
+		noBuiltin bool
+	}{{"vet, repeating", benchinput.VetMixed, true}, {"vet, distinct", benchinput.VetDistinct, false}}
+	for _, c := range vets {
+		rts, jobs, err := c.corpus(runtimes, benchinput.VetSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := read(c.name, rts, jobs)
+		vet := func(e *Engine) []memoOutcome {
+			var out []memoOutcome
+			for _, r := range e.NewSession(SessionOptions{NoBuiltinRuntimes: c.noBuiltin}).AdmitAll(context.Background(), docs, runtime.GOMAXPROCS(0)) {
+				if r.Rejected() {
+					t.Errorf("%s: %s refused: %v", c.name, r.Identity(), findingStrings(r.Errors))
+				}
+				r.Doc, r.runtime, r.existing = Document{}, nil, nil
+				out = append(out, memoOutcome{Admitted: []Result{r}})
+			}
+			return out
+		}
+		compare(c.name+", whole", vet(fresh), vet(memo))
+		rts, jobs, err = c.corpus(runtimes, benchinput.Size{Runtimes: 12, TrainJobs: 36})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = read(c.name, rts, jobs)
+		compare(c.name+", every path", outcomes(fresh, docs), outcomes(memo, docs))
+	}
+
+	mix := benchinput.AdmissionMix(runtimes, func(kind string) bool { return kind == "TrainJob" })
+	var objects []map[string]any
+	for k := range 2 * len(mix) {
+		if k < len(mix) {
+			objects = append(objects, mix[k].Object)
+		} else {
+			objects = append(objects, benchinput.DistinctObject(mix[k%len(mix)].Object, k))
+		}
+	}
+	var admission []Document
+	for _, obj := range objects {
+		admission = append(admission, Document{File: "admission", Object: numbers(deepCopy(obj)).(map[string]any)})
+	}
+	compare("admission", outcomes(fresh, admission), outcomes(memo, admission))
+
+	var jobs []string
+	for i := range 8 {
+		jobs = append(jobs, benchinput.ControllerTrainJob(fmt.Sprintf("job-%04d", i), "bench"), benchinput.ControllerDistinctTrainJob(i, "bench"))
+	}
+	controller := read("controller", jobs)
+	compare("controller", outcomes(fresh, controller), outcomes(memo, controller))
+
+	if memo.reviewsMade.Load()+memo.rendersMade.Load() >= fresh.reviewsMade.Load()+fresh.rendersMade.Load() {
+		t.Errorf("the memos' engine evaluated %d reviews and %d renders, the other %d and %d: no memo was used",
+			memo.reviewsMade.Load(), memo.rendersMade.Load(), fresh.reviewsMade.Load(), fresh.rendersMade.Load())
+	}
+	t.Logf("reviews evaluated %d with the memos, %d without; renders %d and %d; mutations %d and %d",
+		memo.reviewsMade.Load(), fresh.reviewsMade.Load(), memo.rendersMade.Load(), fresh.rendersMade.Load(), memo.mutationsMade.Load(), fresh.mutationsMade.Load())
 }
 
 // names says whether one of the documents holds the word.
