@@ -95,11 +95,10 @@ func VetMixed(runtimes []map[string]any, size Size) (rts, jobs []string, err err
 // VetDistinct is the vet corpus where nothing repeats what the rules read
 // of another document, as YAML documents: size.Runtimes
 // ClusterTrainingRuntimes (the shipped ones in turn, each the k-th of its
-// own: wrapper.Distinct) and size.TrainJobs TrainJobs, each naming in turn
-// a runtime of the shipped ones and the corpus's own, with a numNodes, env,
-// resourcesPerNode and a runtimePatch of its own, and initializers (their
-// storage URIs its own) on the runtimes that have initializer jobs (the
-// shipped TorchTune ones). The shipped runtimes exist beside them.
+// own: wrapper.Distinct) and size.TrainJobs TrainJobs, each the j-th of
+// its own for a runtime of the shipped ones and the corpus's own in turn
+// (DistinctTrainJob), with a team label. The shipped runtimes exist beside
+// them.
 func VetDistinct(runtimes []map[string]any, size Size) (rts, jobs []string, err error) {
 	var targets []string
 	for _, rt := range runtimes {
@@ -118,37 +117,13 @@ func VetDistinct(runtimes []map[string]any, size Size) (rts, jobs []string, err 
 		targets = append(targets, n)
 	}
 	for j := 0; j < size.TrainJobs; j++ {
-		rt := targets[j%len(targets)]
-		var trainer strings.Builder
-		trainer.WriteString("  trainer:\n")
-		if oneNode(rt) {
-			trainer.WriteString("    numNodes: 1\n")
-		} else {
-			fmt.Fprintf(&trainer, "    numNodes: %d\n", 1+j%8)
+		obj := DistinctTrainJob(j, targets[j%len(targets)])
+		obj["metadata"].(map[string]any)["labels"] = map[string]any{"team": fmt.Sprintf("t%d", j%5)}
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return nil, nil, err
 		}
-		fmt.Fprintf(&trainer, "    env:\n    - {name: RUN, value: \"%d\"}\n    - {name: OPTION_%d, value: \"v%d\"}\n", j, j%11, j)
-		fmt.Fprintf(&trainer, "    resourcesPerNode:\n      requests: {cpu: \"%d\", memory: %dGi}\n", 1+j%8, 1+j%16)
-		init := ""
-		if oneNode(rt) {
-			init = fmt.Sprintf("  initializer:\n    dataset: {storageUri: \"hf://bench/dataset-%d\"}\n    model: {storageUri: \"hf://bench/model-%d\"}\n", j, j)
-		}
-		patch := fmt.Sprintf(`  runtimePatches:
-  - manager: bench.example.com/ci-%d
-    trainingRuntimeSpec:
-      template:
-        metadata:
-          labels: {bench.example.com/run: "%d"}
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    nodeSelector: {bench.example.com/pool: pool-%d}
-`, j%5, j, j%13)
-		jobs = append(jobs, fmt.Sprintf("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: job-%d\n  namespace: team-%d\n  labels: {team: t%d}\nspec:\n  runtimeRef: {name: %s}\n%s%s%s",
-			j, j%7, j%5, rt, trainer.String(), init, patch))
+		jobs = append(jobs, string(data))
 	}
 	return rts, jobs, nil
 }
@@ -189,23 +164,25 @@ func AdmissionMix(runtimes []map[string]any, mutates func(kind string) bool) []A
 }
 
 // DistinctObject is a copy of an admission mix's object made the k-th of
-// its own. A TrainJob: its name, namespace, numNodes, env,
-// resourcesPerNode and a runtimePatch its own, and on a runtime with
-// initializer jobs (a TorchTune one, which trains on one node) its
-// initializers' storage URIs. A runtime: wrapper.Distinct.
+// its own: a TrainJob is DistinctTrainJob's for its runtime, a runtime
+// wrapper.Distinct's.
 func DistinctObject(obj map[string]any, k int) map[string]any {
-	out := apiruntime.DeepCopyJSON(obj)
-	md := out["metadata"].(map[string]any)
-	spec := out["spec"].(map[string]any)
-	if out["kind"] != "TrainJob" {
-		wrapper.Distinct(out, fmt.Sprintf("%s-%d", md["name"], k), k, oneNode(md["name"].(string)))
-		return out
+	if obj["kind"] == "TrainJob" {
+		return DistinctTrainJob(k, obj["spec"].(map[string]any)["runtimeRef"].(map[string]any)["name"].(string))
 	}
-	single := oneNode(spec["runtimeRef"].(map[string]any)["name"].(string))
-	md["name"] = fmt.Sprintf("job-%d", k)
-	md["namespace"] = fmt.Sprintf("team-%d", k%7)
+	out := apiruntime.DeepCopyJSON(obj)
+	wrapper.Distinct(out, fmt.Sprintf("%s-%d", name(out), k), k, oneNode(name(out)))
+	return out
+}
+
+// DistinctTrainJob is the k-th TrainJob of its own that uses the runtime:
+// its name, namespace, numNodes, env, resourcesPerNode and a runtimePatch
+// its own, and on a runtime with initializer jobs (a TorchTune one, which
+// trains on one node) its initializers' storage URIs.
+func DistinctTrainJob(k int, runtime string) map[string]any {
 	numNodes := int64(1 + k%8)
-	if single {
+	spec := map[string]any{"runtimeRef": map[string]any{"name": runtime}}
+	if oneNode(runtime) {
 		numNodes = 1
 		spec["initializer"] = map[string]any{
 			"dataset": map[string]any{"storageUri": fmt.Sprintf("hf://bench/dataset-%d", k)},
@@ -232,7 +209,11 @@ func DistinctObject(obj map[string]any, k int) map[string]any {
 			}}},
 		}},
 	}}
-	return out
+	return map[string]any{
+		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+		"metadata": map[string]any{"name": fmt.Sprintf("job-%d", k), "namespace": fmt.Sprintf("team-%d", k%7)},
+		"spec":     spec,
+	}
 }
 
 // ControllerTrainJob is a TrainJob of the controller benchmark's burst, as
