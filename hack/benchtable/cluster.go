@@ -29,7 +29,8 @@ const admissionNote = `
 Admission latency (test/bench BenchmarkAdmission): our webhook server (controller.Setup on a manager against envtest, ` +
 	`runtime lookups read from its cache, and from the API server what the cache lacks, as in a cluster) and a server with the same options whose handler answers ` +
 	`"allowed" without evaluating, both on 127.0.0.1 with a self-signed certificate over HTTP/1.1. Each object is sent as an API server sends it to a webhook, ` +
-	`with its CRD's defaults (applied when the request is read, before admission; they are the CUE's: test/integration TestGeneratedCRDs). An open-loop generator ` +
+	`with its CRD's defaults (applied when the request is read, before admission; they are the CUE's: test/integration TestGeneratedCRDs), ` +
+	`given by an engine of the benchmark's own that makes every review before the loads and is then dropped, so that the process holds one engine, as a controller's does. An open-loop generator ` +
 	`sends AdmissionReviews at a fixed rate for 5 s per rate (a request at its scheduled time whatever the others are doing, ` +
 	`at most 64 keep-alive connections), and a latency counts from the scheduled time, queueing included. The mix: for each ` +
 	`shipped runtime three TrainJobs that use it (validating and mutating endpoints) and the runtime itself (validating), ` +
