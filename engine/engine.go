@@ -88,6 +88,9 @@ type Engine struct {
 	// those its lookups read, by operation (lookupPaths).
 	planReads   map[string]map[string][][]string
 	lookupReads map[string]map[string]map[string][][]string
+	// mutatorReads are the input paths each kind's mutator reads, when it
+	// says (absent: the whole object).
+	mutatorReads map[string]map[string][][]string
 	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
 	// renderMemo the renders (by identities, and alike by content),
 	// reviewMemo the reviews and mutateMemo the mutations (all nil with
@@ -282,6 +285,27 @@ func New(opts Options) (*Engine, error) {
 				byOp[opUpdate] = append(byOp[opUpdate], updateReads[name])
 			}
 			e.lookupReads[apiVersion][kind] = byOp
+		}
+	}
+	e.mutatorReads = map[string]map[string][][]string{}
+	for apiVersion, kinds := range c.mutators {
+		for kind, v := range kinds {
+			r := v.LookupPath(pathReads)
+			if !r.Exists() {
+				continue
+			}
+			var byName map[string][]string
+			if err := r.Decode(&byName); err != nil {
+				return nil, e.cueError("reading mutators", err)
+			}
+			reads := [][]string{}
+			for _, name := range sortedKeys(byName) {
+				reads = append(reads, byName[name])
+			}
+			if e.mutatorReads[apiVersion] == nil {
+				e.mutatorReads[apiVersion] = map[string][][]string{}
+			}
+			e.mutatorReads[apiVersion][kind] = reads
 		}
 	}
 	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {

@@ -86,6 +86,12 @@ func (e *Engine) tryPolicy() []Problem {
 					p.File, p.Line, p.Column = splitWhere(me.Source)
 					problems = append(problems, p)
 				}
+				if !failed[fieldMutators] {
+					if p := e.checkMutatorReads(c, s, doc, req, st.doc.Name()); p != nil {
+						failed[fieldMutators] = true
+						problems = append(problems, *p)
+					}
+				}
 			}
 			if !failed[fieldLookups] {
 				if p := e.checkLookupReads(c, lookups, doc); p != nil {
@@ -168,6 +174,37 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		}
 	}
 	return nil
+}
+
+// checkMutatorReads evaluates a probe's mutations with the paths their
+// mutator's reads name and with the whole object (the old one too):
+// mutations that differ read a path the reads do not name, and would be
+// made otherwise for objects that differ there. The problem is at the
+// first such mutation, in the admin's file where it is.
+func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Request, runtime string) *Problem {
+	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
+	if _, declared := e.mutatorReads[doc.APIVersion()][doc.Kind()]; !ok || !declared {
+		return nil
+	}
+	now := req.Now.UTC().Format(time.RFC3339)
+	read, _, _ := s.mutatorValue(c, m, doc, req, now, false)
+	whole, _, _ := s.mutatorValue(c, m, doc, req, now, true)
+	var want, got map[string]any
+	wantErr, gotErr := decodeJSON(whole.LookupPath(pathMutations), &want), decodeJSON(read.LookupPath(pathMutations), &got)
+	if reflect.DeepEqual(want, got) && fmt.Sprint(wantErr) == fmt.Sprint(gotErr) {
+		return nil
+	}
+	where := pathMutations
+	for _, rule := range sortedKeys(want) {
+		if !reflect.DeepEqual(want[rule], got[rule]) {
+			where = cue.MakePath(selMutations, cue.Str(rule))
+			break
+		}
+	}
+	p := Problem{Message: fmt.Sprintf("%s: mutations of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), on %s, they edit it otherwise with the whole object than with the paths of reads; name the path under mutators: %q: %s: reads",
+		where, doc.Kind(), doc.Kind(), runtime, req.Operation, doc.APIVersion(), doc.Kind())}
+	p.File, p.Line, p.Column = splitWhere(e.sourceOf(whole.LookupPath(where)))
+	return &p
 }
 
 // checkExistingReads renders a probe again as a controller does once the

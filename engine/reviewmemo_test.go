@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -156,4 +157,73 @@ func TestMutateMemo(t *testing.T) {
 	if got := patchTime(mutate(at.Add(time.Second))); got != "2026-11-26T10:00:01Z" {
 		t.Errorf("a second later: time %v", got)
 	}
+}
+
+// TestMutatorReadsChecked: a mutation that reads a path its mutator's
+// reads do not name fails the load at the mutation, in the admin's file;
+// named under reads, it loads and is made.
+func TestMutatorReadsChecked(t *testing.T) {
+	const head = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n"
+	const rule = "\tmutations: jobName: [if input.metadata.name != _|_ {\n\t\tobject: \"input\", path: [\"metadata\", \"annotations\", \"example.com/job\"], op: \"set\", value: input.metadata.name\n\t}]\n"
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"unnamed", rule, "extra.cue:5:13: mutations.jobName: mutations of TrainJob read a path of the input that their reads do not name"},
+		{"named", "\treads: jobName: [\"metadata\", \"name\"]\n" + rule, ""},
+	} {
+		dir := writePolicy(t, map[string]string{"extra.cue": head + tc.body + "}\n"})
+		e, err := New(Options{PolicyDirs: []string{dir}})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Fatalf("%s: load: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: load: %v, want %q", tc.name, err, tc.want)
+		}
+		if err != nil {
+			continue
+		}
+		out, err := e.NewSession(SessionOptions{}).Mutate(readOne(t, teamJob("").YAML()), Request{Operation: "CREATE"})
+		if err != nil || out == nil || out["metadata"].(map[string]any)["annotations"].(map[string]any)["example.com/job"] == nil {
+			t.Errorf("%s: the mutation was not made: %v %v", tc.name, out, err)
+		}
+	}
+}
+
+// TestMutatorReadsOnCorpora: the shipped mutators, given the paths their
+// reads name, make what they make with the whole object, for every
+// document of every corpus the tests use, on a create and on an update
+// from an older object (the load checks only the probes).
+func TestMutatorReadsOnCorpora(t *testing.T) {
+	e := testEngine(t)
+	c := e.compiled()
+	s := e.NewSession(SessionOptions{})
+	now := "2026-11-27T09:00:00Z"
+	checked := 0
+	corpus := memoCorpus(t)
+	for _, f := range sortedKeys(corpus) {
+		for i, d := range corpus[f] {
+			m, ok := c.mutators[d.APIVersion()][d.Kind()]
+			if d.Err != nil || d.Object == nil || !ok {
+				continue
+			}
+			older := deepCopy(d.Object).(map[string]any)
+			if spec, ok := older["spec"].(map[string]any); ok {
+				delete(spec, "runtimePatches")
+			}
+			for _, req := range []Request{{Operation: "CREATE"}, {Operation: "UPDATE", OldObject: older}, {Operation: "UPDATE", OldObject: d.Object}} {
+				read, _, _ := s.mutatorValue(c, m, d, req, now, false)
+				whole, _, _ := s.mutatorValue(c, m, d, req, now, true)
+				var want, got any
+				wantErr, gotErr := decodeJSON(whole.LookupPath(pathMutations), &want), decodeJSON(read.LookupPath(pathMutations), &got)
+				if !reflect.DeepEqual(want, got) || fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+					t.Errorf("%s, document %d, %s: mutations with the paths of reads\n%v (%v)\nwith the whole object\n%v (%v)", f, i+1, req.Operation, got, gotErr, want, wantErr)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("%d mutations checked: the corpora lack TrainJobs?", checked)
+	}
+	t.Logf("%d mutations checked", checked)
 }

@@ -922,18 +922,11 @@ type mutated struct {
 	err error
 }
 
-// mutateOnce evaluates the kind's mutator m.
+// mutateOnce evaluates the kind's mutator m (mutatorValue) and makes its
+// edits to the whole object.
 func (s *Session) mutateOnce(c *compiled, m cue.Value, doc Document, req Request, now string) (map[string]any, error) {
 	s.e.mutationsMade.Add(1)
-	a := s.e.opaque.aliases(nil)
-	cx := requestContext(req, a)
-	// A mutator alone is given the time (a review is the same whenever it
-	// is asked).
-	if now != "" {
-		cx[fieldNow] = now
-	}
-	input := a.alias(doc.Object).(map[string]any)
-	rv := m.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: cx}))
+	rv, input, a := s.mutatorValue(c, m, doc, req, now, false)
 	out, rule, err := mutate(rv, input)
 	if err != nil {
 		// The mutator's defect, at its place in the CUE when it is known.
@@ -951,6 +944,29 @@ func (s *Session) mutateOnce(c *compiled, m cue.Value, doc Document, req Request
 	}
 	restored, _ := a.restore(out).(map[string]any)
 	return restored, nil
+}
+
+// mutatorValue is the kind's mutator m evaluated for the object and the
+// request: given the paths of the object and of the old one its reads name,
+// when it names them (unless whole). It returns the object with its opaque
+// keys as tokens (the mutations' edits are made to it) and the tokens.
+func (s *Session) mutatorValue(c *compiled, m cue.Value, doc Document, req Request, now string, whole bool) (cue.Value, map[string]any, *keyAliases) {
+	a := s.e.opaque.aliases(nil)
+	input := a.alias(doc.Object).(map[string]any)
+	seen := input
+	if reads, ok := s.e.mutatorReads[doc.APIVersion()][doc.Kind()]; ok && !whole {
+		seen = a.alias(project(doc.Object, reads)).(map[string]any)
+		if req.OldObject != nil {
+			req.OldObject = project(req.OldObject, reads)
+		}
+	}
+	cx := requestContext(req, a)
+	// A mutator alone is given the time (a review is the same whenever it
+	// is asked).
+	if now != "" {
+		cx[fieldNow] = now
+	}
+	return m.Unify(c.ctx.Encode(map[string]any{fieldInput: seen, fieldContext: cx})), input, a
 }
 
 // MutationError is a mutator that cannot be carried out: the CUE's defect,
