@@ -99,7 +99,7 @@ type Engine struct {
 	lookupMemo *lru[*lookupRefs]
 	renderMemo *lru[keptRender]
 	reviewMemo *lru[*cachedReview]
-	mutateMemo *lru[mutated]
+	mutateMemo *lru[*mutations]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -193,7 +193,7 @@ func New(opts Options) (*Engine, error) {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)
 		e.reviewMemo = newLRU[*cachedReview](DefaultReviewMemoSize)
-		e.mutateMemo = newLRU[mutated](DefaultReviewMemoSize)
+		e.mutateMemo = newLRU[*mutations](DefaultReviewMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter

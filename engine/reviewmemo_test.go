@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // TestReviewMemo: a review is kept under everything it reads and given
@@ -156,6 +158,25 @@ func TestMutateMemo(t *testing.T) {
 	}
 	if got := patchTime(mutate(at.Add(time.Second))); got != "2026-11-26T10:00:01Z" {
 		t.Errorf("a second later: time %v", got)
+	}
+
+	// The mutator reads the runtime patches alone: another TrainJob with
+	// the same patches shares the kept edits, made to its own object.
+	other := readOne(t, wrapper.TrainJob("other").Namespace("elsewhere").RuntimeRef("rt").Args("other.py").
+		RuntimePatch("acme.io/tool", map[string]any{}).YAML())
+	made := e.mutationsMade.Load()
+	out, err := e.NewSession(SessionOptions{}).Mutate(other, Request{Now: at})
+	if err != nil || out == nil {
+		t.Fatalf("mutate: %v %v", out, err)
+	}
+	if e.mutationsMade.Load() != made {
+		t.Errorf("a TrainJob alike in its runtime patches: mutated again, want the memo's edits")
+	}
+	if md := out["metadata"].(map[string]any); md["name"] != "other" || md["namespace"] != "elsewhere" || patchTime(out) != "2026-11-26T10:00:00Z" {
+		t.Errorf("the memo's edits made to another object: %v, time %v", md, patchTime(out))
+	}
+	if args := out["spec"].(map[string]any)["trainer"].(map[string]any)["args"]; fmt.Sprint(args) != "[other.py]" {
+		t.Errorf("args %v, want the object's own", args)
 	}
 }
 

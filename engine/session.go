@@ -893,57 +893,108 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	if !req.Now.IsZero() {
 		now = req.Now.UTC().Format(time.RFC3339)
 	}
-	// A mutation is a function of the kind, the object, the operation, the
-	// old object and the time (to the second) alone: kept under their hash
-	// (the mutate memo), given again as a copy.
+	// A mutation's edits are a function of the kind, the paths of the
+	// object and of the old one that its mutator reads (the whole objects
+	// when it does not say), the operation and the time (to the second)
+	// alone: kept under their hash (the mutate memo), and made to each
+	// caller's object.
+	in, old := doc.Object, req.OldObject
+	if reads, ok := s.e.mutatorReads[doc.APIVersion()][doc.Kind()]; ok {
+		in = project(in, reads)
+		if old != nil {
+			old = project(old, reads)
+		}
+	}
 	var key string
+	var ms *mutations
 	if s.e.mutateMemo != nil {
 		h := newContentHash()
-		h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, now, doc.Object, req.OldObject})
+		h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, now, in, old})
 		key = h.sum()
-		if kept, ok := s.e.mutateMemo.get(key); ok {
-			out, _ := kept.out.value().(map[string]any)
-			return out, kept.err
+		ms, _ = s.e.mutateMemo.get(key)
+	}
+	if ms == nil {
+		ms = s.mutations(c, m, doc, req, now)
+		if key != "" {
+			s.e.mutateMemo.put(key, ms)
 		}
 	}
-	out, err := s.mutateOnce(c, m, doc, req, now)
-	if key != "" {
-		if kept, ok := pack(out); ok {
-			s.e.mutateMemo.put(key, mutated{out: kept, err: err})
-		}
-	}
-	return out, err
+	return ms.made(doc)
 }
 
-// mutated is a mutation the mutate memo keeps: the object packed (none, a
-// nil map, unpacks as one).
-type mutated struct {
-	out packed
-	err error
+// mutations are a mutator's edits for one object and request, by rule,
+// their opaque keys put back (what the mutate memo keeps), or the
+// mutator's defect.
+type mutations struct {
+	rules []ruleEdits
+	err   error
 }
 
-// mutateOnce evaluates the kind's mutator m (mutatorValue) and makes its
-// edits to the whole object.
-func (s *Session) mutateOnce(c *compiled, m cue.Value, doc Document, req Request, now string) (map[string]any, error) {
+// ruleEdits are one mutation's edits, with its place in the CUE.
+type ruleEdits struct {
+	name, source string
+	edits        []edit
+}
+
+// mutations evaluates the kind's mutator m (mutatorValue) and decodes its
+// edits.
+func (s *Session) mutations(c *compiled, m cue.Value, doc Document, req Request, now string) *mutations {
 	s.e.mutationsMade.Add(1)
-	rv, input, a := s.mutatorValue(c, m, doc, req, now, false)
-	out, rule, err := mutate(rv, input)
-	if err != nil {
-		// The mutator's defect, at its place in the CUE when it is known.
-		me := &MutationError{Rule: rule, Detail: fmt.Sprintf("%s: mutations: %s", doc.Kind(), s.e.Details(err))}
-		if rule != "" {
-			me.Source = s.e.sourceOf(rv.LookupPath(cue.MakePath(selMutations, cue.Str(rule))))
-		}
-		if me.Source == "" {
-			me.Source = s.e.sourceOf(rv.LookupPath(pathMutations))
-		}
-		return nil, me
+	rv, _, a := s.mutatorValue(c, m, doc, req, now, false)
+	ms := &mutations{}
+	v := rv.LookupPath(pathMutations)
+	if !v.Exists() {
+		return ms
 	}
-	if out == nil {
-		return nil, nil
+	var rules map[string][]edit
+	if err := decodeJSON(v, &rules); err != nil {
+		ms.err = &MutationError{Source: s.e.sourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", doc.Kind(), s.e.Details(err))}
+		return ms
 	}
-	restored, _ := a.restore(out).(map[string]any)
-	return restored, nil
+	for _, name := range sortedKeys(rules) {
+		r := ruleEdits{name: name, source: s.e.sourceOf(rv.LookupPath(cue.MakePath(selMutations, cue.Str(name))))}
+		if r.source == "" {
+			r.source = s.e.sourceOf(v)
+		}
+		for _, e := range rules[name] {
+			if e.Object != fieldInput {
+				ms.err = &MutationError{Rule: name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s edits %q: a mutation edits the object \"input\"", doc.Kind(), name, e.Object)}
+				return ms
+			}
+			e.Path, _ = a.restore(e.Path).([]any)
+			e.Value = a.restore(e.Value)
+			e.Items, _ = a.restore(e.Items).([]any)
+			r.edits = append(r.edits, e)
+		}
+		if len(r.edits) > 0 {
+			ms.rules = append(ms.rules, r)
+		}
+	}
+	return ms
+}
+
+// made is a copy of the object with the edits made, nil when there are
+// none. The edits stay as they were: each is made with copies of its
+// values.
+func (ms *mutations) made(doc Document) (map[string]any, error) {
+	if ms.err != nil {
+		return nil, ms.err
+	}
+	var out map[string]any
+	for _, r := range ms.rules {
+		for _, e := range r.edits {
+			if out == nil {
+				out = deepCopy(doc.Object).(map[string]any)
+			}
+			e.Path, _ = deepCopy(e.Path).([]any)
+			e.Value = deepCopy(e.Value)
+			e.Items, _ = deepCopy(e.Items).([]any)
+			if err := e.apply(out); err != nil {
+				return nil, &MutationError{Rule: r.name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s: %v", doc.Kind(), r.name, err)}
+			}
+		}
+	}
+	return out, nil
 }
 
 // mutatorValue is the kind's mutator m evaluated for the object and the
@@ -977,34 +1028,6 @@ type MutationError struct {
 }
 
 func (e *MutationError) Error() string { return e.Detail }
-
-// mutate applies the review's mutations to a copy of the input; nil when
-// there are none. An error names the mutation it is in, when one is.
-func mutate(rv cue.Value, input map[string]any) (map[string]any, string, error) {
-	v := rv.LookupPath(pathMutations)
-	if !v.Exists() {
-		return nil, "", nil
-	}
-	var rules map[string][]edit
-	if err := decodeJSON(v, &rules); err != nil {
-		return nil, "", err
-	}
-	var out map[string]any
-	for _, name := range sortedKeys(rules) {
-		for _, e := range rules[name] {
-			if e.Object != fieldInput {
-				return nil, name, fmt.Errorf("mutation %s edits %q: a mutation edits the object \"input\"", name, e.Object)
-			}
-			if out == nil {
-				out = deepCopy(input).(map[string]any)
-			}
-			if err := e.apply(out); err != nil {
-				return nil, name, fmt.Errorf("mutation %s: %v", name, err)
-			}
-		}
-	}
-	return out, "", nil
-}
 
 // lookupRefs is what a kind's lookups name for one input and request: the
 // runtime, and more objects by context field; for the controller, also the
