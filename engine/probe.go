@@ -187,8 +187,9 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 		return nil
 	}
 	now := req.Now.UTC().Format(time.RFC3339)
-	read, _, _ := s.mutatorValue(c, m, doc, req, now, false)
-	whole, _, _ := s.mutatorValue(c, m, doc, req, now, true)
+	in, old := e.mutatorInput(doc, req.OldObject)
+	read, _ := s.mutatorValue(c, m, in, old, req.Operation, now)
+	whole, _ := s.mutatorValue(c, m, doc.Object, req.OldObject, req.Operation, now)
 	var want, got map[string]any
 	wantErr, gotErr := decodeJSON(whole.LookupPath(pathMutations), &want), decodeJSON(read.LookupPath(pathMutations), &got)
 	if reflect.DeepEqual(want, got) && fmt.Sprint(wantErr) == fmt.Sprint(gotErr) {

@@ -898,13 +898,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	// when it does not say), the operation and the time (to the second)
 	// alone: kept under their hash (the mutate memo), and made to each
 	// caller's object.
-	in, old := doc.Object, req.OldObject
-	if reads, ok := s.e.mutatorReads[doc.APIVersion()][doc.Kind()]; ok {
-		in = project(in, reads)
-		if old != nil {
-			old = project(old, reads)
-		}
-	}
+	in, old := s.e.mutatorInput(doc, req.OldObject)
 	var key string
 	var ms *mutations
 	if s.e.mutateMemo != nil {
@@ -914,7 +908,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		ms, _ = s.e.mutateMemo.get(key)
 	}
 	if ms == nil {
-		ms = s.mutations(c, m, doc, req, now)
+		ms = s.mutations(c, m, doc.Kind(), in, old, req.Operation, now)
 		if key != "" {
 			s.e.mutateMemo.put(key, ms)
 		}
@@ -936,11 +930,11 @@ type ruleEdits struct {
 	edits        []edit
 }
 
-// mutations evaluates the kind's mutator m (mutatorValue) and decodes its
-// edits.
-func (s *Session) mutations(c *compiled, m cue.Value, doc Document, req Request, now string) *mutations {
+// mutations evaluates the kind's mutator m for what it is given of the
+// object and of the old one (mutatorInput) and decodes its edits.
+func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[string]any, op, now string) *mutations {
 	s.e.mutationsMade.Add(1)
-	rv, _, a := s.mutatorValue(c, m, doc, req, now, false)
+	rv, a := s.mutatorValue(c, m, in, old, op, now)
 	ms := &mutations{}
 	v := rv.LookupPath(pathMutations)
 	if !v.Exists() {
@@ -948,17 +942,20 @@ func (s *Session) mutations(c *compiled, m cue.Value, doc Document, req Request,
 	}
 	var rules map[string][]edit
 	if err := decodeJSON(v, &rules); err != nil {
-		ms.err = &MutationError{Source: s.e.sourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", doc.Kind(), s.e.Details(err))}
+		ms.err = &MutationError{Source: s.e.sourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
 		return ms
 	}
 	for _, name := range sortedKeys(rules) {
+		if len(rules[name]) == 0 {
+			continue // its place in the CUE is looked up only for edits
+		}
 		r := ruleEdits{name: name, source: s.e.sourceOf(rv.LookupPath(cue.MakePath(selMutations, cue.Str(name))))}
 		if r.source == "" {
 			r.source = s.e.sourceOf(v)
 		}
 		for _, e := range rules[name] {
 			if e.Object != fieldInput {
-				ms.err = &MutationError{Rule: name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s edits %q: a mutation edits the object \"input\"", doc.Kind(), name, e.Object)}
+				ms.err = &MutationError{Rule: name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s edits %q: a mutation edits the object \"input\"", kind, name, e.Object)}
 				return ms
 			}
 			e.Path, _ = a.restore(e.Path).([]any)
@@ -966,9 +963,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, doc Document, req Request,
 			e.Items, _ = a.restore(e.Items).([]any)
 			r.edits = append(r.edits, e)
 		}
-		if len(r.edits) > 0 {
-			ms.rules = append(ms.rules, r)
-		}
+		ms.rules = append(ms.rules, r)
 	}
 	return ms
 }
@@ -997,27 +992,31 @@ func (ms *mutations) made(doc Document) (map[string]any, error) {
 	return out, nil
 }
 
-// mutatorValue is the kind's mutator m evaluated for the object and the
-// request: given the paths of the object and of the old one its reads name,
-// when it names them (unless whole). It returns the object with its opaque
-// keys as tokens (the mutations' edits are made to it) and the tokens.
-func (s *Session) mutatorValue(c *compiled, m cue.Value, doc Document, req Request, now string, whole bool) (cue.Value, map[string]any, *keyAliases) {
-	a := s.e.opaque.aliases(nil)
-	input := a.alias(doc.Object).(map[string]any)
-	seen := input
-	if reads, ok := s.e.mutatorReads[doc.APIVersion()][doc.Kind()]; ok && !whole {
-		seen = a.alias(project(doc.Object, reads)).(map[string]any)
-		if req.OldObject != nil {
-			req.OldObject = project(req.OldObject, reads)
-		}
+// mutatorInput is what the kind's mutator is given of the object and of
+// the old one: the paths its reads name, when it names them, else the
+// whole objects.
+func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any, map[string]any) {
+	reads, ok := e.mutatorReads[doc.APIVersion()][doc.Kind()]
+	if !ok {
+		return doc.Object, old
 	}
-	cx := requestContext(req, a)
+	if old != nil {
+		old = project(old, reads)
+	}
+	return project(doc.Object, reads), old
+}
+
+// mutatorValue is the kind's mutator m evaluated for in and old, the
+// operation and the time, and the tokens of their opaque keys.
+func (s *Session) mutatorValue(c *compiled, m cue.Value, in, old map[string]any, op, now string) (cue.Value, *keyAliases) {
+	a := s.e.opaque.aliases(nil)
+	cx := requestContext(Request{Operation: op, OldObject: old}, a)
 	// A mutator alone is given the time (a review is the same whenever it
 	// is asked).
 	if now != "" {
 		cx[fieldNow] = now
 	}
-	return m.Unify(c.ctx.Encode(map[string]any{fieldInput: seen, fieldContext: cx})), input, a
+	return m.Unify(c.ctx.Encode(map[string]any{fieldInput: a.alias(in), fieldContext: cx})), a
 }
 
 // MutationError is a mutator that cannot be carried out: the CUE's defect,
