@@ -276,15 +276,11 @@ func New(opts Options) (*Engine, error) {
 			if err := v.LookupPath(pathUpdateReads).Decode(&updateReads); err != nil {
 				return nil, e.cueError("reading lookups", err)
 			}
-			byOp := map[string][][]string{}
-			for _, name := range sortedKeys(reads) {
-				byOp[opCreate] = append(byOp[opCreate], reads[name])
-				byOp[opUpdate] = append(byOp[opUpdate], reads[name])
+			named := pathsByName(reads)
+			e.lookupReads[apiVersion][kind] = map[string][][]string{
+				opCreate: named,
+				opUpdate: append(slices.Clone(named), pathsByName(updateReads)...),
 			}
-			for _, name := range sortedKeys(updateReads) {
-				byOp[opUpdate] = append(byOp[opUpdate], updateReads[name])
-			}
-			e.lookupReads[apiVersion][kind] = byOp
 		}
 	}
 	e.mutatorReads = map[string]map[string][][]string{}
@@ -298,14 +294,10 @@ func New(opts Options) (*Engine, error) {
 			if err := r.Decode(&byName); err != nil {
 				return nil, e.cueError("reading mutators", err)
 			}
-			reads := [][]string{}
-			for _, name := range sortedKeys(byName) {
-				reads = append(reads, byName[name])
-			}
 			if e.mutatorReads[apiVersion] == nil {
 				e.mutatorReads[apiVersion] = map[string][][]string{}
 			}
-			e.mutatorReads[apiVersion][kind] = reads
+			e.mutatorReads[apiVersion][kind] = pathsByName(byName)
 		}
 	}
 	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {
@@ -427,6 +419,16 @@ func (e *Engine) compile() (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// pathsByName is the paths of a `reads` struct (a path by name), in the
+// order of their names.
+func pathsByName(byName map[string][]string) [][]string {
+	var paths [][]string
+	for _, name := range sortedKeys(byName) {
+		paths = append(paths, byName[name])
+	}
+	return paths
 }
 
 // compiled returns the CUE runtime to evaluate one object with, and
