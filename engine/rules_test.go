@@ -405,3 +405,54 @@ func TestQuantities(t *testing.T) {
 		t.Fatalf("render: %v", findingStrings(out.Errors))
 	}
 }
+
+// TestTrainJobCRDRulesEach: every CRD check of a TrainJob that the CUE
+// tests itself before it makes its error (trainjob.cue's crdChecks) fires
+// on a value that breaks it, at its path, in the API server's words. A
+// guard that reads the wrong field would leave its check off silently.
+// (The maxItems checks are the CRD schema's, which engine/limits.go
+// applies before the CUE sees the object: TestLimits.)
+func TestTrainJobCRDRulesEach(t *testing.T) {
+	torch := runtimeYAML("rt", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "")
+	long := func(n int) string { return strings.Repeat("a", n) }
+	p := "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs"
+	pod := p + "[0].template.spec.template.spec"
+	jobs := func(jobs string) string {
+		return "  runtimePatches: [{manager: acme.io/x, trainingRuntimeSpec: {template: {spec: {replicatedJobs: " + jobs + "}}}}]"
+	}
+	podPatch := func(spec string) string {
+		return jobs("[{name: node, template: {spec: {template: {spec: " + spec + "}}}}]")
+	}
+	for _, tc := range []struct{ spec, want string }{
+		{"  runtimeRef: {name: rt, apiGroup: " + long(254) + "}", "spec.runtimeRef.apiGroup: Too long: may not be more than 253 bytes"},
+		{"  runtimeRef: {name: rt, kind: " + long(254) + "}", "spec.runtimeRef.kind: Too long: may not be more than 253 bytes"},
+		{"  initializer: {dataset: {storageUri: hf://" + long(2044) + "}}", "spec.initializer.dataset.storageUri: Too long: may not be more than 2048 bytes"},
+		{"  initializer: {model: {env: [{name: A}, {name: B}, {name: A}]}}", `spec.initializer.model.env[2]: Duplicate value: {"name":"A"}`},
+		{"  trainer: {numProcPerNode: 0}", "spec.trainer.numProcPerNode: Invalid value: 0: numProcPerNode must be greater than or equal to 1"},
+		{"  trainer: {numProcPerNode: fast}", `spec.trainer.numProcPerNode: Invalid value: "fast": must have an int value or [auto cpu gpu]`},
+		{"  runtimePatches: [{manager: \"\"}]", `spec.runtimePatches[0].manager: Invalid value: "": spec.runtimePatches[0].manager in body should be at least 1 chars long`},
+		{"  runtimePatches: [{manager: acme.io/" + long(246) + "}]", "spec.runtimePatches[0].manager: Too long: may not be more than 253 bytes"},
+		{"  runtimePatches: [{manager: acme.io/x}, {manager: acme.io/y}, {manager: acme.io/x}]", `spec.runtimePatches[2]: Duplicate value: {"manager":"acme.io/x"}`},
+		{jobs("[{name: a}, {name: a}]"), p + `[1]: Duplicate value: {"name":"a"}`},
+		{jobs("[{name: \"\"}]"), p + `[0].name: Invalid value: "": ` + p + "[0].name in body should be at least 1 chars long"},
+		{jobs("[{name: " + long(254) + "}]"), p + "[0].name: Too long: may not be more than 253 bytes"},
+		{podPatch("{volumes: [{name: v}, {name: v}]}"), pod + `.volumes[1]: Duplicate value: {"name":"v"}`},
+		{podPatch("{initContainers: [{name: i}, {name: i}]}"), pod + `.initContainers[1]: Duplicate value: {"name":"i"}`},
+		{podPatch("{imagePullSecrets: [{name: s}, {name: s}]}"), pod + `.imagePullSecrets[1]: Duplicate value: {"name":"s"}`},
+		{podPatch("{schedulingGates: [{name: g}, {name: g}]}"), pod + `.schedulingGates[1]: Duplicate value: {"name":"g"}`},
+		{podPatch("{initContainers: [{name: " + long(254) + "}]}"), pod + ".initContainers[0].name: Too long: may not be more than 253 bytes"},
+		{podPatch("{initContainers: [{name: i, env: [{name: X}, {name: X}]}]}"), pod + `.initContainers[0].env[1]: Duplicate value: {"name":"X"}`},
+		{podPatch("{containers: [{name: c, volumeMounts: [{name: m, mountPath: /a}, {name: m, mountPath: /b}]}]}"), pod + `.containers[0].volumeMounts[1]: Duplicate value: {"name":"m"}`},
+		{"  managedBy: example.com/" + long(242), "spec.managedBy: Too long: may not be more than 253 bytes"},
+		{"  managedBy: example.com/other", `spec.managedBy: Invalid value: "example.com/other": ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set`},
+	} {
+		job := strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", tc.spec, 1)
+		if strings.HasPrefix(tc.spec, "  runtimeRef:") {
+			job = strings.Replace(job, "  runtimeRef: {name: rt}\n", "", 1)
+		}
+		o := run(t, SessionOptions{NoBuiltinRuntimes: true}, torch, job)
+		if !contains(o[1].errors, tc.want) {
+			t.Errorf("%s:\n errors %q\n want %q", tc.spec, o[1].errors, tc.want)
+		}
+	}
+}
