@@ -426,19 +426,30 @@ func (t *valueTokens) restoreValue(v any) (any, bool) {
 // restoreString puts back the tokens in s: each is valuePrefix and four
 // digits.
 func (t *valueTokens) restoreString(s string) string {
-	if !strings.Contains(s, valuePrefix) {
+	return replaceTokens(s, valuePrefix, func(n int) (string, bool) {
+		if n < len(t.values) {
+			return t.values[n], true
+		}
+		return "", false
+	})
+}
+
+// replaceTokens replaces in s each token of prefix (prefix and four
+// digits) by what by gives for its number, when it gives one.
+func replaceTokens(s, prefix string, by func(n int) (string, bool)) string {
+	if !strings.Contains(s, prefix) {
 		return s
 	}
 	var b strings.Builder
 	for {
-		i := strings.Index(s, valuePrefix)
-		end := i + len(valuePrefix) + 4
+		i := strings.Index(s, prefix)
+		end := i + len(prefix) + 4
 		if i < 0 || end > len(s) {
 			b.WriteString(s)
 			return b.String()
 		}
 		n := 0
-		for _, d := range s[i+len(valuePrefix) : end] {
+		for _, d := range s[i+len(prefix) : end] {
 			if d < '0' || d > '9' {
 				n = -1
 				break
@@ -446,8 +457,12 @@ func (t *valueTokens) restoreString(s string) string {
 			n = n*10 + int(d-'0')
 		}
 		b.WriteString(s[:i])
-		if n >= 0 && n < len(t.values) {
-			b.WriteString(t.values[n])
+		v, ok := "", false
+		if n >= 0 {
+			v, ok = by(n)
+		}
+		if ok {
+			b.WriteString(v)
 		} else {
 			b.WriteString(s[i:end])
 		}

@@ -20,6 +20,9 @@ import (
 type contentHash struct {
 	h   hash.Hash
 	buf [9]byte
+	// leaf, when set, is what a string leaf (not a map key) is written
+	// as.
+	leaf func(string) string
 }
 
 func newContentHash() *contentHash { return &contentHash{h: sha256.New()} }
@@ -53,6 +56,9 @@ func (c *contentHash) value(v any) {
 			c.tag('b', 0)
 		}
 	case string:
+		if c.leaf != nil {
+			x = c.leaf(x)
+		}
 		c.str(x)
 	case int64:
 		c.tag('i', uint64(x))

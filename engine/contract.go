@@ -19,6 +19,7 @@ const (
 	fieldContextKinds            = "contextKinds"            // other groups' kinds the rules read
 	fieldControllers             = "controllers"             // a kind's controller part
 	fieldCRDChecks               = "crdChecks"               // the API server's own checks, by kind
+	fieldCRDCheckParts           = "crdCheckParts"           // those of them that read one part of the object
 	fieldCRDs                    = "crds"                    // the CRDs the engine generates
 	fieldFrameworks              = "frameworks"              // the framework registry
 	fieldGroupHints              = "groupHints"              // what serves a group no review does
@@ -42,7 +43,7 @@ const (
 // reads and those the rules share. An admin's file declares only these,
 // and definitions (#x) and hidden fields (_x) of its own.
 var contractFields = []string{
-	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDs,
+	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDCheckParts, fieldCRDs,
 	fieldFrameworks, fieldGroupHints, fieldGroups, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
 	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
 }
@@ -63,6 +64,9 @@ const (
 	// fieldSchemaChecked tells a review the API server checked the object.
 	fieldSchemaChecked = "schemaChecked"
 	fieldMLPolicy      = "#MLPolicy"
+	// A CRD check part's part of the object and its items' indexes.
+	fieldSelf = "self"
+	fieldAt   = "at"
 )
 
 // The fields of a context (#Context) the engine fills in, besides
@@ -101,6 +105,9 @@ var (
 	pathReads = cue.MakePath(cue.Str("reads"))
 	// The paths a lookups entry reads on an UPDATE alone.
 	pathUpdateReads = cue.MakePath(cue.Str("updateReads"))
+
+	// A crdCheckParts entry's path.
+	pathCRDPartPath = cue.MakePath(cue.Str("path"))
 
 	// A carried entry's path and the constraint its values meet.
 	pathCarriedPath  = cue.MakePath(cue.Str("path"))

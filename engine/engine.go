@@ -77,10 +77,12 @@ type Engine struct {
 	reviewCache map[string]*cachedReview
 	reviewsMade atomic.Int64
 	// lookupsMade counts the lookups evaluated (not from the memo),
-	// rendersMade the renders and mutationsMade the mutations, for tests.
+	// rendersMade the renders, mutationsMade the mutations and
+	// crdPartsMade the CRD check parts, for tests.
 	lookupsMade   atomic.Int64
 	rendersMade   atomic.Int64
 	mutationsMade atomic.Int64
+	crdPartsMade  atomic.Int64
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
@@ -100,6 +102,9 @@ type Engine struct {
 	renderMemo *lru[keptRender]
 	reviewMemo *lru[*cachedReview]
 	mutateMemo *lru[*mutations]
+	// crdPartMemo keeps the errors of CRD check parts (crdparts.go), nil
+	// with NoMemo.
+	crdPartMemo *lru[[]Finding]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -152,6 +157,9 @@ type compiled struct {
 	// (crdChecks), for objects the API server has checked
 	// (Request.SchemaChecked).
 	checked map[string]map[string]cue.Value
+	// crdParts are each kind's CRD check parts (crdparts.go), in the
+	// CUE's order.
+	crdParts map[string]map[string][]crdPart
 	// carried are the input paths each kind's review only carries over
 	// (carried.go).
 	carried map[string]map[string][]carriedPath
@@ -194,6 +202,7 @@ func New(opts Options) (*Engine, error) {
 		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)
 		e.reviewMemo = newLRU[*cachedReview](DefaultReviewMemoSize)
 		e.mutateMemo = newLRU[*mutations](DefaultReviewMemoSize)
+		e.crdPartMemo = newLRU[[]Finding](DefaultCRDPartMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
@@ -379,6 +388,19 @@ func (e *Engine) compile() (*compiled, error) {
 	}
 	// crdChecks for a kind without a review are a policy's mistake
 	// (checkKind says so at load).
+	partsByKind, err := e.byKind(c, fieldCRDCheckParts)
+	if err != nil {
+		return nil, err
+	}
+	c.crdParts = map[string]map[string][]crdPart{}
+	for apiVersion, kinds := range partsByKind {
+		c.crdParts[apiVersion] = map[string][]crdPart{}
+		for kind, v := range kinds {
+			if c.crdParts[apiVersion][kind], err = e.crdPartsOf(v); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if c.carried, err = e.carriedPaths(c); err != nil {
 		return nil, err
 	}

@@ -10,11 +10,13 @@ import (
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
 // (lookupmemo.go), DefaultRenderMemoSize how many renders (rendermemo.go),
-// DefaultReviewMemoSize how many reviews (reviewmemo.go).
+// DefaultReviewMemoSize how many reviews (reviewmemo.go),
+// DefaultCRDPartMemoSize how many parts' CRD check errors (crdparts.go).
 const (
-	DefaultLookupMemoSize = 4096
-	DefaultRenderMemoSize = 1024
-	DefaultReviewMemoSize = 2048
+	DefaultLookupMemoSize  = 4096
+	DefaultRenderMemoSize  = 1024
+	DefaultReviewMemoSize  = 2048
+	DefaultCRDPartMemoSize = 8192
 )
 
 // lru is a bounded map of memoised results, the least recently used

@@ -784,17 +784,31 @@ func (ad *admission) decode() bool {
 		r.Errors = append(metaErrors, a.restoreFindings(fs)...)
 		return ad.keep(nil)
 	}
-	if !ad.req.VerdictOnly {
-		if err := object.Decode(&r.Object); err != nil {
+	parts := !ad.req.SchemaChecked && len(ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()]) > 0
+	var decoded map[string]any
+	if !ad.req.VerdictOnly || parts {
+		if err := object.Decode(&decoded); err != nil {
 			return ad.internal("object", err)
 		}
-		r.Object, _ = a.restore(r.Object).(map[string]any)
+		decoded, _ = a.restore(decoded).(map[string]any)
+	}
+	if !ad.req.VerdictOnly {
+		r.Object = decoded
 	}
 	crd, err := s.e.decodeFindings(ad.rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
 	if err != nil {
 		return ad.internal("crd", err)
 	}
 	crd = append(metaErrors, a.restoreFindings(crd)...)
+	if parts {
+		// The checks the CRD makes of parts of the object, after the
+		// whole object's (crdparts.go).
+		fs, err := ad.crdPartFindings(decoded)
+		if err != nil {
+			return ad.internal(fieldCRDCheckParts, err)
+		}
+		crd = append(crd, fs...)
+	}
 	if hasPhase(crd, PhaseCRD) && !ad.req.SchemaChecked {
 		crd = withCELNote(crd, ad.schema, PhaseCRD)
 	}
