@@ -306,3 +306,41 @@ _x: strings.ToUpper("")
 		t.Errorf("a render rule that looks at the name's length: %v", err)
 	}
 }
+
+// TestPatchLabelValuesCarried: TrainJobs alike but for the values of the
+// JobSet labels and annotations their runtime patch gives (a run's id)
+// share one review and one render, and each JobSet gets its own values.
+func TestPatchLabelValuesCarried(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(name, run string) Document {
+		return readOne(t, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: "+name+", namespace: team-a}\n"+
+			"spec:\n  runtimeRef: {name: torch-distributed}\n  runtimePatches:\n  - manager: example.com/ci\n"+
+			"    trainingRuntimeSpec: {template: {metadata: {labels: {example.com/run: "+run+"}, annotations: {example.com/note: note-"+run+"}}}}\n")
+	}
+	var reviews, renders []int64
+	for _, tc := range []struct{ name, run string }{{"job-a", "r41x7"}, {"job-b", "r98q2"}} {
+		s := e.NewSession(SessionOptions{})
+		r := s.AdmitRequest(context.Background(), job(tc.name, tc.run), Request{})
+		if r.Rejected() {
+			t.Fatalf("%s: %v", tc.name, findingStrings(r.Errors))
+		}
+		reviews = append(reviews, e.reviewsMade.Load())
+		out := s.Render(r, RenderOptions{})
+		renders = append(renders, e.rendersMade.Load())
+		var md map[string]any
+		for _, o := range out.Objects {
+			if o["kind"] == "JobSet" {
+				md = o["metadata"].(map[string]any)
+			}
+		}
+		if md == nil || md["labels"].(map[string]any)["example.com/run"] != tc.run || md["annotations"].(map[string]any)["example.com/note"] != "note-"+tc.run {
+			t.Errorf("%s: the JobSet's metadata %v, want example.com/run: %s and example.com/note: note-%s", tc.name, md, tc.run, tc.run)
+		}
+	}
+	if reviews[1] != reviews[0] || renders[1] != renders[0] {
+		t.Errorf("reviews made %v, renders made %v: the second TrainJob was evaluated again", reviews, renders)
+	}
+}
