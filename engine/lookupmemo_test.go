@@ -71,18 +71,24 @@ func TestLookupsMemoised(t *testing.T) {
 
 // TestLookupReadsChecked: a policy whose lookup (or a controller's
 // existing object) reads a path of the input that its reads do not name
-// fails the load, at that lookup in the admin's file, since the memo would
-// keep what it names for objects that differ there. Named in reads, the
-// same lookups load.
+// fails the load, at the read in the admin's file (or, for a read whose
+// key is computed, at that lookup, from the trial on the probes), since
+// the lookup is given the named paths alone. Named in reads, the same
+// lookups load.
 func TestLookupReadsChecked(t *testing.T) {
 	const head = "package schemas\n\nlookups: (#APIVersion): TrainJob: {\n\tinput: _\n"
 	for _, tc := range []struct {
 		name, body, want string
 	}{
+		// Found in the syntax, at the read.
 		{"object", "\tif input.spec.trainer != _|_ {\n\t\tobjects: trainerConfig: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"c\"}\n\t}\n",
-			"extra.cue:6:12: lookups of TrainJob read a path of the input that their reads do not name"},
-		{"existing", "\tif input.spec.trainer != _|_ {\n\t\texisting: trainerState: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"s\"}\n\t}\n",
-			"extra.cue:6:13: lookups of TrainJob read a path of the input that their reads do not name"},
+			"extra.cue:5:16: this rule reads input.spec.trainer, which the reads of lookups: \"trainer.kubeflow.org/v1alpha1\": TrainJob do not name"},
+		// A key computed at evaluation: found by the trial on the probes,
+		// at the lookup.
+		{"object computed", "\tlet f = \"sp\" + \"ec\"\n\tif input[f].trainer != _|_ {\n\t\tobjects: trainerConfig: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"c\"}\n\t}\n",
+			"extra.cue:7:12: lookups of TrainJob read a path of the input that their reads do not name"},
+		{"existing computed", "\tlet f = \"sp\" + \"ec\"\n\tif input[f].trainer != _|_ {\n\t\texisting: trainerState: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"s\"}\n\t}\n",
+			"extra.cue:7:13: lookups of TrainJob read a path of the input that their reads do not name"},
 		{"named", "\treads: trainer: [\"spec\", \"trainer\"]\n\tif input.spec.trainer != _|_ {\n\t\tobjects: trainerConfig: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"c\"}\n\t\texisting: trainerState: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"s\"}\n\t}\n", ""},
 	} {
 		dir := writePolicy(t, map[string]string{"extra.cue": head + tc.body + "}\n"})

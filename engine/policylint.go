@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -738,6 +739,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 	if !ok {
 		return
 	}
+	l.checkReadsCover(base.sels, steps)
 	v, cur := l.at(base.sels)
 	name := root.(*ast.Ident).Name
 	for _, st := range steps {
@@ -1003,4 +1005,96 @@ func exprText(x ast.Expr) string {
 		return exprText(x.X) + "." + fmt.Sprint(x.Sel)
 	}
 	return "…"
+}
+
+// readsRoots are the contract's fields whose entries may say with `reads`
+// (and a lookup with `updateReads`) the paths of the input they are given,
+// by name: the engine gives them those alone.
+var readsRoots = map[string]bool{fieldMutators: true, fieldLookups: true}
+
+// checkReadsCover finds a read of an admin's rule, under a mutator or a
+// lookup that names its reads, of a path of the input (or of the old
+// object) the reads do not name: the rule is given the named paths
+// alone, so the read is absent (or partial) whatever the object holds,
+// and the rule silently does otherwise than it says. The load's trial on
+// the probes (checkMutatorReads, checkLookupReads) sees only what the
+// probes hold; this sees the read itself.
+func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
+	if len(base) < 4 || !readsRoots[base[0].String()] || base[1].LabelType() != cue.StringLabel || base[2].LabelType() != cue.StringLabel {
+		return
+	}
+	field, apiVersion, kind := base[0].String(), base[1].Unquoted(), base[2].Unquoted()
+	var rest []cue.Selector
+	root := fieldInput
+	switch {
+	case base[3].String() == fieldInput:
+		rest = base[4:]
+	case len(base) >= 5 && base[3].String() == fieldContext && base[4].String() == fieldOld:
+		rest, root = base[5:], fieldContext+"."+fieldOld
+	default:
+		return
+	}
+	declared, ok := l.declaredReads(field, apiVersion, kind)
+	if !ok {
+		return
+	}
+	var read []string
+	pos := token.NoPos
+	for _, sel := range rest {
+		if sel.LabelType() != cue.StringLabel {
+			break
+		}
+		read = append(read, sel.Unquoted())
+	}
+	if len(read) == len(rest) {
+		for _, st := range steps {
+			if !st.ok || st.sel.LabelType() != cue.StringLabel {
+				break
+			}
+			read, pos = append(read, st.sel.Unquoted()), st.pos
+		}
+	}
+	if len(read) == 0 || pos == token.NoPos {
+		return
+	}
+	for _, d := range declared {
+		if len(d) <= len(read) && slices.Equal(d, read[:len(d)]) {
+			return
+		}
+	}
+	var names []string
+	for _, d := range declared {
+		names = append(names, strings.Join(d, "."))
+	}
+	l.problem(pos, "this rule reads %s.%s, which the reads of %s: %q: %s do not name: the rule is given %s alone, so the read is absent (or partial) whatever the object holds; name the path under %s: %q: %s: reads",
+		root, strings.Join(read, "."), field, apiVersion, kind, strings.Join(names, ", "), field, apiVersion, kind)
+}
+
+// declaredReads are the paths a mutator's or a lookup's `reads` (and a
+// lookup's `updateReads`) name, false when it names none (a mutator
+// without reads is given the whole object).
+func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool) {
+	byKind := l.c.mutators
+	if field == fieldLookups {
+		byKind = l.c.lookups
+	}
+	v, ok := byKind[apiVersion][kind]
+	if !ok {
+		return nil, false
+	}
+	var paths [][]string
+	found := false
+	for _, p := range []cue.Path{pathReads, pathUpdateReads} {
+		r := v.LookupPath(p)
+		if !r.Exists() {
+			continue
+		}
+		var byName map[string][]string
+		if err := r.Decode(&byName); err != nil {
+			return nil, false
+		}
+		found = true
+		paths = append(paths, pathsByName(byName)...)
+	}
+	return paths, found
 }

@@ -186,10 +186,18 @@ func TestMutateMemo(t *testing.T) {
 func TestMutatorReadsChecked(t *testing.T) {
 	const head = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n"
 	const rule = "\tmutations: jobName: [if input.metadata.name != _|_ {\n\t\tobject: \"input\", path: [\"metadata\", \"annotations\", \"example.com/job\"], op: \"set\", value: input.metadata.name\n\t}]\n"
+	// The same rule with its read out of the load's syntax check's sight
+	// (a key computed at evaluation): the trial on the probes finds it.
+	const computed = "\tlet f = \"meta\" + \"data\"\n\tmutations: jobName: [if input[f].name != _|_ {\n\t\tobject: \"input\", path: [\"metadata\", \"annotations\", \"example.com/job\"], op: \"set\", value: input[f].name\n\t}]\n"
+	// A read the probes cannot show (they have no labels): without the
+	// syntax check, such a policy loads and its mutation is never made.
+	const labels = "\tmutations: team: [if input.metadata.labels.team != _|_ {\n\t\tobject: \"input\", path: [\"metadata\", \"annotations\", \"example.com/team\"], op: \"set\", value: input.metadata.labels.team\n\t}]\n"
 	for _, tc := range []struct {
 		name, body, want string
 	}{
-		{"unnamed", rule, "extra.cue:5:13: mutations.jobName: mutations of TrainJob read a path of the input that their reads do not name"},
+		{"unnamed", rule, "extra.cue:5:41: this rule reads input.metadata.name, which the reads of mutators: \"trainer.kubeflow.org/v1alpha1\": TrainJob do not name: the rule is given spec.runtimePatches alone"},
+		{"computed", computed, "extra.cue:6:13: mutations.jobName: mutations of TrainJob read a path of the input that their reads do not name"},
+		{"labels", labels, "extra.cue:5:45: this rule reads input.metadata.labels.team, which the reads of mutators"},
 		{"named", "\treads: jobName: [\"metadata\", \"name\"]\n" + rule, ""},
 	} {
 		dir := writePolicy(t, map[string]string{"extra.cue": head + tc.body + "}\n"})
