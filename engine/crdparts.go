@@ -21,10 +21,10 @@ import (
 // there share them whatever else they hold.
 //
 // A part reads nothing but self and at, for it is given nothing else: a
-// rule that reads further does not evaluate, and says so as a rule error
-// at its place in the CUE. Its key holds the part's value as the review's
-// object has it, defaults and carried values' tokens in, so that a memo
-// hit is what an evaluation would give.
+// rule that names the object or the review's context refers to nothing,
+// a load error at its line (TestCRDCheckPartReadsSelfAlone). Its key holds
+// the part's value as the review's object has it, defaults and carried
+// values' tokens in, so that a memo hit is what an evaluation would give.
 
 // crdPart is one entry of crdCheckParts.
 type crdPart struct {
