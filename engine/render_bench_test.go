@@ -33,9 +33,10 @@ func renderInput(tb testing.TB, caseName string) (*Session, Result) {
 }
 
 // varied returns the TrainJob with its name and a label changed, so that
-// no two iterations render the same input: the label's value is copied
-// into the JobSet, and no render memo keeps it (renders alike share only
-// their carried values, the name among them).
+// no two iterations render the same input. The render reads neither (the
+// name is carried, and the label is not read), but the render memo keys
+// a render by the whole input, carried values as tokens, so that the
+// label makes every iteration a miss.
 func varied(r Result, i int) Result {
 	obj := asJSON(r.Object).(map[string]any)
 	md := obj["metadata"].(map[string]any)
