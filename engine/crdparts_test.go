@@ -99,3 +99,29 @@ crdCheckParts: (#APIVersion): TrainJob: nameOfJob: {
 		t.Fatalf("load: %v, want an error at part.cue:6", err)
 	}
 }
+
+// TestCRDCheckPartPaths: a part whose path names a field the kind's CRD
+// does not have, or puts "*" where there is no list, fails the load at
+// its path: its checks would run on no object. The shipped parts' paths
+// all lead somewhere.
+func TestCRDCheckPartPaths(t *testing.T) {
+	e := testEngine(t)
+	if problems := e.checkPartPaths(e.compiled()); len(problems) > 0 {
+		t.Errorf("the shipped parts: %v", problems)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{`["spec", "trainr"]`, `part.cue:4:2: crdCheckParts: "trainer.kubeflow.org/v1alpha1": TrainJob: typo: path ["spec" "trainr"]: spec has no field trainr (did you mean trainer?), so the part's checks would run on no object`},
+		{`["spec", "trainer", "*"]`, `path ["spec" "trainer" "*"]: spec.trainer is not a list`},
+		{`["spec", "trainer", "env", "*", "name"]`, ""},
+		{`["metadata", "labels"]`, ""},
+	} {
+		dir := writePolicy(t, map[string]string{"part.cue": "package schemas\n\ncrdCheckParts: (#APIVersion): TrainJob: typo: {\n\tpath: " + tc.path + "\n\tself: _\n\tcrd: {}\n}\n"})
+		_, err := New(Options{PolicyDirs: []string{dir}})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.path, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: load: %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}

@@ -53,6 +53,7 @@ func (e *Engine) tryPolicy() []Problem {
 	}
 	c := e.cur.Load()
 	problems = append(problems, e.checkCarriedTokens(c)...)
+	problems = append(problems, e.checkPartPaths(c)...)
 	// A carried entry is said once, on the first document it fails on.
 	carryFailed := func(p *Problem) {
 		if p != nil && !failed[p.File+"\x00"+p.Message] {
@@ -538,4 +539,70 @@ func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string)
 	v := c.schemas.LookupPath(cue.MakePath(cue.Str(fieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
 	p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
 	return p
+}
+
+// checkPartPaths checks each CRD check part's path against its kind's CRD
+// schema: a field the object cannot have, or "*" where there is no list,
+// would leave the part's checks off for every object, silently. A schema
+// that keeps unknown fields says nothing of what is under it.
+func (e *Engine) checkPartPaths(c *compiled) []Problem {
+	var problems []Problem
+	for _, apiVersion := range sortedKeys(c.crdParts) {
+		for _, kind := range sortedKeys(c.crdParts[apiVersion]) {
+			schema := e.crdSchema(apiVersion, kind)
+			for _, part := range c.crdParts[apiVersion][kind] {
+				msg := partPathProblem(schema, part.path)
+				if msg == "" {
+					continue
+				}
+				p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
+				p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(pathCRDPartPath)))
+				problems = append(problems, p)
+			}
+		}
+	}
+	return problems
+}
+
+// partPathProblem says why path leads nowhere in schema (an OpenAPI
+// schema as the CRD has it), "" when it may lead to a value.
+func partPathProblem(schema map[string]any, path []string) string {
+	s := schema
+	at := "the object"
+	for _, seg := range path {
+		if s == nil || s["x-kubernetes-preserve-unknown-fields"] == true {
+			return ""
+		}
+		if seg == "*" {
+			items, _ := s["items"].(map[string]any)
+			if s["type"] != "array" || items == nil {
+				return at + " is not a list"
+			}
+			s, at = items, at+"[*]"
+			continue
+		}
+		props, _ := s["properties"].(map[string]any)
+		if props == nil && s["additionalProperties"] == nil {
+			return "" // an object the schema leaves to the API server (metadata)
+		}
+		next, ok := props[seg].(map[string]any)
+		if !ok {
+			if extra, isMap := s["additionalProperties"].(map[string]any); isMap {
+				s, at = extra, at+"."+seg
+				continue
+			}
+			msg := fmt.Sprintf("%s has no field %s", at, seg)
+			if hint := suggest(seg, sortedKeys(props)); hint != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", hint)
+			}
+			return msg
+		}
+		s = next
+		if at == "the object" {
+			at = seg
+		} else {
+			at += "." + seg
+		}
+	}
+	return ""
 }
