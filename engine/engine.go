@@ -251,6 +251,9 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.readInputReads(c); err != nil {
+		return nil, err
+	}
 	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
 		var problems []Problem
@@ -262,52 +265,6 @@ func New(opts Options) (*Engine, error) {
 	e.cur.Store(c)
 	if err := c.schemas.LookupPath(pathMerges).Decode(&e.merges); err != nil {
 		return nil, e.cueError("reading merges", err)
-	}
-	e.planReads = map[string]map[string][][]string{}
-	for apiVersion, kinds := range c.plans {
-		e.planReads[apiVersion] = map[string][][]string{}
-		for kind, v := range kinds {
-			var reads [][]string
-			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
-				return nil, e.cueError("reading plans", err)
-			}
-			e.planReads[apiVersion][kind] = reads
-		}
-	}
-	e.lookupReads = map[string]map[string]map[string][][]string{}
-	for apiVersion, kinds := range c.lookups {
-		e.lookupReads[apiVersion] = map[string]map[string][][]string{}
-		for kind, v := range kinds {
-			var reads, updateReads map[string][]string
-			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
-				return nil, e.cueError("reading lookups", err)
-			}
-			if err := v.LookupPath(pathUpdateReads).Decode(&updateReads); err != nil {
-				return nil, e.cueError("reading lookups", err)
-			}
-			named := pathsByName(reads)
-			e.lookupReads[apiVersion][kind] = map[string][][]string{
-				opCreate: named,
-				opUpdate: append(slices.Clone(named), pathsByName(updateReads)...),
-			}
-		}
-	}
-	e.mutatorReads = map[string]map[string][][]string{}
-	for apiVersion, kinds := range c.mutators {
-		for kind, v := range kinds {
-			r := v.LookupPath(pathReads)
-			if !r.Exists() {
-				continue
-			}
-			var byName map[string][]string
-			if err := r.Decode(&byName); err != nil {
-				return nil, e.cueError("reading mutators", err)
-			}
-			if e.mutatorReads[apiVersion] == nil {
-				e.mutatorReads[apiVersion] = map[string][][]string{}
-			}
-			e.mutatorReads[apiVersion][kind] = pathsByName(byName)
-		}
 	}
 	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {
 		return nil, e.cueError("reading groups", err)
@@ -441,6 +398,59 @@ func (e *Engine) compile() (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// readInputReads reads which paths of the input each kind's plan, lookups
+// and mutator are given (their `reads`), before the policy's lint, which
+// checks an admin's rules' reads against them.
+func (e *Engine) readInputReads(c *compiled) error {
+	e.planReads = map[string]map[string][][]string{}
+	for apiVersion, kinds := range c.plans {
+		e.planReads[apiVersion] = map[string][][]string{}
+		for kind, v := range kinds {
+			var reads [][]string
+			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
+				return e.cueError("reading plans", err)
+			}
+			e.planReads[apiVersion][kind] = reads
+		}
+	}
+	e.lookupReads = map[string]map[string]map[string][][]string{}
+	for apiVersion, kinds := range c.lookups {
+		e.lookupReads[apiVersion] = map[string]map[string][][]string{}
+		for kind, v := range kinds {
+			var reads, updateReads map[string][]string
+			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
+				return e.cueError("reading lookups", err)
+			}
+			if err := v.LookupPath(pathUpdateReads).Decode(&updateReads); err != nil {
+				return e.cueError("reading lookups", err)
+			}
+			named := pathsByName(reads)
+			e.lookupReads[apiVersion][kind] = map[string][][]string{
+				opCreate: named,
+				opUpdate: append(slices.Clone(named), pathsByName(updateReads)...),
+			}
+		}
+	}
+	e.mutatorReads = map[string]map[string][][]string{}
+	for apiVersion, kinds := range c.mutators {
+		for kind, v := range kinds {
+			r := v.LookupPath(pathReads)
+			if !r.Exists() {
+				continue
+			}
+			var byName map[string][]string
+			if err := r.Decode(&byName); err != nil {
+				return e.cueError("reading mutators", err)
+			}
+			if e.mutatorReads[apiVersion] == nil {
+				e.mutatorReads[apiVersion] = map[string][][]string{}
+			}
+			e.mutatorReads[apiVersion][kind] = pathsByName(byName)
+		}
+	}
+	return nil
 }
 
 // pathsByName is the paths of a `reads` struct (a path by name), in the

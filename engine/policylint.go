@@ -1071,30 +1071,14 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 }
 
 // declaredReads are the paths a mutator's or a lookup's `reads` (and a
-// lookup's `updateReads`) name, false when it names none (a mutator
-// without reads is given the whole object).
+// lookup's `updateReads`) name, as the load read them (readInputReads);
+// false when it names none (a mutator without reads is given the whole
+// object).
 func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool) {
-	byKind := l.c.mutators
 	if field == fieldLookups {
-		byKind = l.c.lookups
+		byOp, ok := l.e.lookupReads[apiVersion][kind]
+		return byOp[opUpdate], ok
 	}
-	v, ok := byKind[apiVersion][kind]
-	if !ok {
-		return nil, false
-	}
-	var paths [][]string
-	found := false
-	for _, p := range []cue.Path{pathReads, pathUpdateReads} {
-		r := v.LookupPath(p)
-		if !r.Exists() {
-			continue
-		}
-		var byName map[string][]string
-		if err := r.Decode(&byName); err != nil {
-			return nil, false
-		}
-		found = true
-		paths = append(paths, pathsByName(byName)...)
-	}
-	return paths, found
+	paths, ok := l.e.mutatorReads[apiVersion][kind]
+	return paths, ok
 }
