@@ -222,14 +222,7 @@ lookups: (#APIVersion): TrainJob: {
 // caller (no two share a key pair; a seed is hashed from the value
 // itself); a render rule that looks at a carried value fails the load.
 func TestCarriedRenders(t *testing.T) {
-	e, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := New(Options{NoMemo: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, fresh := memoAndFresh(t)
 	render := func(e *Engine, runtime, name, uid string) (Rendered, bool) {
 		t.Helper()
 		s := e.NewSession(SessionOptions{})
@@ -301,7 +294,7 @@ render: (#APIVersion): TrainJob: {
 
 _x: strings.ToUpper("")
 `})
-	_, err = New(Options{PolicyDirs: []string{dir}})
+	_, err := New(Options{PolicyDirs: []string{dir}})
 	if err == nil || !strings.Contains(err.Error(), `carried: "trainer.kubeflow.org/v1alpha1": TrainJob: name: the render of TrainJob, a probe of the runtime`) {
 		t.Errorf("a render rule that looks at the name's length: %v", err)
 	}

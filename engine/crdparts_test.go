@@ -48,15 +48,7 @@ metadata:
 // part's errors, also when its tokens are numbered otherwise (a uid
 // before them). An engine without memos evaluates each and agrees.
 func TestCRDCheckPartsMemo(t *testing.T) {
-	dir := writePolicy(t, map[string]string{"part.cue": partPolicy})
-	memo, err := New(Options{PolicyDirs: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := New(Options{PolicyDirs: []string{dir}, NoMemo: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	memo, fresh := memoAndFresh(t, writePolicy(t, map[string]string{"part.cue": partPolicy}))
 	jobs := []Document{
 		partJob("job-a", "first-secret", ""),
 		partJob("job-b", "second-secret", ""),
@@ -115,13 +107,6 @@ func TestCRDCheckPartPaths(t *testing.T) {
 		{`["spec", "trainer", "env", "*", "name"]`, ""},
 		{`["metadata", "labels"]`, ""},
 	} {
-		dir := writePolicy(t, map[string]string{"part.cue": "package schemas\n\ncrdCheckParts: (#APIVersion): TrainJob: typo: {\n\tpath: " + tc.path + "\n\tself: _\n\tcrd: {}\n}\n"})
-		_, err := New(Options{PolicyDirs: []string{dir}})
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.path, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: load: %v, want %q", tc.path, err, tc.want)
-		}
+		loadPolicyWant(t, tc.path, map[string]string{"part.cue": "package schemas\n\ncrdCheckParts: (#APIVersion): TrainJob: typo: {\n\tpath: " + tc.path + "\n\tself: _\n\tcrd: {}\n}\n"}, tc.want)
 	}
 }

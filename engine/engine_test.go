@@ -31,6 +31,20 @@ func testEngine(t testing.TB) *Engine {
 	return shared
 }
 
+// memoAndFresh loads the CUE, with the policy directories, twice: an
+// engine with its memos and one without, whose results are to agree.
+func memoAndFresh(t testing.TB, dirs ...string) (memo, fresh *Engine) {
+	t.Helper()
+	var err error
+	if memo, err = New(Options{PolicyDirs: dirs}); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err = New(Options{PolicyDirs: dirs, NoMemo: true}); err != nil {
+		t.Fatal(err)
+	}
+	return memo, fresh
+}
+
 // missEngine is a shared engine without memos, for the benchmarks that
 // measure one evaluation: their inputs repeat, and would be the memos' hits.
 func missEngine(t testing.TB) *Engine {

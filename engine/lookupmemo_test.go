@@ -91,13 +91,6 @@ func TestLookupReadsChecked(t *testing.T) {
 			"extra.cue:7:13: lookups of TrainJob read a path of the input that their reads do not name"},
 		{"named", "\treads: trainer: [\"spec\", \"trainer\"]\n\tif input.spec.trainer != _|_ {\n\t\tobjects: trainerConfig: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"c\"}\n\t\texisting: trainerState: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"s\"}\n\t}\n", ""},
 	} {
-		dir := writePolicy(t, map[string]string{"extra.cue": head + tc.body + "}\n"})
-		_, err := New(Options{PolicyDirs: []string{dir}})
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: load: %v", tc.name, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: load: %v, want %q", tc.name, err, tc.want)
-		}
+		loadPolicyWant(t, tc.name, map[string]string{"extra.cue": head + tc.body + "}\n"}, tc.want)
 	}
 }

@@ -180,14 +180,7 @@ func TestMemoChangesNothing(t *testing.T) {
 		if policy.dir != "" {
 			dirs = []string{policy.dir}
 		}
-		memo, err := New(Options{PolicyDirs: dirs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh, err := New(Options{PolicyDirs: dirs, NoMemo: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		memo, fresh := memoAndFresh(t, dirs...)
 		var files []string
 		docs, mutatedObjects := 0, 0
 		for _, f := range sortedKeys(corpus) {
@@ -237,14 +230,7 @@ func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memo, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := New(Options{NoMemo: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	memo, fresh := memoAndFresh(t)
 	read := func(name string, texts ...[]string) []Document {
 		var docs []Document
 		for _, tt := range texts {

@@ -32,6 +32,21 @@ func writePolicy(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// loadPolicyWant loads the CUE with a policy directory of files and
+// reports, under name, a load that fails when want is "", or one whose
+// error lacks want; it returns the engine when the policy loaded.
+func loadPolicyWant(t *testing.T, name string, files map[string]string, want string) *Engine {
+	t.Helper()
+	e, err := New(Options{PolicyDirs: []string{writePolicy(t, files)}})
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: load: %v", name, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: load: %v, want %q", name, err, want)
+	}
+	return e
+}
+
 // TestPolicyRefused: a policy that embeds files, or imports a package
 // that does I/O, is refused at load with its file, line:column and the
 // rule, before anything is compiled.

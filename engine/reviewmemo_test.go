@@ -200,15 +200,8 @@ func TestMutatorReadsChecked(t *testing.T) {
 		{"labels", labels, "extra.cue:5:45: this rule reads input.metadata.labels.team, which the reads of mutators"},
 		{"named", "\treads: jobName: [\"metadata\", \"name\"]\n" + rule, ""},
 	} {
-		dir := writePolicy(t, map[string]string{"extra.cue": head + tc.body + "}\n"})
-		e, err := New(Options{PolicyDirs: []string{dir}})
-		switch {
-		case tc.want == "" && err != nil:
-			t.Fatalf("%s: load: %v", tc.name, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: load: %v, want %q", tc.name, err, tc.want)
-		}
-		if err != nil {
+		e := loadPolicyWant(t, tc.name, map[string]string{"extra.cue": head + tc.body + "}\n"}, tc.want)
+		if e == nil {
 			continue
 		}
 		out, err := e.NewSession(SessionOptions{}).Mutate(readOne(t, teamJob("").YAML()), Request{Operation: "CREATE"})
