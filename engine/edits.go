@@ -8,6 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
+// withOwnValues is e with copies of the values apply puts into an object
+// (its value and items), so that applying it leaves e's as they are (a
+// plan's edits, a memo's); apply only reads the path.
+func (e edit) withOwnValues() edit {
+	e.Value = deepCopy(e.Value)
+	e.Items, _ = deepCopy(e.Items).([]any)
+	return e
+}
+
 func (e edit) apply(obj map[string]any) error {
 	e.Path = splice(e.Path)
 	if len(e.Path) == 0 {

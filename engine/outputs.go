@@ -178,9 +178,7 @@ func (o outputs) copy() outputs {
 	for i, g := range o.groups {
 		ops := make([]edit, len(g.Ops))
 		for j, op := range g.Ops {
-			op.Value = deepCopy(op.Value)
-			op.Items, _ = deepCopy(op.Items).([]any)
-			ops[j] = op
+			ops[j] = op.withOwnValues()
 		}
 		c.groups[i] = editGroup{g.Name, g.Order, ops}
 	}

@@ -984,7 +984,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 
 // made is a copy of the object with the edits made, nil when there are
 // none. The edits stay as they were: each is made with copies of its
-// values.
+// values (edit.withOwnValues).
 func (ms *mutations) made(doc Document) (map[string]any, error) {
 	if ms.err != nil {
 		return nil, ms.err
@@ -995,10 +995,7 @@ func (ms *mutations) made(doc Document) (map[string]any, error) {
 			if out == nil {
 				out = deepCopy(doc.Object).(map[string]any)
 			}
-			e.Path, _ = deepCopy(e.Path).([]any)
-			e.Value = deepCopy(e.Value)
-			e.Items, _ = deepCopy(e.Items).([]any)
-			if err := e.apply(out); err != nil {
+			if err := e.withOwnValues().apply(out); err != nil {
 				return nil, &MutationError{Rule: r.name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s: %v", doc.Kind(), r.name, err)}
 			}
 		}
