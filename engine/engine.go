@@ -134,6 +134,9 @@ type Engine struct {
 	files map[string]string
 	// policyFiles are the admin's files, parsed, by loader file name.
 	policyFiles map[string]*policyFile
+	// manifests are the policy directories' YAML and JSON files, which
+	// the load checks for objects put there to be loaded (checkManifests).
+	manifests []policyManifest
 	// markerBounds are the validation markers of the admin's fields, which
 	// the engine makes CUE constraints too (markers.go).
 	markerBounds []markerBound
@@ -241,8 +244,14 @@ func New(opts Options) (*Engine, error) {
 			return nil, loadError(e.loadSummary(), e.cueProblems(inst.Err))
 		}
 	}
+	if err := e.checkBuildAttributes(); err != nil {
+		return nil, err
+	}
 	c, err := e.compile()
 	if err != nil {
+		return nil, err
+	}
+	if err := e.checkManifests(c); err != nil {
 		return nil, err
 	}
 	if err := e.readInputReads(c); err != nil {

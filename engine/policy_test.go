@@ -141,33 +141,43 @@ func TestPolicyRefused(t *testing.T) {
 }
 
 // TestPolicyFilesLeftOut: a policy file CUE's loader would leave out of
-// the package (*_test.cue, *_tool.cue) fails the load with its path,
-// rather than leaving its rules silently unenforced.
+// the package (*_test.cue, *_tool.cue, a name starting with _ or ., an
+// upper-case .CUE) fails the load with its path, rather than leaving its
+// rules silently unenforced; files that are not CUE, and an editor's lock
+// file, are left alone.
 func TestPolicyFilesLeftOut(t *testing.T) {
 	dir := writePolicy(t, map[string]string{
 		"rules.cue":         "package schemas\n",
 		"rules_test.cue":    "package schemas\n\nadmission: x: y: {}\n",
 		"sub/more_tool.cue": "package schemas\n",
 		"_scratch.cue":      "package schemas\nthis is not CUE\n",
+		".hidden.cue":       "package schemas\n",
+		"upper.CUE":         "package schemas\n",
 		"notes.md":          "not CUE",
 	})
 	_, err := New(Options{PolicyDirs: []string{dir}})
 	if err == nil {
-		t.Fatal("the policy was loaded without its _test.cue and _tool.cue files")
+		t.Fatal("the policy was loaded without the files CUE leaves out")
 	}
 	msg := err.Error()
 	for _, want := range []string{"CUE leaves files named *_test.cue and *_tool.cue out of a package",
-		filepath.Join(dir, "rules_test.cue"), filepath.Join(dir, "sub", "more_tool.cue")} {
+		filepath.Join(dir, "rules_test.cue"), filepath.Join(dir, "sub", "more_tool.cue"),
+		filepath.Join(dir, "_scratch.cue") + `: CUE leaves files whose names begin with "_" or "."`,
+		filepath.Join(dir, ".hidden.cue") + `: CUE leaves files whose names begin with "_" or "."`,
+		filepath.Join(dir, "upper.CUE") + ": CUE reads only files whose names end in .cue, in lower case"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the error lacks %q:\n%s", want, msg)
 		}
 	}
-	// Files starting with _ or . stay skipped, as cue skips them.
-	if strings.Contains(msg, "_scratch.cue") {
-		t.Errorf("the error names a file cue itself skips:\n%s", msg)
+	if strings.Contains(msg, "notes.md") {
+		t.Errorf("the error names a file that is not CUE:\n%s", msg)
 	}
-	if _, err := New(Options{PolicyDirs: []string{writePolicy(t, map[string]string{"rules.cue": "package schemas\n", "_scratch.cue": "not CUE"})}}); err != nil {
-		t.Errorf("a policy with a file starting with _: %v", err)
+	lock := writePolicy(t, map[string]string{"rules.cue": "package schemas\n", "notes.md": "not CUE"})
+	if err := os.Symlink("admin@host.42", filepath.Join(lock, ".#rules.cue")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{PolicyDirs: []string{lock}}); err != nil {
+		t.Errorf("a policy with an editor's lock file and a README: %v", err)
 	}
 }
 
@@ -327,5 +337,37 @@ crdChecks: (#APIVersion): TrainJob: {
 	dir = writePolicy(t, map[string]string{"p.cue": "package schemas\n\ncrdChecks: \"example.com/v1\": Widget: crd: x: []\n"})
 	if _, err := New(Options{PolicyDirs: []string{dir}}); err == nil || !strings.Contains(err.Error(), "crdChecks: example.com/v1 Widget has no review") {
 		t.Errorf("crdChecks for a kind without a review: %v", err)
+	}
+}
+
+// TestPolicyManifests: a policy directory's YAML or JSON file that holds an
+// object of a kind the engine reviews fails the load at the object's
+// line; one that holds other objects (a kustomization) does not.
+func TestPolicyManifests(t *testing.T) {
+	runtime := `{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime", "metadata": {"name": "org-torch"}, "spec": {}}`
+	dir := writePolicy(t, map[string]string{
+		"rules.cue":               "package schemas\n",
+		"runtimes/org-torch.json": runtime,
+		"jobs.yml":                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: example\n",
+	})
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	if err == nil {
+		t.Fatal("the policy loaded without its runtime's JSON and a TrainJob's YAML")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		filepath.Join(dir, "jobs.yml") + `:4: TrainJob "example" (trainer.kubeflow.org/v1alpha1) would not be loaded`,
+		filepath.Join(dir, "runtimes", "org-torch.json") + `:1: ClusterTrainingRuntime "org-torch" (trainer.kubeflow.org/v1alpha1) would not be loaded`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "Kustomization") {
+		t.Errorf("the error names the kustomization:\n%s", msg)
+	}
+	ok := writePolicy(t, map[string]string{"rules.cue": "package schemas\n", "kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n", "broken.yaml": "a: [\n"})
+	if _, err := New(Options{PolicyDirs: []string{ok}}); err != nil {
+		t.Errorf("a policy with a kustomization and a YAML that does not parse: %v", err)
 	}
 }

@@ -28,50 +28,131 @@ const schemasPackage = "schemas"
 // addPolicyDir adds every .cue file below dir, in lexical order, to the
 // schemas package. Files that could read anything besides themselves are
 // refused (checkPolicy), all of a directory's at once, and so are files
-// the loader would leave out or put in another package.
+// the loader would leave out or put in another package. Its YAML and JSON
+// files are kept for checkManifests. An empty directory loads (a mounted
+// ConfigMap the admin has yet to fill).
 func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error {
 	var refused, leftOut, problems []Problem
-	err := walkPolicyDir(dir, func(p, rel string, data []byte) error {
-		flat := strings.ReplaceAll(filepath.ToSlash(rel), "/", "--")
+	err := walkPolicyDir(dir, func(f dirFile) error {
+		flat := strings.ReplaceAll(filepath.ToSlash(f.rel), "/", "--")
 		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
-		display := p
-		if r, err := filepath.Rel(mustGetwd(), p); err == nil && !strings.HasPrefix(r, "..") {
+		display := f.path
+		if r, err := filepath.Rel(mustGetwd(), f.path); err == nil && !strings.HasPrefix(r, "..") {
 			display = r
 		}
-		// CUE's loader leaves these out of a package, as go does _test.go
-		// files: say so rather than load the directory without them.
-		if strings.HasSuffix(p, "_test.cue") || strings.HasSuffix(p, "_tool.cue") {
-			leftOut = append(leftOut, Problem{File: display})
+		switch {
+		case f.leftOut != "":
+			// Say so rather than load the directory without them.
+			leftOut = append(leftOut, Problem{File: display, Message: f.leftOut})
+			return nil
+		case f.manifest:
+			e.manifests = append(e.manifests, policyManifest{display: display, data: f.data})
 			return nil
 		}
-		f, err := parser.ParseFile(display, data, parser.ParseComments)
+		pf, err := parser.ParseFile(display, f.data, parser.ParseComments)
 		if err != nil {
 			problems = append(problems, e.cueProblems(err)...)
 			return nil
 		}
-		if why := checkPolicy(f); len(why) > 0 {
+		if why := checkPolicy(pf); len(why) > 0 {
 			refused = append(refused, why...)
 			return nil
 		}
-		problems = append(problems, packageProblems(display, f)...)
-		bounds, unplaced := markerBounds(f)
+		problems = append(problems, packageProblems(display, pf)...)
+		bounds, unplaced := markerBounds(pf)
 		e.markerBounds = append(e.markerBounds, bounds...)
 		problems = append(problems, unplaced...)
-		files[name] = data
+		files[name] = f.data
 		e.files[name] = display
-		e.policyFiles[name] = &policyFile{display: display, file: f}
+		e.policyFiles[name] = &policyFile{display: display, file: pf}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	if len(leftOut) > 0 {
-		return loadError("policy refused: CUE leaves files named *_test.cue and *_tool.cue out of a package, so these would not be loaded; rename them (say, to .cue) or move them out of the policy directory", leftOut)
+		return loadError(leftOutSummary, leftOut)
 	}
 	if len(refused) > 0 {
 		return loadError("policy refused: a policy is pure CUE, with no access to files, commands, the environment or the network", refused)
 	}
 	return loadError("the policy does not load", problems)
+}
+
+// leftOutSummary heads the files of a policy directory CUE would leave out.
+const leftOutSummary = "policy refused: CUE would leave these files out of the policy, and every rule and runtime in them (to leave a file out, move it out of the policy directory)"
+
+// leftOutBy says why CUE's loader would leave a file of a policy directory
+// out of the package, by its name; "" when it would load it, or when the
+// file is not CUE (a README).
+func leftOutBy(name string) string {
+	ext := filepath.Ext(name)
+	switch {
+	case ext != ".cue" && strings.EqualFold(ext, ".cue"):
+		return "CUE reads only files whose names end in .cue, in lower case: rename the file"
+	case ext != ".cue":
+		return ""
+	case strings.HasPrefix(name, "_") || strings.HasPrefix(name, "."):
+		return `CUE leaves files whose names begin with "_" or "." out of a package: rename the file`
+	case strings.HasSuffix(name, "_test.cue") || strings.HasSuffix(name, "_tool.cue"):
+		return "CUE leaves files named *_test.cue and *_tool.cue out of a package, as go does _test.go files: rename the file"
+	}
+	return ""
+}
+
+// policyManifest is a YAML or JSON file of a policy directory, which CUE
+// does not load (see checkManifests).
+type policyManifest struct {
+	display string
+	data    []byte
+}
+
+// checkManifests refuses a policy directory's YAML or JSON file that holds
+// an object of a kind the engine reviews (a ClusterTrainingRuntime put
+// beside the policy): nothing would load it. Other YAML (a
+// kustomization.yaml that makes the ConfigMap) is left alone.
+func (e *Engine) checkManifests(c *compiled) error {
+	var problems []Problem
+	for _, m := range e.manifests {
+		for _, d := range ReadYAML(m.display, m.data) {
+			if d.Err != nil {
+				continue
+			}
+			if _, ok := c.checked[d.APIVersion()][d.Kind()]; !ok {
+				continue
+			}
+			problems = append(problems, Problem{File: m.display, Line: d.Line,
+				Message: fmt.Sprintf("%s %q (%s) would not be loaded: give the file to vet as an input or apply it to the cluster, or declare a runtime in CUE (docs/frameworks.md, \"A runtime in CUE\")", d.Kind(), d.Name(), d.APIVersion())})
+		}
+	}
+	return loadError("policy refused: CUE loads only the .cue files of a policy directory", problems)
+}
+
+// checkBuildAttributes refuses a policy file the CUE loader left out for
+// its build attributes (@if(tag), @ignore()): cuetrainer sets no tags.
+func (e *Engine) checkBuildAttributes() error {
+	var problems []Problem
+	for _, inst := range e.instances {
+		for _, f := range inst.IgnoredFiles {
+			pf, ok := e.policyFiles[f.Filename]
+			if !ok {
+				continue
+			}
+			p := Problem{File: pf.display, Message: "CUE leaves the file out for its build attributes; cuetrainer sets no build tags: remove them"}
+			for _, d := range pf.file.Decls {
+				if attr, ok := d.(*ast.Attribute); ok && (strings.HasPrefix(attr.Text, "@if(") || strings.HasPrefix(attr.Text, "@ignore(")) {
+					p.Line, p.Column = attr.Pos().Line(), attr.Pos().Column()
+					p.Message = attr.Text + ": CUE leaves the file out: remove the attribute"
+					if strings.HasPrefix(attr.Text, "@if(") {
+						p.Message = attr.Text + ": cuetrainer sets no build tags, so CUE leaves the file out: remove the attribute"
+					}
+					break
+				}
+			}
+			problems = append(problems, p)
+		}
+	}
+	return loadError(leftOutSummary, problems)
 }
 
 // packageProblems says what is wrong with a policy file's package clause:
@@ -97,11 +178,20 @@ func packageProblems(display string, f *ast.File) []Problem {
 		Message: fmt.Sprintf("package %s: a policy file is in package %s, which it adds to: write `package %s`", name, schemasPackage, schemasPackage)}}
 }
 
-// walkPolicyDir calls fn for each CUE file of a policy directory, in lexical
-// order. Hidden files and directories are skipped (a mounted ConfigMap keeps
-// its files in ..<timestamp>/ and links them from the top), and files
-// starting with _, as cue does.
-func walkPolicyDir(dir string, fn func(p, rel string, data []byte) error) error {
+// dirFile is a file of a policy directory: a CUE file to load, one CUE
+// would leave out (leftOut says why), or a YAML or JSON file (manifest).
+type dirFile struct {
+	path, rel string
+	data      []byte
+	leftOut   string
+	manifest  bool
+}
+
+// walkPolicyDir calls fn for each CUE, YAML and JSON file of a policy
+// directory, in lexical order. Hidden directories are skipped (a mounted
+// ConfigMap keeps its files in ..<timestamp>/ and links them from the
+// top); a file CUE would leave out is reported as such (leftOutBy).
+func walkPolicyDir(dir string, fn func(dirFile) error) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -123,26 +213,35 @@ func walkPolicyDir(dir string, fn func(p, rel string, data []byte) error) error 
 			}
 			return nil
 		}
-		if filepath.Ext(p) != ".cue" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
-			return nil
+		if strings.HasPrefix(d.Name(), ".#") {
+			return nil // Emacs locks a file being edited with a link named .#file
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
+		f := dirFile{path: p, leftOut: leftOutBy(d.Name())}
+		switch filepath.Ext(p) {
+		case ".yaml", ".yml", ".json":
+			f.manifest = true
+		case ".cue":
+		default:
+			if f.leftOut == "" {
+				return nil
+			}
+		}
+		if f.data, err = os.ReadFile(p); err != nil {
 			return fmt.Errorf("policy file: %w", err)
 		}
-		rel, _ := filepath.Rel(abs, p)
-		return fn(p, rel, data)
+		f.rel, _ = filepath.Rel(abs, p)
+		return fn(f)
 	})
 }
 
 // PolicyDigest identifies the content of policy directories: it changes
-// when a file the engine would load changes, appears or goes.
+// when a file the engine would load or refuse changes, appears or goes.
 func PolicyDigest(dirs []string) (string, error) {
 	h := sha256.New()
 	for i, dir := range dirs {
-		err := walkPolicyDir(dir, func(_, rel string, data []byte) error {
-			fmt.Fprintf(h, "%d\x00%s\x00%d\x00", i, rel, len(data))
-			h.Write(data)
+		err := walkPolicyDir(dir, func(f dirFile) error {
+			fmt.Fprintf(h, "%d\x00%s\x00%d\x00", i, f.rel, len(f.data))
+			h.Write(f.data)
 			return nil
 		})
 		if err != nil {
