@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 )
 
 // The checks of this file hold an admin's declarations to what the engine
@@ -199,4 +200,70 @@ func (l *linter) checkPlannedParts() {
 		}
 		l.problem(st.pos, "%s", msg)
 	}
+}
+
+// checkUnreadRules refuses a rule the engine would never read: one
+// declared optional (rule?: [...]), hidden (_rule) or as a definition
+// (#rule) in a map of rules (#Errors, #Warnings), whose reader sees only
+// regular fields; and a map of rules declared hidden or as a definition
+// (_webhook: {...}). A hidden field or definition that some of the policy
+// uses by name is a helper, and stays.
+func (l *linter) checkUnreadRules() {
+	uses := l.identUses()
+	for _, st := range l.unread {
+		last := st.path[len(st.path)-1]
+		parent := l.lookup(lpath{sels: st.path[:len(st.path)-1], ok: true})
+		name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(last.String(), "_"), "#"), "_")
+		where := cue.MakePath(st.path...).String()
+		switch {
+		case l.isRuleMap(parent) && st.optional:
+			l.problem(st.pos, "%s is optional, so it is never evaluated and the rule is off: a rule is a regular field (%s: [...])", where, strings.TrimSuffix(last.String(), "?"))
+		case st.optional:
+		case uses[last.String()] > 1:
+			// A helper: something refers to it.
+		case l.isRuleMap(parent):
+			l.problem(st.pos, "%s is %s that nothing uses, so it is never evaluated and the rule is off: a rule is a regular field (%s: [...])", where, labelKind(last), name)
+		case l.isRuleMap(parent.LookupPath(cue.MakePath(cue.Str(name)))):
+			l.problem(st.pos, "%s is %s that nothing uses, so its rules are never evaluated: did you mean %s?", where, labelKind(last), name)
+		}
+	}
+}
+
+// labelKind says what kind of field a hidden or definition label makes.
+func labelKind(sel cue.Selector) string {
+	if sel.LabelType() == cue.HiddenLabel {
+		return "a hidden field"
+	}
+	return "a definition"
+}
+
+// isRuleMap says whether v is a map of rules: a list of findings or
+// warnings by rule name (#Errors, #Warnings).
+func (l *linter) isRuleMap(v cue.Value) bool {
+	elem := v.LookupPath(cue.MakePath(cue.AnyString, cue.AnyIndex))
+	if !elem.Exists() {
+		return false
+	}
+	for _, sel := range []cue.Selector{selFieldError, selWarning} {
+		finding := l.c.schemas.LookupPath(cue.MakePath(sel))
+		if elem.Subsume(finding) == nil && finding.Subsume(elem) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// identUses counts each identifier's occurrences in the policy's files,
+// its declarations' labels included.
+func (l *linter) identUses() map[string]int {
+	uses := map[string]int{}
+	for _, f := range l.e.policyFiles {
+		ast.Walk(f.file, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				uses[id.Name]++
+			}
+			return true
+		}, nil)
+	}
+	return uses
 }

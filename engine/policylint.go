@@ -29,6 +29,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	}
 	l.checkDefaults()
 	l.checkContract()
+	l.checkUnreadRules()
 	return l.problems, l.keyReads
 }
 
@@ -69,6 +70,9 @@ type linter struct {
 	sites []site
 	// partSites are the render parts plans name (plans: v: K: parts: x).
 	partSites []site
+	// unread are the fields declared hidden, as definitions or optional,
+	// which a rule map's reader never sees (checkUnreadRules).
+	unread []site
 	// keyReads are the paths (field names) of the maps whose keys a rule
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.
@@ -125,6 +129,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				}
 				if len(fp.sels) == 5 && fp.sels[0].String() == fieldPlans && fp.sels[3].String() == fieldParts && fp.sels[4].IsString() {
 					l.partSites = append(l.partSites, site{path: fp.sels, pos: d.Label.Pos()})
+				}
+				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
+					l.unread = append(l.unread, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
 			}
 			l.walkExpr(d.Value, fp)

@@ -148,3 +148,41 @@ admission: (#APIVersion): TrainJob: {
 		t.Errorf("opaque maps %v, want labels and annotations", e.opaque.suffixes)
 	}
 }
+
+// TestUnreadRules: a rule declared optional, hidden or as a definition in
+// a map of rules, of a review, a render or a plan, fails the load at its
+// label, and so does a map of rules declared hidden; a definition a rule
+// uses (a helper) loads, and its rule fires.
+func TestUnreadRules(t *testing.T) {
+	const rule = `[{path: "spec.trainer", type: "Invalid value", detail: "no"}]`
+	for _, tc := range []struct{ name, src, want string }{
+		{"optional review rule", "admission: (#APIVersion): TrainJob: webhook: no?: " + rule,
+			"p.cue:3:46: admission.\"trainer.kubeflow.org/v1alpha1\".TrainJob.webhook.no is optional, so it is never evaluated and the rule is off"},
+		{"hidden review rule", "admission: (#APIVersion): TrainJob: policy: _no: " + rule,
+			"TrainJob.policy._no is a hidden field that nothing uses, so it is never evaluated and the rule is off: a rule is a regular field (no: [...])"},
+		{"definition warning", "admission: (#APIVersion): TrainJob: warnings: #no: [{message: \"m\"}]",
+			"TrainJob.warnings.#no is a definition that nothing uses"},
+		{"hidden render error", "render: (#APIVersion): TrainJob: errors: _no: " + rule,
+			"render.\"trainer.kubeflow.org/v1alpha1\".TrainJob.errors._no is a hidden field that nothing uses"},
+		{"optional plan warning", "plans: (#APIVersion): TrainJob: warnings: no?: [{message: \"m\"}]",
+			"plans.\"trainer.kubeflow.org/v1alpha1\".TrainJob.warnings.no is optional"},
+		{"hidden phase", "admission: (#APIVersion): TrainJob: _webhook: no: " + rule,
+			"TrainJob._webhook is a hidden field that nothing uses, so its rules are never evaluated: did you mean webhook?"},
+		{"helper definition", "admission: (#APIVersion): TrainJob: webhook: {\n\t#detail: \"no\"\n\tno: [{path: \"spec.trainer\", type: \"Invalid value\", detail: #detail}]\n}", ""},
+		{"optional phase", "admission: (#APIVersion): TrainJob: webhook?: no: " + rule, ""},
+	} {
+		e := loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + tc.src + "\n"}, tc.want)
+		if e == nil || tc.want != "" {
+			continue
+		}
+		// The rule that loads fires.
+		s := e.NewSession(SessionOptions{})
+		var r Result
+		for _, d := range ReadYAML("in.yaml", []byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: b}\nspec: {runtimeRef: {name: torch-distributed}}\n")) {
+			r = s.Admit(d)
+		}
+		if !r.Rejected() || r.Errors[0].Detail != "no" {
+			t.Errorf("%s: the rule did not fire: %+v", tc.name, r.Errors)
+		}
+	}
+}
