@@ -64,10 +64,6 @@ const (
 	// fieldSchemaChecked tells a review the API server checked the object.
 	fieldSchemaChecked = "schemaChecked"
 	fieldMLPolicy      = "#MLPolicy"
-	// A rule's findings: a list of these by rule name (#Errors,
-	// #Warnings).
-	fieldFieldError = "#FieldError"
-	fieldWarning    = "#Warning"
 	// A CRD check part's part of the object and its items' indexes.
 	fieldSelf = "self"
 	fieldAt   = "at"
@@ -176,8 +172,6 @@ var (
 	selRenderParts = cue.Str(fieldRenderParts)
 	selObject      = cue.Str(fieldObject)
 	selMLPolicy    = cue.Def(fieldMLPolicy)
-	selFieldError  = cue.Def(fieldFieldError)
-	selWarning     = cue.Def(fieldWarning)
 	selObjects     = cue.Str("objects")
 	selExisting    = cue.Str("existing")
 	selEdits       = cue.Str("edits")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -202,29 +203,34 @@ func (l *linter) checkPlannedParts() {
 	}
 }
 
-// checkUnreadRules refuses a rule the engine would never read: one
-// declared optional (rule?: [...]), hidden (_rule) or as a definition
-// (#rule) in a map of rules (#Errors, #Warnings), whose reader sees only
-// regular fields; and a map of rules declared hidden or as a definition
+// checkUnread refuses an entry the engine would never read: one declared
+// optional (rule?: [...]), hidden (_rule) or as a definition (#rule) in a
+// map the engine reads by name (a struct whose schema is a pattern: rules,
+// mutations, a render's edits, the runtimes), whose reader sees only
+// regular fields; and such a map declared hidden or as a definition
 // (_webhook: {...}). A hidden field or definition that some of the policy
-// uses by name is a helper, and stays.
-func (l *linter) checkUnreadRules() {
+// uses by name is a helper, and stays. In a definition of the admin's (a
+// policy, #MLPolicy: paddle?:) an optional field is a schema's, and stays.
+func (l *linter) checkUnread() {
 	uses := l.identUses()
 	for _, st := range l.unread {
-		last := st.path[len(st.path)-1]
-		parent := l.lookup(lpath{sels: st.path[:len(st.path)-1], ok: true})
-		name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(last.String(), "_"), "#"), "_")
+		parentSels, last := st.path[:len(st.path)-1], st.path[len(st.path)-1]
+		if slices.ContainsFunc(parentSels, cue.Selector.IsDefinition) {
+			continue
+		}
+		parent := l.lookup(lpath{sels: parentSels, ok: true})
+		name := strings.TrimLeft(strings.TrimSuffix(last.String(), "?"), "_#")
 		where := cue.MakePath(st.path...).String()
 		switch {
-		case l.isRuleMap(parent) && st.optional:
-			l.problem(st.pos, "%s is optional, so it is never evaluated and the rule is off: a rule is a regular field (%s: [...])", where, strings.TrimSuffix(last.String(), "?"))
+		case st.optional && isNamedMap(parent):
+			l.problem(st.pos, "%s is optional, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, strings.TrimSuffix(last.String(), "?"))
 		case st.optional:
 		case uses[last.String()] > 1:
 			// A helper: something refers to it.
-		case l.isRuleMap(parent):
-			l.problem(st.pos, "%s is %s that nothing uses, so it is never evaluated and the rule is off: a rule is a regular field (%s: [...])", where, labelKind(last), name)
-		case l.isRuleMap(parent.LookupPath(cue.MakePath(cue.Str(name)))):
-			l.problem(st.pos, "%s is %s that nothing uses, so its rules are never evaluated: did you mean %s?", where, labelKind(last), name)
+		case isNamedMap(parent):
+			l.problem(st.pos, "%s is %s that nothing uses, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, labelKind(last), name)
+		case isNamedMap(parent.LookupPath(cue.MakePath(cue.Str(name)))):
+			l.problem(st.pos, "%s is %s that nothing uses, so the engine never reads what it holds: did you mean %s?", where, labelKind(last), name)
 		}
 	}
 }
@@ -237,33 +243,26 @@ func labelKind(sel cue.Selector) string {
 	return "a definition"
 }
 
-// isRuleMap says whether v is a map of rules: a list of findings or
-// warnings by rule name (#Errors, #Warnings).
-func (l *linter) isRuleMap(v cue.Value) bool {
-	elem := v.LookupPath(cue.MakePath(cue.AnyString, cue.AnyIndex))
-	if !elem.Exists() {
-		return false
-	}
-	for _, sel := range []cue.Selector{selFieldError, selWarning} {
-		finding := l.c.schemas.LookupPath(cue.MakePath(sel))
-		if elem.Subsume(finding) == nil && finding.Subsume(elem) == nil {
-			return true
-		}
-	}
-	return false
+// isNamedMap says whether v is a map the engine reads by name: a struct
+// whose schema says what every field is (a pattern).
+func isNamedMap(v cue.Value) bool {
+	return v.LookupPath(cue.MakePath(cue.AnyString)).Exists()
 }
 
-// identUses counts each identifier's occurrences in the policy's files,
-// its declarations' labels included.
+// identUses counts each identifier's occurrences in the loaded files,
+// cuetrainer's and the policy's, declarations' labels included (a
+// render part sets #counts, which the render reads).
 func (l *linter) identUses() map[string]int {
 	uses := map[string]int{}
-	for _, f := range l.e.policyFiles {
-		ast.Walk(f.file, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok {
-				uses[id.Name]++
-			}
-			return true
-		}, nil)
+	for _, inst := range l.e.instances {
+		for _, f := range inst.Files {
+			ast.Walk(f, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					uses[id.Name]++
+				}
+				return true
+			}, nil)
+		}
 	}
 	return uses
 }

@@ -29,7 +29,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	}
 	l.checkDefaults()
 	l.checkContract()
-	l.checkUnreadRules()
+	l.checkUnread()
 	return l.problems, l.keyReads
 }
 
@@ -71,7 +71,7 @@ type linter struct {
 	// partSites are the render parts plans name (plans: v: K: parts: x).
 	partSites []site
 	// unread are the fields declared hidden, as definitions or optional,
-	// which a rule map's reader never sees (checkUnreadRules).
+	// which a named map's reader never sees (checkUnread).
 	unread []site
 	// keyReads are the paths (field names) of the maps whose keys a rule
 	// reads as data: it iterates them, indexes them by a computed key or
