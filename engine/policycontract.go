@@ -266,3 +266,51 @@ func (l *linter) identUses() map[string]int {
 	}
 	return uses
 }
+
+// checkListsOnce refuses an entry of a map the engine reads by name (a
+// rule, a mutation) that two list literals declare, one of them with a
+// comprehension, in the admin's files or in the admin's and cuetrainer's
+// (two rules given one name): CUE unifies lists item by item, so the rule
+// fails on every object where the two lists differ in length (one fires,
+// the other does not). An open list ([...]) is a constraint, not a second
+// rule; lists without comprehensions are equal, or the load fails.
+func (l *linter) checkListsOnce() {
+	seen := map[string]bool{}
+	for _, st := range l.lists {
+		where := cue.MakePath(st.path...).String()
+		if seen[where] || !isNamedMap(l.lookup(lpath{sels: st.path[:len(st.path)-1], ok: true})) {
+			continue
+		}
+		seen[where] = true
+		op, args := l.c.schemas.LookupPath(cue.MakePath(st.path...)).Expr()
+		if op != cue.AndOp {
+			continue
+		}
+		var at []string
+		varies := false
+		for _, a := range args {
+			src := a.Source()
+			if f, ok := src.(*ast.Field); ok {
+				src = f.Value
+			}
+			if list, ok := src.(*ast.ListLit); ok && !slices.ContainsFunc(list.Elts, isEllipsis) {
+				pos := a.Pos()
+				at = append(at, fmt.Sprintf("%s:%d", l.e.displayFile(pos.Filename()), pos.Line()))
+				varies = varies || slices.ContainsFunc(list.Elts, isComprehension)
+			}
+		}
+		if len(at) > 1 && varies {
+			l.problem(st.pos, "%s is declared by %d lists (%s): CUE unifies them item by item, so it fails on every object where they differ in length; give each its own name", where, len(at), strings.Join(at, ", "))
+		}
+	}
+}
+
+func isEllipsis(x ast.Expr) bool {
+	_, ok := x.(*ast.Ellipsis)
+	return ok
+}
+
+func isComprehension(x ast.Expr) bool {
+	_, ok := x.(*ast.Comprehension)
+	return ok
+}

@@ -30,6 +30,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l.checkDefaults()
 	l.checkContract()
 	l.checkUnread()
+	l.checkListsOnce()
 	return l.problems, l.keyReads
 }
 
@@ -73,6 +74,8 @@ type linter struct {
 	// unread are the fields declared hidden, as definitions or optional,
 	// which a named map's reader never sees (checkUnread).
 	unread []site
+	// lists are the fields whose value is a list literal (checkListsOnce).
+	lists []site
 	// keyReads are the paths (field names) of the maps whose keys a rule
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.
@@ -132,6 +135,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				}
 				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
 					l.unread = append(l.unread, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
+				}
+				if _, ok := d.Value.(*ast.ListLit); ok && len(fp.sels) > 1 {
+					l.lists = append(l.lists, site{path: fp.sels, pos: d.Label.Pos()})
 				}
 			}
 			l.walkExpr(d.Value, fp)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,6 +42,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 	}
 	l.checkDefaults()
 	l.checkUnread()
+	l.checkListsOnce()
 	reads = l.checked
 	// No rule of the schemas reads the keys of an opaque map as data:
 	// it would see tokens (and a policy's rule that does makes the map
@@ -195,4 +197,27 @@ func TestUnreadRules(t *testing.T) {
 			t.Errorf("%s: the rule did not fire: %+v", tc.name, r.Errors)
 		}
 	}
+}
+
+// TestRuleDeclaredTwice: two lists with comprehensions under one rule
+// name, in two files, fail the load at the first with both places (CUE
+// would unify them item by item, and fail on the objects where one fires
+// alone); an open list beside a rule, and the same constant list twice,
+// load.
+func TestRuleDeclaredTwice(t *testing.T) {
+	rule := func(team string) string {
+		return "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\twebhook: team: [if object.metadata.labels.team != _|_ if object.metadata.labels.team == \"" + team + "\" {path: \"metadata.labels\", detail: \"closed\"}]\n}\n"
+	}
+	dir := writePolicy(t, map[string]string{"a.cue": rule("a"), "b.cue": rule("b")})
+	_, err := New(Options{PolicyDirs: []string{dir}})
+	want := fmt.Sprintf(`%s:5:11: admission."trainer.kubeflow.org/v1alpha1".TrainJob.webhook.team is declared by 2 lists (%s:5, %s:5): CUE unifies them item by item`,
+		filepath.Join(dir, "a.cue"), filepath.Join(dir, "a.cue"), filepath.Join(dir, "b.cue"))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("two rules: load: %v, want %q", err, want)
+	}
+	loadPolicyWant(t, "an open list", map[string]string{"a.cue": rule("a"), "b.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: webhook: team: [...]\n"}, "")
+	loadPolicyWant(t, "one constant list twice", map[string]string{
+		"a.cue": "package schemas\n\nlookups: (#APIVersion): TrainJob: reads: namespace: [\"metadata\", \"namespace\"]\n",
+		"b.cue": "package schemas\n\nlookups: (#APIVersion): TrainJob: reads: namespace: [\"metadata\", \"namespace\"]\n",
+	}, "")
 }
