@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l := newLinter(e, c)
 	for _, name := range sortedKeys(e.policyFiles) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
+		l.checkRegexps(e.policyFiles[name].file)
 	}
 	l.checkDefaults()
 	l.checkContract()
@@ -1094,4 +1096,59 @@ func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool
 	}
 	paths, ok := l.e.mutatorReads[apiVersion][kind]
 	return paths, ok
+}
+
+// checkRegexps compiles each regular expression an admin's file writes as
+// a literal (x =~ "re", x !~ "re", =~"re" as a constraint or a pattern,
+// regexp.Match("re", x) and its kin): CUE compiles one only when its rule
+// evaluates, so a rule that does not fire on the probes would fail first
+// on a user's object. CUE's regular expressions are Go's (RE2).
+func (l *linter) checkRegexps(f *ast.File) {
+	pkg := ""
+	for spec := range f.ImportSpecs() {
+		if p, err := literal.Unquote(spec.Path.Value); err == nil && p == "regexp" {
+			pkg = "regexp"
+			if spec.Name != nil {
+				pkg = spec.Name.Name
+			}
+		}
+	}
+	ast.Walk(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.BinaryExpr:
+			if x.Op == token.MAT || x.Op == token.NMAT {
+				l.checkRegexp(x.Y)
+			}
+		case *ast.UnaryExpr:
+			if x.Op == token.MAT || x.Op == token.NMAT {
+				l.checkRegexp(x.X)
+			}
+		case *ast.CallExpr:
+			sel, ok := x.Fun.(*ast.SelectorExpr)
+			if !ok || len(x.Args) == 0 {
+				break
+			}
+			id, ok := sel.X.(*ast.Ident)
+			fn, isIdent := sel.Sel.(*ast.Ident)
+			if ok && isIdent && pkg != "" && id.Name == pkg && fn.Name != "Valid" && fn.Name != "QuoteMeta" {
+				l.checkRegexp(x.Args[0])
+			}
+		}
+		return true
+	}, nil)
+}
+
+// checkRegexp compiles a regular expression written as a string literal.
+func (l *linter) checkRegexp(x ast.Expr) {
+	lit, ok := x.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return
+	}
+	s, err := literal.Unquote(lit.Value)
+	if err != nil {
+		return
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		l.problem(lit.Pos(), "%s is not a regular expression CUE can compile (%v): a rule using it would fail on the first object it meets", lit.Value, err)
+	}
 }

@@ -39,6 +39,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.walkDecls(f.Decls, lpath{ok: true}, true)
+		l.checkRegexps(f)
 	}
 	l.checkDefaults()
 	l.checkUnread()
@@ -220,4 +221,23 @@ func TestRuleDeclaredTwice(t *testing.T) {
 		"a.cue": "package schemas\n\nlookups: (#APIVersion): TrainJob: reads: namespace: [\"metadata\", \"namespace\"]\n",
 		"b.cue": "package schemas\n\nlookups: (#APIVersion): TrainJob: reads: namespace: [\"metadata\", \"namespace\"]\n",
 	}, "")
+}
+
+// TestRegexpsCompiled: a regular expression an admin writes as a literal
+// that does not compile fails the load at it, in =~, !~, a constraint and
+// a regexp call (under its import's name); valid ones load.
+func TestRegexpsCompiled(t *testing.T) {
+	rule := func(cond string) string {
+		return "admission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: img: [if object.spec.trainer.image != _|_ if " + cond + " {path: \"spec.trainer.image\", detail: \"no\"}]\n}\n"
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"!~", rule(`object.spec.trainer.image !~ "^registry.example.com/("`), "p.cue:5:84: \"^registry.example.com/(\" is not a regular expression CUE can compile (error parsing regexp: missing closing ): `^registry.example.com/(`)"},
+		{"=~", rule(`object.spec.trainer.image =~ "[a-"`), `"[a-" is not a regular expression`},
+		{"constraint", "#Image: =~\"(?P<x\"\n", `"(?P<x" is not a regular expression`},
+		{"call", "import re \"regexp\"\n\n" + rule(`re.Match("*x", object.spec.trainer.image)`), `"*x" is not a regular expression`},
+		{"valid", "import \"regexp\"\n\n" + rule(`regexp.Match("^x", object.spec.trainer.image) && object.spec.trainer.image =~ "^[a-z]+(/[a-z]+)*$"`), ""},
+		{"Valid is a test", "import \"regexp\"\n\n" + rule(`!regexp.Valid("(")`), ""},
+	} {
+		loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + tc.src}, tc.want)
+	}
 }
