@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
 )
 
 // The checks of this file hold an admin's declarations to what the engine
@@ -313,4 +314,96 @@ func isEllipsis(x ast.Expr) bool {
 func isComprehension(x ast.Expr) bool {
 	_, ok := x.(*ast.Comprehension)
 	return ok
+}
+
+// checkListItems checks the items an admin's list-valued entry of a map
+// the engine reads by name writes as struct literals (a rule's findings, a
+// mutation's ops), each alone or as a comprehension's value, against the
+// item's schema (#FieldError, #Warning): a field the item has not
+// (detial:), a literal it refuses (type: "Invalid Value"). CUE checks an
+// item only when a rule makes it, which the probes may never do; a broken
+// warning would reach users as a warning of its own.
+func (l *linter) checkListItems() {
+	for _, st := range l.lists {
+		item := l.lookup(lpath{sels: st.path[:len(st.path)-1], ok: true}).LookupPath(cue.MakePath(cue.AnyString, cue.AnyIndex))
+		if !item.Exists() || item.IncompleteKind() != cue.StructKind {
+			continue
+		}
+		for _, x := range st.list.Elts {
+			if c, ok := x.(*ast.Comprehension); ok {
+				x = c.Value
+			}
+			s, ok := x.(*ast.StructLit)
+			if !ok {
+				continue
+			}
+			err := item.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
+			if err == nil {
+				continue
+			}
+			for _, p := range l.e.cueProblemList(err) {
+				// "<the item's path>.<field>: <what is wrong>", and the
+				// schema's positions on the lines after.
+				first, _, _ := strings.Cut(p.Message, "\n")
+				at, what, ok := strings.Cut(first, ": ")
+				if !ok {
+					at, what = "", first
+				}
+				field := at[strings.LastIndex(at, ".")+1:]
+				if what == "field not allowed" {
+					if sug := suggest(field, fieldNames(item)); sug != "" {
+						what += fmt.Sprintf(": did you mean %s?", sug)
+					}
+				}
+				l.problem(fieldPos(s, field), "%s: an item's %s: %s", cue.MakePath(st.path...), field, what)
+			}
+		}
+	}
+}
+
+// literalFields is a struct literal's fields with plain labels, their
+// values kept where they are literals (a string, a number, null) and
+// made _ where they are not: what a schema can say of it before any data.
+func literalFields(s *ast.StructLit) *ast.StructLit {
+	out := &ast.StructLit{}
+	for _, d := range s.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		switch lb := f.Label.(type) {
+		case *ast.Ident:
+			if strings.HasPrefix(lb.Name, "#") || strings.HasPrefix(lb.Name, "_") {
+				continue
+			}
+		case *ast.BasicLit:
+		default:
+			continue
+		}
+		value := ast.Expr(ast.NewIdent("_"))
+		if lit, ok := f.Value.(*ast.BasicLit); ok {
+			value = lit
+		}
+		out.Elts = append(out.Elts, &ast.Field{Label: f.Label, Constraint: f.Constraint, Value: value})
+	}
+	return out
+}
+
+// fieldPos is where a struct literal sets a field: its value when that is
+// a literal (what a schema refuses), else its label; the struct's opening
+// brace when it has no such field.
+func fieldPos(s *ast.StructLit, name string) token.Pos {
+	for _, d := range s.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		if label, _, _ := ast.LabelName(f.Label); label == name {
+			if lit, ok := f.Value.(*ast.BasicLit); ok {
+				return lit.Pos()
+			}
+			return f.Label.Pos()
+		}
+	}
+	return s.Pos()
 }

@@ -33,6 +33,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l.checkContract()
 	l.checkUnread()
 	l.checkListsOnce()
+	l.checkListItems()
 	return l.problems, l.keyReads
 }
 
@@ -76,8 +77,9 @@ type linter struct {
 	// unread are the fields declared hidden, as definitions or optional,
 	// which a named map's reader never sees (checkUnread).
 	unread []site
-	// lists are the fields whose value is a list literal (checkListsOnce).
-	lists []site
+	// lists are the fields whose value is a list literal (checkListsOnce,
+	// checkListItems).
+	lists []listSite
 	// keyReads are the paths (field names) of the maps whose keys a rule
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.
@@ -98,6 +100,12 @@ type site struct {
 	path     []cue.Selector
 	pos      token.Pos
 	optional bool
+}
+
+// listSite is a field whose value is a list literal.
+type listSite struct {
+	site
+	list *ast.ListLit
 }
 
 // defaultSite is where the admin's files mark a field's default.
@@ -138,8 +146,8 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
 					l.unread = append(l.unread, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
-				if _, ok := d.Value.(*ast.ListLit); ok && len(fp.sels) > 1 {
-					l.lists = append(l.lists, site{path: fp.sels, pos: d.Label.Pos()})
+				if list, ok := d.Value.(*ast.ListLit); ok && len(fp.sels) > 1 {
+					l.lists = append(l.lists, listSite{site: site{path: fp.sels, pos: d.Label.Pos()}, list: list})
 				}
 			}
 			l.walkExpr(d.Value, fp)

@@ -44,6 +44,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 	l.checkDefaults()
 	l.checkUnread()
 	l.checkListsOnce()
+	l.checkListItems()
 	reads = l.checked
 	// No rule of the schemas reads the keys of an opaque map as data:
 	// it would see tokens (and a policy's rule that does makes the map
@@ -239,5 +240,27 @@ func TestRegexpsCompiled(t *testing.T) {
 		{"Valid is a test", "import \"regexp\"\n\n" + rule(`!regexp.Valid("(")`), ""},
 	} {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + tc.src}, tc.want)
+	}
+}
+
+// TestListItemsChecked: a finding a rule writes as a struct literal is
+// checked at load against #FieldError or #Warning, though no probe makes
+// the rule fire: a misspelled field (with a suggestion), a type that is no
+// error type, a value of the wrong kind. A finding built from data loads.
+func TestListItemsChecked(t *testing.T) {
+	rule := func(phase, finding string) string {
+		return "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\t" + phase + ": img: [if object.spec.trainer.image != _|_ {" + finding + "}]\n}\n"
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"detail misspelled", rule("policy", `path: "spec.trainer.image", detial: "no \(object.spec.trainer.image)"`),
+			`p.cue:5:81: admission."trainer.kubeflow.org/v1alpha1".TrainJob.policy.img: an item's detial: field not allowed: did you mean detail?`},
+		{"no error type", rule("webhook", `path: "spec.trainer.image", type: "Invalid Value", detail: "no"`),
+			`p.cue:5:88: admission."trainer.kubeflow.org/v1alpha1".TrainJob.webhook.img: an item's type: "Invalid Value" is not one of the values allowed here`},
+		{"warning message misspelled", rule("warnings", `path: "spec.trainer.image", mesage: "no"`),
+			`TrainJob.warnings.img: an item's mesage: field not allowed: did you mean message?`},
+		{"path of the wrong kind", rule("warnings", `path: 3, message: "no"`), `an item's path: conflicting values 3 and string`},
+		{"from data", rule("policy", `path: "spec.trainer.image", type: object.metadata.name, detail: "no"`), ""},
+	} {
+		loadPolicyWant(t, tc.name, map[string]string{"p.cue": tc.src}, tc.want)
 	}
 }
