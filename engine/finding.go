@@ -164,6 +164,20 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 	return out, nil
 }
 
+// ruleErrorsApart takes the rule errors out of the findings of warning
+// rules: a warning rule that does not evaluate is a defect of the policy,
+// as any rule's is, and not a warning for the object.
+func ruleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
+	for _, f := range fs {
+		if f.Phase == PhaseRuleError {
+			ruleErrors = append(ruleErrors, f)
+		} else {
+			warnings = append(warnings, f)
+		}
+	}
+	return warnings, ruleErrors
+}
+
 // ruleError is the finding for a rule that does not evaluate: at the
 // rule's place in the CUE, in the words of a load error.
 func (e *Engine) ruleError(phase Phase, rule string, err error) Finding {

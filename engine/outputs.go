@@ -46,6 +46,9 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		if out.warnings, err = e.decodeFindings(f, "warning"); err != nil {
 			return out, &outputError{"warnings", err}
 		}
+		var broken []Finding
+		out.warnings, broken = ruleErrorsApart(out.warnings)
+		out.errors = append(out.errors, broken...)
 	}
 	if f := v.LookupPath(pathBases); f.Exists() {
 		if err := decodeJSON(f, &out.bases); err != nil {

@@ -264,3 +264,37 @@ func TestListItemsChecked(t *testing.T) {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": tc.src}, tc.want)
 	}
 }
+
+// TestWarningRuleDefect: a warning rule that does not evaluate on an
+// object (a message that interpolates a list) is the policy's defect, as
+// any rule's: a rule error among the result's errors, in a review and in
+// a render, and not a warning.
+func TestWarningRuleDefect(t *testing.T) {
+	e := loadPolicyWant(t, "warning rules", map[string]string{"p.cue": `package schemas
+
+admission: (#APIVersion): TrainJob: {
+	object: _
+	warnings: envs: [if object.spec.trainer.env != _|_ {message: "env \(object.spec.trainer.env)"}]
+}
+renderParts: (#APIVersion): TrainJob: torch: {
+	#trainer: _
+	warnings: envs: [if #trainer.env != _|_ {message: "env \(#trainer.env)"}]
+}
+`}, "")
+	if e == nil {
+		return
+	}
+	s := e.NewSession(SessionOptions{})
+	var r Result
+	for _, d := range ReadYAML("in.yaml", []byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: b}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {env: [{name: A, value: x}]}\n")) {
+		r = s.Admit(d)
+	}
+	if len(r.Warnings) != 0 || len(r.Errors) != 1 || r.Errors[0].Phase != PhaseRuleError || !strings.Contains(r.Errors[0].Detail, "invalid interpolation") {
+		t.Errorf("review: warnings %v, errors %v; want the rule error alone", r.Warnings, r.Errors)
+	}
+	r.Errors = nil
+	out := s.Render(r, RenderOptions{})
+	if len(out.Warnings) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != PhaseRuleError || !strings.Contains(out.Errors[0].Detail, "invalid interpolation") {
+		t.Errorf("render: warnings %v, errors %v; want the rule error alone", out.Warnings, out.Errors)
+	}
+}

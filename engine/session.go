@@ -828,6 +828,8 @@ func (ad *admission) decode() bool {
 	if err != nil {
 		return ad.internal("warnings", err)
 	}
+	warnings, broken := ruleErrorsApart(warnings)
+	r.Errors = append(r.Errors, broken...)
 	r.Warnings = a.restoreFindings(warnings)
 	if sum := ad.rv.LookupPath(pathReviewSummary); sum.Exists() {
 		if err := sum.Decode(&r.Summary); err != nil {
