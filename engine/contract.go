@@ -178,6 +178,7 @@ var (
 	selGenerate    = cue.Str("generate")
 	selSums        = cue.Str("sums")
 	selMutations   = cue.Str("mutations")
+	selMutators    = cue.Str(fieldMutators)
 )
 
 // Phase says which check produced a finding. The review's blocks of

@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 )
 
@@ -337,6 +338,9 @@ func (l *linter) checkListItems() {
 			if !ok {
 				continue
 			}
+			if len(st.path) == 5 && st.path[0] == selMutators && st.path[3] == selMutations {
+				l.checkMutationPath(st.path[1], st.path[2], s)
+			}
 			err := item.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
 			if err == nil {
 				continue
@@ -406,4 +410,43 @@ func fieldPos(s *ast.StructLit, name string) token.Pos {
 		}
 	}
 	return s.Pos()
+}
+
+// checkMutationPath checks a mutation's literal path into its object
+// (object: "input") against the kind's schema: the API server prunes a
+// field its CRD has not, so such a mutation would do nothing.
+func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructLit) {
+	var object string
+	var path *ast.ListLit
+	for _, d := range s.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		name, _, _ := ast.LabelName(f.Label)
+		switch name {
+		case "object":
+			if lit, ok := f.Value.(*ast.BasicLit); ok {
+				object, _ = literal.Unquote(lit.Value)
+			}
+		case "path":
+			path, _ = f.Value.(*ast.ListLit)
+		}
+	}
+	if object != fieldInput || path == nil {
+		return
+	}
+	var steps []step
+	for _, x := range path.Elts {
+		lit, ok := x.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			break // a list item or a computed field: the schema says no more
+		}
+		name, err := literal.Unquote(lit.Value)
+		if err != nil {
+			break
+		}
+		steps = append(steps, step{sel: cue.Str(name), ok: true, name: name, pos: lit.Pos()})
+	}
+	l.checkSteps([]cue.Selector{selAdmission, apiVersion, kind, selObject}, kind.Unquoted(), steps, "the API server would prune what the mutation writes there")
 }

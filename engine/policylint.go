@@ -763,8 +763,14 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 		return
 	}
 	l.checkReadsCover(base.sels, steps)
-	v, cur := l.at(base.sels)
-	name := root.(*ast.Ident).Name
+	l.checkSteps(base.sels, root.(*ast.Ident).Name, steps, "this read is always absent")
+}
+
+// checkSteps checks each step from the schema at base, named name, while
+// the schema says which fields there are: a step to a field it has not is
+// a problem at the step (what says what the mistake does).
+func (l *linter) checkSteps(base []cue.Selector, name string, steps []step, what string) {
+	v, cur := l.at(base)
 	for _, st := range steps {
 		if !st.ok || !v.Exists() {
 			return
@@ -780,7 +786,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 		}
 		if closed && !v.Allows(st.sel) {
 			fields := fieldNames(v)
-			msg := fmt.Sprintf("%s has no field %s, so this read is always absent", name, st.name)
+			msg := fmt.Sprintf("%s has no field %s, so %s", name, st.name, what)
 			if s := suggest(st.name, fields); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			} else {

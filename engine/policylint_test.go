@@ -298,3 +298,22 @@ renderParts: (#APIVersion): TrainJob: torch: {
 		t.Errorf("render: warnings %v, errors %v; want the rule error alone", out.Warnings, out.Errors)
 	}
 }
+
+// TestMutationPathChecked: a mutation's literal path into the object that
+// names a field the kind's schema has not fails the load at the field
+// (the API server would prune the write), though the mutation fires on no
+// probe; a path through a list's items or into a map's keys loads.
+func TestMutationPathChecked(t *testing.T) {
+	mutation := func(path, rest string) string {
+		return "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: labels: [\"metadata\", \"labels\"]\n\tmutations: team: [if input.metadata.labels.team != _|_ {object: \"input\", path: " + path + ", " + rest + "}]\n}\n"
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"misspelled", mutation(`["metadata", "annotatoins"]`, `op: "merge", value: {team: input.metadata.labels.team}`),
+			"p.cue:6:94: TrainJob.metadata has no field annotatoins, so the API server would prune what the mutation writes there: did you mean annotations?"},
+		{"deeper", mutation(`["spec", "trainer", "resourcePerNode"]`, `op: "set", value: {}`), "TrainJob.spec.trainer has no field resourcePerNode"},
+		{"a list's items", mutation(`["spec", "trainer", "env"]`, `op: "upsert", by: ["name"], items: [{name: "TEAM", value: input.metadata.labels.team}]`), ""},
+		{"a map's key", mutation(`["metadata", "labels", "team-copy"]`, `op: "set", value: input.metadata.labels.team`), ""},
+	} {
+		loadPolicyWant(t, tc.name, map[string]string{"p.cue": tc.src}, tc.want)
+	}
+}
