@@ -134,6 +134,9 @@ type Engine struct {
 	files map[string]string
 	// policyFiles are the admin's files, parsed, by loader file name.
 	policyFiles map[string]*policyFile
+	// policyPaths are the policy directories' files read, by their path
+	// with links resolved.
+	policyPaths map[string]bool
 	// manifests are the policy directories' YAML and JSON files, which
 	// the load checks for objects put there to be loaded (checkManifests).
 	manifests []policyManifest
@@ -193,7 +196,7 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
+	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)

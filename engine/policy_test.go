@@ -371,3 +371,30 @@ func TestPolicyManifests(t *testing.T) {
 		t.Errorf("a policy with a kustomization and a YAML that does not parse: %v", err)
 	}
 }
+
+// TestPolicyDirGivenTwice: a policy file reached through two policy
+// directories (one given twice, or a directory and its subdirectory) is
+// loaded once: its rule is one rule, which fires once.
+func TestPolicyDirGivenTwice(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"team/image.cue": `package schemas
+
+admission: (#APIVersion): TrainJob: {
+	object: _
+	webhook: requireImage: [if object.spec.trainer.image == _|_ {path: "spec.trainer.image", type: "Required value", detail: "no image"}]
+}
+`})
+	for _, dirs := range [][]string{{dir, dir}, {dir, filepath.Join(dir, "team")}} {
+		e, err := New(Options{PolicyDirs: dirs})
+		if err != nil {
+			t.Errorf("%v: %v", dirs, err)
+			continue
+		}
+		var r Result
+		for _, d := range ReadYAML("in.yaml", []byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: b}\nspec: {runtimeRef: {name: torch-distributed}}\n")) {
+			r = e.NewSession(SessionOptions{}).Admit(d)
+		}
+		if len(r.Errors) != 1 || r.Errors[0].Detail != "no image" {
+			t.Errorf("%v: errors %v, want the rule's one", dirs, r.Errors)
+		}
+	}
+}

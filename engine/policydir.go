@@ -40,6 +40,16 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		if r, err := filepath.Rel(mustGetwd(), f.path); err == nil && !strings.HasPrefix(r, "..") {
 			display = r
 		}
+		// A file given twice (a directory and its subdirectory, or one
+		// directory twice) is loaded once.
+		real, err := filepath.EvalSymlinks(f.path)
+		if err != nil {
+			real = f.path
+		}
+		if e.policyPaths[real] {
+			return nil
+		}
+		e.policyPaths[real] = true
 		switch {
 		case f.leftOut != "":
 			// Say so rather than load the directory without them.
