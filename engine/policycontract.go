@@ -16,8 +16,11 @@ import (
 // and the rules do with them: a review or render for a kind Kubeflow's
 // group does not serve, a part of a kind's render or checks for a kind
 // that has no review, a framework without its policy or its registry
-// entry, a render part no plan chooses. CUE accepts each of them, and each
-// would silently do nothing.
+// entry, a render part no plan chooses, an entry of a map the engine reads
+// by name that it never reads (optional, hidden), one name given to two
+// rules. CUE accepts each of them, and each would silently do nothing.
+// The items a rule or mutation writes as literals are checked here too,
+// since CUE checks them only when the rule fires.
 
 // byKindFields are the contract's fields keyed by apiVersion and kind,
 // and whether a kind under them must have a review (admission).
