@@ -145,7 +145,7 @@ var (
 	pathEdits      = cue.MakePath(cue.Str("edits"))
 	pathGenerate   = cue.MakePath(cue.Str("generate"))
 	pathSums       = cue.MakePath(cue.Str("sums"))
-	pathOps        = cue.MakePath(cue.Str("ops"))
+	pathOps        = cue.MakePath(selOps)
 	pathOrder      = cue.MakePath(cue.Str("order"))
 	pathMetadata   = cue.MakePath(cue.Str("metadata"))
 	pathParts      = cue.MakePath(cue.Str(fieldParts))
@@ -175,6 +175,7 @@ var (
 	selObjects     = cue.Str("objects")
 	selExisting    = cue.Str("existing")
 	selEdits       = cue.Str("edits")
+	selOps         = cue.Str("ops")
 	selGenerate    = cue.Str("generate")
 	selSums        = cue.Str("sums")
 	selMutations   = cue.Str("mutations")
@@ -349,3 +350,6 @@ type RuntimeSummary struct {
 	// BuiltinTrainer: the SDK runs only its BuiltinTrainer on the runtime.
 	BuiltinTrainer bool `json:"builtinTrainer"`
 }
+
+// editOps are the ops an edit makes (#Edit; edit.apply).
+var editOps = []string{"set", "merge", "upsert", "append"}

@@ -62,7 +62,7 @@ func (e edit) apply(obj map[string]any) error {
 		}
 		m[last] = l
 	default:
-		return fmt.Errorf("unknown op %q", e.Op)
+		return fmt.Errorf("unknown op %q (an edit makes one of %s)", e.Op, strings.Join(editOps, ", "))
 	}
 	return nil
 }

@@ -320,19 +320,45 @@ func isComprehension(x ast.Expr) bool {
 	return ok
 }
 
-// checkListItems checks the items an admin's list-valued entry of a map
-// the engine reads by name writes as struct literals (a rule's findings, a
-// mutation's ops), each alone or as a comprehension's value, against the
-// item's schema (#FieldError, #Warning): a field the item has not
-// (detial:), a literal it refuses (type: "Invalid Value"). CUE checks an
-// item only when a rule makes it, which the probes may never do; a broken
-// warning would reach users as a warning of its own.
-func (l *linter) checkListItems() {
-	for _, st := range l.lists {
-		item := l.lookup(lpath{sels: st.path[:len(st.path)-1], ok: true}).LookupPath(cue.MakePath(cue.AnyString, cue.AnyIndex))
-		if !item.Exists() || item.IncompleteKind() != cue.StructKind {
+// checkEditOp checks an edit's literal op: the engine makes those of
+// editOps alone, and says so only when the edit is made.
+func (l *linter) checkEditOp(s *ast.StructLit) {
+	for _, d := range s.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
 			continue
 		}
+		lit, isLit := f.Value.(*ast.BasicLit)
+		if name, _, _ := ast.LabelName(f.Label); name != "op" || !isLit {
+			continue
+		}
+		op, err := literal.Unquote(lit.Value)
+		if err != nil || slices.Contains(editOps, op) {
+			continue
+		}
+		msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(editOps, ", "))
+		if sug := suggest(op, editOps); sug != "" {
+			msg += fmt.Sprintf(": did you mean %s?", sug)
+		}
+		l.problem(lit.Pos(), "%s", msg)
+	}
+}
+
+// checkListItems checks the items an admin's lists write as struct
+// literals, each alone or as a comprehension's value: an entry of a map
+// the engine reads by name against the item's schema (#FieldError,
+// #Warning: a field the item has not, detial:, a literal it refuses, type:
+// "Invalid Value"); a mutation's path into the object; an edit's op (a
+// mutation's, a render's edits.<group>.ops). CUE checks an item only when
+// a rule makes it, which the probes may never do; a broken warning would
+// reach users as a warning of its own.
+func (l *linter) checkListItems() {
+	for _, st := range l.lists {
+		n := len(st.path)
+		mutation := n == 5 && st.path[0] == selMutators && st.path[3] == selMutations
+		edits := mutation || n >= 3 && st.path[n-1] == selOps && st.path[n-3] == selEdits
+		item := l.lookup(lpath{sels: st.path[:n-1], ok: true}).LookupPath(cue.MakePath(cue.AnyString, cue.AnyIndex))
+		typed := item.Exists() && item.IncompleteKind() == cue.StructKind
 		for _, x := range st.list.Elts {
 			if c, ok := x.(*ast.Comprehension); ok {
 				x = c.Value
@@ -341,30 +367,40 @@ func (l *linter) checkListItems() {
 			if !ok {
 				continue
 			}
-			if len(st.path) == 5 && st.path[0] == selMutators && st.path[3] == selMutations {
+			if mutation {
 				l.checkMutationPath(st.path[1], st.path[2], s)
 			}
-			err := item.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
-			if err == nil {
-				continue
+			if edits {
+				l.checkEditOp(s)
 			}
-			for _, p := range l.e.cueProblemList(err) {
-				// "<the item's path>.<field>: <what is wrong>", and the
-				// schema's positions on the lines after.
-				first, _, _ := strings.Cut(p.Message, "\n")
-				at, what, ok := strings.Cut(first, ": ")
-				if !ok {
-					at, what = "", first
-				}
-				field := at[strings.LastIndex(at, ".")+1:]
-				if what == "field not allowed" {
-					if sug := suggest(field, fieldNames(item)); sug != "" {
-						what += fmt.Sprintf(": did you mean %s?", sug)
-					}
-				}
-				l.problem(fieldPos(s, field), "%s: an item's %s: %s", cue.MakePath(st.path...), field, what)
+			if typed {
+				l.checkItem(st.path, item, s)
 			}
 		}
+	}
+}
+
+// checkItem checks an item's literal fields against its schema.
+func (l *linter) checkItem(path []cue.Selector, item cue.Value, s *ast.StructLit) {
+	err := item.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
+	if err == nil {
+		return
+	}
+	for _, p := range l.e.cueProblemList(err) {
+		// "<the item's path>.<field>: <what is wrong>", and the schema's
+		// positions on the lines after.
+		first, _, _ := strings.Cut(p.Message, "\n")
+		at, what, ok := strings.Cut(first, ": ")
+		if !ok {
+			at, what = "", first
+		}
+		field := at[strings.LastIndex(at, ".")+1:]
+		if what == "field not allowed" {
+			if sug := suggest(field, fieldNames(item)); sug != "" {
+				what += fmt.Sprintf(": did you mean %s?", sug)
+			}
+		}
+		l.problem(fieldPos(s, field), "%s: an item's %s: %s", cue.MakePath(path...), field, what)
 	}
 }
 

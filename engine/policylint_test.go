@@ -317,3 +317,16 @@ func TestMutationPathChecked(t *testing.T) {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": tc.src}, tc.want)
 	}
 }
+
+// TestEditOpsChecked: an edit's literal op that the engine does not make
+// fails the load at it, in a render part's edits and in a mutation,
+// though no probe makes the edit; the ops it makes load.
+func TestEditOpsChecked(t *testing.T) {
+	part := func(op string) string {
+		return "package schemas\n\nrenderParts: (#APIVersion): TrainJob: torch: {\n\t#tj: _\n\tedits: team: {order: 99, ops: [if #tj.metadata.labels.team != _|_ {object: \"jobset\", path: [\"metadata\", \"labels\"], op: \"" + op + "\", value: {team: #tj.metadata.labels.team}}]}\n}\n"
+	}
+	mutation := "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: labels: [\"metadata\", \"labels\"]\n\tmutations: team: [if input.metadata.labels.team != _|_ {object: \"input\", path: [\"metadata\", \"annotations\"], op: \"add\", value: {team: input.metadata.labels.team}}]\n}\n"
+	loadPolicyWant(t, "render part", map[string]string{"p.cue": part("merj")}, `p.cue:5:121: op "merj" is not an op the engine makes (set, merge, upsert, append)`)
+	loadPolicyWant(t, "mutation", map[string]string{"p.cue": mutation}, `p.cue:6:114: op "add" is not an op the engine makes`)
+	loadPolicyWant(t, "merge", map[string]string{"p.cue": part("merge")}, "")
+}
