@@ -231,6 +231,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			}
 			return
 		}
+		l.checkComparison(x)
 		l.walkExpr(x.X, p)
 		l.walkExpr(x.Y, p)
 	case *ast.UnaryExpr:
@@ -1164,5 +1165,64 @@ func (l *linter) checkRegexp(x ast.Expr) {
 	}
 	if _, err := regexp.Compile(s); err != nil {
 		l.problem(lit.Pos(), "%s is not a regular expression CUE can compile (%v): a rule using it would fail on the first object it meets", lit.Value, err)
+	}
+}
+
+// checkComparison checks a comparison of a read with a literal against
+// the read's schema: a literal the field can never hold makes == always
+// false (the rule silently off) and != always true, and a literal of
+// another kind makes <, <=, > and >= fail when the rule runs.
+func (l *linter) checkComparison(x *ast.BinaryExpr) {
+	switch x.Op {
+	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+	default:
+		return
+	}
+	read, other := x.X, x.Y
+	lit, ok := other.(*ast.BasicLit)
+	if !ok {
+		read, other = x.Y, x.X
+		if lit, ok = other.(*ast.BasicLit); !ok {
+			return
+		}
+	}
+	if lit.Kind == token.NULL {
+		return
+	}
+	root, steps := chain(read)
+	if len(steps) == 0 {
+		return
+	}
+	base, ok := l.resolve(root)
+	if !ok {
+		return
+	}
+	sels := base.sels
+	name := root.(*ast.Ident).Name
+	for _, st := range steps {
+		if !st.ok {
+			return
+		}
+		sels = append(sels[:len(sels):len(sels)], st.sel)
+		name += "." + st.name
+	}
+	schema, _ := l.at(sels)
+	// Only a schema says what a field may hold: a value computed at load
+	// says what the probes held.
+	if !schema.Exists() || schema.Err() != nil || schema.IsConcrete() || schema.IncompleteKind() == cue.TopKind {
+		return
+	}
+	value := l.c.ctx.BuildExpr(lit)
+	if value.Err() != nil || schema.Unify(value).Err() == nil {
+		return
+	}
+	kind := schema.IncompleteKind()
+	switch {
+	case x.Op == token.EQL:
+		l.problem(lit.Pos(), "%s (%v) can never be %s, so this comparison is always false", name, kind, lit.Value)
+	case x.Op == token.NEQ:
+		l.problem(lit.Pos(), "%s (%v) can never be %s, so this comparison is always true", name, kind, lit.Value)
+	case value.IncompleteKind()&kind == 0:
+		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
 }

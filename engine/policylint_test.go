@@ -330,3 +330,23 @@ func TestEditOpsChecked(t *testing.T) {
 	loadPolicyWant(t, "mutation", map[string]string{"p.cue": mutation}, `p.cue:6:114: op "add" is not an op the engine makes`)
 	loadPolicyWant(t, "merge", map[string]string{"p.cue": part("merge")}, "")
 }
+
+// TestComparisonsChecked: a read compared with a literal its schema can
+// never hold fails the load at the literal (== always false, != always
+// true, an ordering of another kind fails when it runs), though the rule
+// fires on no probe; comparisons the schema allows load.
+func TestComparisonsChecked(t *testing.T) {
+	rule := func(cond string) string {
+		return "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: c: [if object.spec.trainer != _|_ if object.spec.trainer.numNodes != _|_ if " + cond + " {path: \"spec\", detail: \"x\"}]\n}\n"
+	}
+	for _, tc := range []struct{ cond, want string }{
+		{`object.spec.trainer.numNodes == "4"`, `p.cue:5:118: object.spec.trainer.numNodes (int) can never be "4", so this comparison is always false`},
+		{`"true" != object.spec.suspend`, `object.spec.suspend (bool) can never be "true", so this comparison is always true`},
+		{`object.spec.trainer.numNodes >= "4"`, `object.spec.trainer.numNodes (int) cannot be ordered against "4" (string): the rule would fail when it runs`},
+		{`object.spec.trainer.numNodes > 4`, ""},
+		{`object.spec.managedBy == "kueue.x-k8s.io/multikueue"`, ""},
+		{`object.metadata.labels.team == "a"`, ""},
+	} {
+		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
+	}
+}
