@@ -331,7 +331,7 @@ func cueBounds(v cue.Value, s map[string]any) {
 			}
 			if key, ok := map[string]string{
 				"strings.MinRunes": "minLength", "strings.MaxRunes": "maxLength",
-				"list.MinItems": "minItems", "list.MaxItems": "maxItems",
+				"list.MinItems": "minItems", "list.MaxItems": "maxItems", "struct.MinFields": "minProperties",
 			}[fmt.Sprint(args[0])]; ok {
 				s[key] = n
 			}

@@ -378,6 +378,9 @@ func boundError(format string, args []any, path string, value any) *Finding {
 	case "list.MaxItems":
 		items, _ := value.([]any)
 		return &Finding{Type: field.ErrorTypeTooMany.String(), Value: jsonValue(len(items)), Detail: fmt.Sprintf("must have at most %s items", n)}
+	case "struct.MinFields":
+		fields, _ := value.(map[string]any)
+		return &Finding{Type: field.ErrorTypeInvalid.String(), Value: jsonValue(len(fields)), Detail: fmt.Sprintf("%s in body should have at least %s properties", path, n)}
 	}
 	return nil
 }

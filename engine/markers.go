@@ -46,7 +46,9 @@ func markerBounds(f *ast.File) ([]markerBound, []Problem) {
 				label, ok := staticLabel(d.Label)
 				p := append(append([]string(nil), path...), label)
 				ok = ok && known
-				for _, c := range fieldMarkers(d) {
+				markers, bad := fieldMarkers(d)
+				problems = append(problems, bad...)
+				for _, c := range markers {
 					if !ok {
 						problems = append(problems, Problem{File: d.Pos().Filename(), Line: d.Pos().Line(), Column: d.Pos().Column(),
 							Message: fmt.Sprintf("the marker +kubebuilder:validation:%s goes to the CRD, but the field's place is not known before evaluation, so vet cannot check it: write the bound in CUE on the field (%s)", c.marker, c.constraint)})
@@ -124,56 +126,140 @@ func staticLabel(l ast.Label) (string, bool) {
 
 type fieldMarker struct{ marker, constraint string }
 
+// markerConstraints are the validation markers CUE can say, as the CUE
+// constraint of a value (%s: the marker's value).
+var markerConstraints = map[string]string{
+	"Minimum": ">=%s", "Maximum": "<=%s", "MinLength": "strings.MinRunes(%s)", "MaxLength": "strings.MaxRunes(%s)",
+	"MinItems": "list.MinItems(%s)", "MaxItems": "list.MaxItems(%s)", "MinProperties": "struct.MinFields(%s)",
+}
+
 // fieldMarkers are a field's validation markers that CUE can say, as CUE
-// constraints.
-func fieldMarkers(f *ast.Field) []fieldMarker {
+// constraints. A marker it cannot read is a problem: a misspelt one
+// (Minimun, a value that is no number) would reach neither vet nor, as
+// meant, the CRD; another +kubebuilder marker does nothing here.
+func fieldMarkers(f *ast.Field) ([]fieldMarker, []Problem) {
 	var out []fieldMarker
+	var problems []Problem
 	for _, cg := range ast.Comments(f) {
 		if !cg.Doc {
 			continue
 		}
 		for _, c := range cg.List {
 			line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+			problem := func(format string, args ...any) {
+				problems = append(problems, Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
+					Message: line + ": " + fmt.Sprintf(format, args...)})
+			}
 			m, ok := strings.CutPrefix(line, "+kubebuilder:validation:")
 			if !ok {
-				continue
-			}
-			name, value, ok := strings.Cut(m, "=")
-			if !ok {
-				continue
-			}
-			var constraint string
-			switch name {
-			case "Minimum", "Maximum", "MinLength", "MaxLength", "MinItems", "MaxItems":
-				if _, err := strconv.ParseFloat(value, 64); err != nil {
-					continue
-				}
-				constraint = map[string]string{
-					"Minimum": ">=%s", "Maximum": "<=%s", "MinLength": "strings.MinRunes(%s)", "MaxLength": "strings.MaxRunes(%s)",
-					"MinItems": "list.MinItems(%s)", "MaxItems": "list.MaxItems(%s)",
-				}[name]
-				constraint = fmt.Sprintf(constraint, value)
-			case "Pattern":
-				if uq, err := strconv.Unquote(value); err == nil {
-					value = uq
-				}
-				constraint = "=~" + strconv.Quote(value)
-			case "Enum":
-				var alts []string
-				for _, e := range strings.Split(value, ";") {
-					if uq, err := strconv.Unquote(e); err == nil {
-						e = uq
+				if value, isDefault := strings.CutPrefix(line, "+kubebuilder:default="); isDefault {
+					if why := defaultMarkerProblem(f, value); why != "" {
+						problem("%s", why)
 					}
-					alts = append(alts, strconv.Quote(e))
+				} else if strings.HasPrefix(line, "+kubebuilder:") {
+					problem("cuetrainer reads only the +kubebuilder:validation: and default markers of a policy, so this one would do nothing")
 				}
-				constraint = strings.Join(alts, " | ")
-			default:
 				continue
 			}
-			out = append(out, fieldMarker{marker: m, constraint: constraint})
+			constraint, err := markerConstraint(m)
+			if err != "" {
+				problem("%s", err)
+				continue
+			}
+			if constraint != "" {
+				out = append(out, fieldMarker{marker: m, constraint: constraint})
+			}
 		}
 	}
-	return out
+	return out, problems
+}
+
+// defaultMarkerProblem says what is wrong with a +kubebuilder:default
+// marker: the CRD's defaults and vet's are the field's CUE default
+// (*value | type), so a marker on a field without one would do nothing,
+// and one that says another literal than it says two things.
+func defaultMarkerProblem(f *ast.Field, marker string) string {
+	var def ast.Expr
+	for _, t := range disjuncts(f.Value) {
+		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
+			def = u.X
+		}
+	}
+	if def == nil {
+		return fmt.Sprintf("the field has no CUE default, which is what the CRD and vet take, so the marker would do nothing: write %s: *%s | ...", fieldLabel(f), marker)
+	}
+	lit, ok := def.(*ast.BasicLit)
+	if !ok {
+		return "" // a default by reference (*#Group): the CUE's
+	}
+	want, err1 := literal.Unquote(lit.Value)
+	got, err2 := literal.Unquote(marker)
+	if err1 != nil || err2 != nil {
+		want, got = lit.Value, marker
+	}
+	if want != got {
+		return fmt.Sprintf("the field's CUE default is %s, which is what the CRD and vet take: the marker says another", lit.Value)
+	}
+	return ""
+}
+
+// fieldLabel is a field's label as written.
+func fieldLabel(f *ast.Field) string {
+	name, _, _ := ast.LabelName(f.Label)
+	return name
+}
+
+// markerConstraint is a validation marker's CUE constraint ("" for one
+// that says nothing vet checks: Optional, Required), or what is wrong.
+func markerConstraint(m string) (constraint, problem string) {
+	if im, ok := strings.CutPrefix(m, "items:"); ok {
+		c, p := markerConstraint(im)
+		if c == "" || p != "" {
+			return "", p
+		}
+		return "[...(" + c + ")]", ""
+	}
+	name, value, hasValue := strings.Cut(m, "=")
+	name = strings.TrimSuffix(name, ":") // Enum:=a;b, as controller-gen takes it too
+	if family, _, _ := strings.Cut(name, ":"); family == "XValidation" || family == "Format" {
+		return "", "" // the CRD's alone: a crdChecks rule says it to vet (docs/frameworks.md)
+	}
+	switch name {
+	case "Optional", "Required", "Type", "Schemaless", "EmbeddedResource", "XPreserveUnknownFields", "XIntOrString", "UniqueItems":
+		return "", "" // the schema says these itself
+	}
+	if !hasValue {
+		return "", "a validation marker is +kubebuilder:validation:Name=value"
+	}
+	switch name {
+	case "Pattern":
+		if uq, err := strconv.Unquote(value); err == nil {
+			value = uq
+		}
+		return "=~" + strconv.Quote(value), ""
+	case "Enum":
+		var alts []string
+		for _, e := range strings.Split(value, ";") {
+			if uq, err := strconv.Unquote(e); err == nil {
+				e = uq
+			}
+			alts = append(alts, strconv.Quote(e))
+		}
+		return strings.Join(alts, " | "), ""
+	}
+	format, ok := markerConstraints[name]
+	if !ok {
+		known := append(sortedKeys(markerConstraints), "Pattern", "Enum")
+		msg := fmt.Sprintf("%s is not a validation marker cuetrainer reads (%s)", name, strings.Join(known, ", "))
+		if s := suggest(name, known); s != "" {
+			msg += fmt.Sprintf(": did you mean %s?", s)
+		}
+		return "", msg
+	}
+	if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+		return "", fmt.Sprintf("%s takes a whole number, not %q", name, value)
+	}
+	return fmt.Sprintf(format, value), ""
 }
 
 // markerSource is the CUE of the policies' marker bounds, one line each
@@ -185,9 +271,10 @@ func markerSource(bounds []markerBound) []byte {
 	sort.SliceStable(bounds, func(i, j int) bool { return bounds[i].path < bounds[j].path })
 	var b strings.Builder
 	b.WriteString("package schemas\n\n")
-	for _, pkg := range []string{"list", "strings"} {
+	for _, pkg := range []string{"list", "strings", "struct"} {
 		for _, m := range bounds {
-			if strings.HasPrefix(m.constraint, pkg+".") {
+			// A call, or the call a list's items meet ([...(list.X)]).
+			if c := strings.TrimPrefix(m.constraint, "[...("); strings.HasPrefix(c, pkg+".") {
 				fmt.Fprintf(&b, "import %q\n\n", pkg)
 				break
 			}

@@ -21,7 +21,10 @@ import "strings"
 	// +kubebuilder:validation:Pattern=` + "`^[a-z]+$`" + `
 	queue?: string
 	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:MaxLength=3
 	tags?: [...string]
+	// +kubebuilder:validation:MinProperties=1
+	selector?: [string]: string
 	// zone: a length in CUE.
 	zone?: strings.MaxRunes(4)
 }
@@ -64,6 +67,7 @@ func TestBoundsWrittenOnce(t *testing.T) {
 		"workers":    {"minimum": int64(1)},
 		"queue":      {"maxLength": int64(8), "pattern": "^[a-z]+$"},
 		"tags":       {"maxItems": int64(2)},
+		"selector":   {"minProperties": int64(1)},
 		"zone":       {"maxLength": int64(4)},
 	} {
 		got := paddle[field].(map[string]any)
@@ -85,7 +89,9 @@ func TestBoundsWrittenOnce(t *testing.T) {
 		"{queue: Q1}":         "spec.mlPolicy.paddle.queue: Invalid value: \"Q1\": spec.mlPolicy.paddle.queue in body should match '^[a-z]+$'",
 		"{tags: [a, b, c]}":   "spec.mlPolicy.paddle.tags: Too many: 3: must have at most 2 items" + celNote,
 		"{zone: europe}":      "spec.mlPolicy.paddle.zone: Too long: may not be more than 4 bytes" + celNote,
-		"{masterPort: 2000, workers: 2, queue: ok, tags: [a], zone: eu}": "",
+		"{tags: [abcd]}":      "spec.mlPolicy.paddle.tags[0]: Too long: may not be more than 3 bytes" + celNote,
+		"{selector: {}}":      "spec.mlPolicy.paddle.selector: Invalid value: 0: spec.mlPolicy.paddle.selector in body should have at least 1 properties",
+		"{masterPort: 2000, workers: 2, queue: ok, tags: [a], zone: eu, selector: {a: b}}": "",
 	} {
 		r := e.NewSession(SessionOptions{}).Admit(readOne(t, boundsRuntime(t, value)))
 		got := strings.Join(findingStrings(r.Errors), "\n")
@@ -93,4 +99,36 @@ func TestBoundsWrittenOnce(t *testing.T) {
 			t.Errorf("paddle: %s:\n got %s\nwant %s", value, got, want)
 		}
 	}
+}
+
+// TestMarkerMistakes: a +kubebuilder marker of a policy that cuetrainer
+// cannot read fails the load at the marker: a misspelt name (with a
+// suggestion) or prefix, a value that is no whole number, a form without
+// a value, one that would do nothing here (a printcolumn), a default
+// that is not the field's CUE default; Optional says nothing, a CEL rule
+// is the CRD's (its crdChecks twin is the admin's), and a default the CUE
+// says too is documentation: they load.
+func TestMarkerMistakes(t *testing.T) {
+	for _, tc := range []struct{ marker, want string }{
+		{"+kubebuilder:validation:Minimun=1024", "p.cue:4:2: +kubebuilder:validation:Minimun=1024: Minimun is not a validation marker cuetrainer reads (MaxItems, MaxLength, Maximum, MinItems, MinLength, MinProperties, Minimum, Pattern, Enum): did you mean Minimum?"},
+		{"+kubebuilder:validaton:Minimum=1024", "cuetrainer reads only the +kubebuilder:validation: and default markers of a policy, so this one would do nothing"},
+		{"+kubebuilder:validation:Minimum=1O24", `Minimum takes a whole number, not "1O24"`},
+		{"+kubebuilder:validation:Minimum:1024", "a validation marker is +kubebuilder:validation:Name=value"},
+		{`+kubebuilder:validation:XValidation:rule="self >= 1024"`, ""},
+		{"+kubebuilder:default=36000", ""},
+		{"+kubebuilder:default=3600", "p.cue:4:2: +kubebuilder:default=3600: the field's CUE default is 36000, which is what the CRD and vet take: the marker says another"},
+		{"+kubebuilder:printcolumn:name=Port", "cuetrainer reads only the +kubebuilder:validation: and default markers of a policy, so this one would do nothing"},
+		{"+kubebuilder:validation:Optional", ""},
+	} {
+		src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// " + tc.marker + "\n\tmasterPort: *36000 | int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"], replacesPlainML: true}\n"
+		loadPolicyWant(t, tc.marker, map[string]string{"p.cue": src}, tc.want)
+	}
+}
+
+// TestDefaultMarkerWithoutCUEDefault: a +kubebuilder:default marker on a
+// field without a CUE default fails the load: the CRD's and vet's defaults
+// are the CUE's, so the marker would do nothing.
+func TestDefaultMarkerWithoutCUEDefault(t *testing.T) {
+	src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// +kubebuilder:default=36000\n\tmasterPort?: int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"], replacesPlainML: true}\n"
+	loadPolicyWant(t, "no CUE default", map[string]string{"p.cue": src}, "p.cue:4:2: +kubebuilder:default=36000: the field has no CUE default, which is what the CRD and vet take, so the marker would do nothing: write masterPort: *36000 | ...")
 }
