@@ -389,10 +389,7 @@ admission: (#APIVersion): TrainJob: {
 			t.Errorf("%v: %v", dirs, err)
 			continue
 		}
-		var r Result
-		for _, d := range ReadYAML("in.yaml", []byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: b}\nspec: {runtimeRef: {name: torch-distributed}}\n")) {
-			r = e.NewSession(SessionOptions{}).Admit(d)
-		}
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, jobYAML("torch-distributed", "{}")))
 		if len(r.Errors) != 1 || r.Errors[0].Detail != "no image" {
 			t.Errorf("%v: errors %v, want the rule's one", dirs, r.Errors)
 		}

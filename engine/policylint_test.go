@@ -190,11 +190,7 @@ func TestUnreadRules(t *testing.T) {
 			continue
 		}
 		// The rule that loads fires.
-		s := e.NewSession(SessionOptions{})
-		var r Result
-		for _, d := range ReadYAML("in.yaml", []byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: b}\nspec: {runtimeRef: {name: torch-distributed}}\n")) {
-			r = s.Admit(d)
-		}
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, jobYAML("torch-distributed", "{}")))
 		if !r.Rejected() || r.Errors[0].Detail != "no" {
 			t.Errorf("%s: the rule did not fire: %+v", tc.name, r.Errors)
 		}
@@ -285,10 +281,7 @@ renderParts: (#APIVersion): TrainJob: torch: {
 		return
 	}
 	s := e.NewSession(SessionOptions{})
-	var r Result
-	for _, d := range ReadYAML("in.yaml", []byte("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, namespace: b}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {env: [{name: A, value: x}]}\n")) {
-		r = s.Admit(d)
-	}
+	r := s.Admit(readOne(t, jobYAML("torch-distributed", "{env: [{name: A, value: x}]}")))
 	if len(r.Warnings) != 0 || len(r.Errors) != 1 || r.Errors[0].Phase != PhaseRuleError || !strings.Contains(r.Errors[0].Detail, "invalid interpolation") {
 		t.Errorf("review: warnings %v, errors %v; want the rule error alone", r.Warnings, r.Errors)
 	}
