@@ -285,3 +285,26 @@ func markerSource(bounds []markerBound) []byte {
 	}
 	return []byte(b.String())
 }
+
+// disjuncts are the terms of a disjunction (a | b | c), parenthesized
+// disjunctions flattened.
+func disjuncts(x ast.Expr) []ast.Expr {
+	var terms []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.OR {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		if pe, ok := e.(*ast.ParenExpr); ok {
+			if b, ok := pe.X.(*ast.BinaryExpr); ok && b.Op == token.OR {
+				flatten(b)
+				return
+			}
+		}
+		terms = append(terms, e)
+	}
+	flatten(x)
+	return terms
+}

@@ -1001,29 +1001,6 @@ func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) {
 	l.problem(def.Pos(), "%s", msg)
 }
 
-// disjuncts are the terms of a disjunction (a | b | c), parenthesized
-// disjunctions flattened.
-func disjuncts(x ast.Expr) []ast.Expr {
-	var terms []ast.Expr
-	var flatten func(e ast.Expr)
-	flatten = func(e ast.Expr) {
-		if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.OR {
-			flatten(b.X)
-			flatten(b.Y)
-			return
-		}
-		if pe, ok := e.(*ast.ParenExpr); ok {
-			if b, ok := pe.X.(*ast.BinaryExpr); ok && b.Op == token.OR {
-				flatten(b)
-				return
-			}
-		}
-		terms = append(terms, e)
-	}
-	flatten(x)
-	return terms
-}
-
 // exprText prints a short expression as written.
 func exprText(x ast.Expr) string {
 	switch x := x.(type) {
