@@ -110,3 +110,17 @@ func TestCRDCheckPartPaths(t *testing.T) {
 		loadPolicyWant(t, tc.path, map[string]string{"part.cue": "package schemas\n\ncrdCheckParts: (#APIVersion): TrainJob: typo: {\n\tpath: " + tc.path + "\n\tself: _\n\tcrd: {}\n}\n"}, tc.want)
 	}
 }
+
+// TestPolicyCRDPartsSchemaChecked: a policy's CRD check part runs for a
+// schema-checked request (a webhook's) too, as its crdChecks do
+// (TestPolicyCRDChecks): the API server's CRD of the kind does not hold it.
+func TestPolicyCRDPartsSchemaChecked(t *testing.T) {
+	e := loadPolicyWant(t, "part", map[string]string{"part.cue": partPolicy}, "")
+	if e == nil {
+		return
+	}
+	r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, partJob("a", "x", "")), Request{SchemaChecked: true})
+	if got := strings.Join(findingStrings(r.Errors), "\n"); !strings.Contains(got, "spec.trainer.env[0]: Invalid value: BAD holds x") {
+		t.Errorf("schema-checked: %q, want the part's finding", got)
+	}
+}

@@ -157,6 +157,9 @@ type compiled struct {
 	// (crdChecks), for objects the API server has checked
 	// (Request.SchemaChecked).
 	checked map[string]map[string]cue.Value
+	// policyCRD names the kinds a policy adds CRD checks or parts to,
+	// which a schema-checked request is reviewed with (policyCRDKinds).
+	policyCRD map[string]map[string]bool
 	// crdParts are each kind's CRD check parts (crdparts.go), in the
 	// CUE's order.
 	crdParts map[string]map[string][]crdPart
@@ -361,6 +364,19 @@ func (e *Engine) compile() (*compiled, error) {
 		for kind, v := range kinds {
 			if c.crdParts[apiVersion][kind], err = e.crdPartsOf(v); err != nil {
 				return nil, err
+			}
+		}
+	}
+	// A policy's CRD checks are not in the CRD the API server holds (the
+	// TrainJob's is Kubeflow's), so a schema-checked request of their kind
+	// is reviewed with them, parts and all: the object passed the API
+	// server's own checks, which the shipped ones copy, so only the
+	// policy's can find anything.
+	c.policyCRD = e.policyCRDKinds(crdChecks, partsByKind)
+	for apiVersion, kinds := range c.policyCRD {
+		for kind := range kinds {
+			if review, ok := c.reviews[apiVersion][kind]; ok {
+				c.checked[apiVersion][kind] = review
 			}
 		}
 	}

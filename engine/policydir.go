@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
 )
@@ -264,4 +265,50 @@ func PolicyDigest(dirs []string) (string, error) {
 func mustGetwd() string {
 	wd, _ := os.Getwd()
 	return wd
+}
+
+// policyCRDKinds are the kinds whose CRD checks (crdChecks' crd rules)
+// or CRD check parts a policy file declares, by apiVersion and kind.
+func (e *Engine) policyCRDKinds(checks, parts map[string]map[string]cue.Value) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	mark := func(apiVersion, kind string, v cue.Value) {
+		it, err := v.Fields()
+		if err != nil {
+			return
+		}
+		for it.Next() {
+			if e.fromPolicy(it.Value()) {
+				if out[apiVersion] == nil {
+					out[apiVersion] = map[string]bool{}
+				}
+				out[apiVersion][kind] = true
+				return
+			}
+		}
+	}
+	for apiVersion, kinds := range checks {
+		for kind, v := range kinds {
+			mark(apiVersion, kind, v.LookupPath(cue.MakePath(cue.Str(string(PhaseCRD)))))
+		}
+	}
+	for apiVersion, kinds := range parts {
+		for kind, v := range kinds {
+			mark(apiVersion, kind, v)
+		}
+	}
+	return out
+}
+
+// fromPolicy says whether a policy file writes (some of) v.
+func (e *Engine) fromPolicy(v cue.Value) bool {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		args = []cue.Value{v}
+	}
+	for _, a := range args {
+		if e.isPolicyFile(a.Pos().Filename()) {
+			return true
+		}
+	}
+	return false
 }

@@ -784,7 +784,7 @@ func (ad *admission) decode() bool {
 		r.Errors = append(metaErrors, a.restoreFindings(fs)...)
 		return ad.keep(nil)
 	}
-	parts := !ad.req.SchemaChecked && len(ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()]) > 0
+	parts := (!ad.req.SchemaChecked || ad.c.policyCRD[ad.doc.APIVersion()][ad.doc.Kind()]) && len(ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()]) > 0
 	var decoded map[string]any
 	if !ad.req.VerdictOnly || parts {
 		if err := object.Decode(&decoded); err != nil {
