@@ -50,7 +50,17 @@ func TestPolicyCRDCheckInWebhook(t *testing.T) {
 	}
 	before := policies.Engine()
 	publish(t, policyDir, 201, withCheck)
-	t.Cleanup(func() { publish(t, policyDir, 202, files) })
+	t.Cleanup(func() {
+		// The next test's reload must not be this one's.
+		during := policies.Engine()
+		publish(t, policyDir, 202, files)
+		eventually(t, "the policy restored", func() error {
+			if policies.Engine() == during {
+				return fmt.Errorf("still the check's engine (last error: %v)", policies.LastError())
+			}
+			return nil
+		})
+	})
 	eventually(t, "the check loaded", func() error {
 		if policies.Engine() == before {
 			return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
