@@ -3,8 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,34 +44,7 @@ func TestRuntimeAudit(t *testing.T) {
 	mustCreate(t, runtime("audit-public", "pytorch/pytorch:2.13"))
 	mustCreate(t, runtime("audit-org", "registry.example.com/pytorch:2.13"))
 
-	// The directory's files as they are, and with the rule.
-	files := map[string][]byte{}
-	entries, err := os.ReadDir(policyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			data, err := os.ReadFile(filepath.Join(policyDir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[e.Name()] = data
-		}
-	}
-	withRule := map[string][]byte{"org-registry.cue": []byte(orgRegistryPolicy)}
-	for k, v := range files {
-		withRule[k] = v
-	}
-	before := policies.Engine()
-	publish(t, policyDir, 101, withRule)
-	t.Cleanup(func() { publish(t, policyDir, 102, files) })
-	eventually(t, "the rule loaded", func() error {
-		if policies.Engine() == before {
-			return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
-		}
-		return nil
-	})
+	withPolicyFile(t, 101, "org-registry.cue", orgRegistryPolicy)
 
 	events := func(name string) ([]string, error) {
 		var list eventsv1.EventList

@@ -1,9 +1,6 @@
 package controller_test
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -30,46 +27,10 @@ crdChecks: (#APIVersion): TrainJob: {
 func TestPolicyCRDCheckInWebhook(t *testing.T) {
 	need(t)
 	ns := namespace(t, "crdcheck")
-	files := map[string][]byte{}
-	entries, err := os.ReadDir(policyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			data, err := os.ReadFile(filepath.Join(policyDir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[e.Name()] = data
-		}
-	}
-	withCheck := map[string][]byte{"team.cue": []byte(teamCRDCheck)}
-	for k, v := range files {
-		withCheck[k] = v
-	}
-	before := policies.Engine()
-	publish(t, policyDir, 201, withCheck)
-	t.Cleanup(func() {
-		// The next test's reload must not be this one's.
-		during := policies.Engine()
-		publish(t, policyDir, 202, files)
-		eventually(t, "the policy restored", func() error {
-			if policies.Engine() == during {
-				return fmt.Errorf("still the check's engine (last error: %v)", policies.LastError())
-			}
-			return nil
-		})
-	})
-	eventually(t, "the check loaded", func() error {
-		if policies.Engine() == before {
-			return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
-		}
-		return nil
-	})
+	withPolicyFile(t, 201, "team.cue", teamCRDCheck)
 
 	mustCreate(t, torchRuntime(ns, "pytorch/pytorch:2.13").Obj())
-	err = create(t, trainJob(ns, "no-team").Label("example.com/needs-team", "yes").Obj())
+	err := create(t, trainJob(ns, "no-team").Label("example.com/needs-team", "yes").Obj())
 	if err == nil || !strings.Contains(err.Error(), "metadata.labels: Required value: a TrainJob that needs a team names it (label team)") {
 		t.Errorf("a TrainJob without its team: %v, want the policy's CRD check", err)
 	}

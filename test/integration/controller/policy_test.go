@@ -138,6 +138,44 @@ func publish(t *testing.T, dir string, version int, files map[string][]byte) {
 	}
 }
 
+// withPolicyFile adds a file to the controller's policy directory (as
+// version, and version+1 to take it out), waits for the policy with it to
+// load, and, when the test ends, for the policy without it: the next
+// test's reload is not this one's.
+func withPolicyFile(t *testing.T, version int, name, src string) {
+	t.Helper()
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(policyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			data, err := os.ReadFile(filepath.Join(policyDir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[e.Name()] = data
+		}
+	}
+	with := map[string][]byte{name: []byte(src)}
+	for k, v := range files {
+		with[k] = v
+	}
+	reload := func(what string, version int, files map[string][]byte) {
+		before := policies.Engine()
+		publish(t, policyDir, version, files)
+		eventually(t, what, func() error {
+			if policies.Engine() == before {
+				return fmt.Errorf("still the old engine (last error: %v)", policies.LastError())
+			}
+			return nil
+		})
+	}
+	reload("the policy with "+name, version, with)
+	t.Cleanup(func() { reload("the policy without "+name, version+1, files) })
+}
+
 // gauge reads one of the process's gauges (the controller runs in it).
 func gauge(t *testing.T, name string) float64 {
 	t.Helper()
