@@ -323,25 +323,15 @@ func isComprehension(x ast.Expr) bool {
 // checkEditOp checks an edit's literal op: the engine makes those of
 // editOps alone, and says so only when the edit is made.
 func (l *linter) checkEditOp(s *ast.StructLit) {
-	for _, d := range s.Elts {
-		f, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
-		lit, isLit := f.Value.(*ast.BasicLit)
-		if name, _, _ := ast.LabelName(f.Label); name != "op" || !isLit {
-			continue
-		}
-		op, err := literal.Unquote(lit.Value)
-		if err != nil || slices.Contains(editOps, op) {
-			continue
-		}
-		msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(editOps, ", "))
-		if sug := suggest(op, editOps); sug != "" {
-			msg += fmt.Sprintf(": did you mean %s?", sug)
-		}
-		l.problem(lit.Pos(), "%s", msg)
+	op, lit, ok := stringField(s, "op")
+	if !ok || slices.Contains(editOps, op) {
+		return
 	}
+	msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(editOps, ", "))
+	if sug := suggest(op, editOps); sug != "" {
+		msg += fmt.Sprintf(": did you mean %s?", sug)
+	}
+	l.problem(lit.Pos(), "%s", msg)
 }
 
 // checkListItems checks the items an admin's lists write as struct
@@ -436,43 +426,55 @@ func literalFields(s *ast.StructLit) *ast.StructLit {
 // a literal (what a schema refuses), else its label; the struct's opening
 // brace when it has no such field.
 func fieldPos(s *ast.StructLit, name string) token.Pos {
+	f := fieldOf(s, name)
+	if f == nil {
+		return s.Pos()
+	}
+	if lit, ok := f.Value.(*ast.BasicLit); ok {
+		return lit.Pos()
+	}
+	return f.Label.Pos()
+}
+
+// fieldOf is the field a struct literal writes under name; nil when it
+// writes none.
+func fieldOf(s *ast.StructLit, name string) *ast.Field {
 	for _, d := range s.Elts {
-		f, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
-		if label, _, _ := ast.LabelName(f.Label); label == name {
-			if lit, ok := f.Value.(*ast.BasicLit); ok {
-				return lit.Pos()
+		if f, ok := d.(*ast.Field); ok {
+			if label, _, _ := ast.LabelName(f.Label); label == name {
+				return f
 			}
-			return f.Label.Pos()
 		}
 	}
-	return s.Pos()
+	return nil
+}
+
+// stringField is the string a struct literal writes under name as a
+// literal, and the literal; false when it writes none.
+func stringField(s *ast.StructLit, name string) (string, *ast.BasicLit, bool) {
+	f := fieldOf(s, name)
+	if f == nil {
+		return "", nil, false
+	}
+	lit, ok := f.Value.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", nil, false
+	}
+	v, err := literal.Unquote(lit.Value)
+	return v, lit, err == nil
 }
 
 // checkMutationPath checks a mutation's literal path into its object
 // (object: "input") against the kind's schema: the API server prunes a
 // field its CRD has not, so such a mutation would do nothing.
 func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructLit) {
-	var object string
-	var path *ast.ListLit
-	for _, d := range s.Elts {
-		f, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
-		name, _, _ := ast.LabelName(f.Label)
-		switch name {
-		case "object":
-			if lit, ok := f.Value.(*ast.BasicLit); ok {
-				object, _ = literal.Unquote(lit.Value)
-			}
-		case "path":
-			path, _ = f.Value.(*ast.ListLit)
-		}
+	object, _, _ := stringField(s, "object")
+	pathField := fieldOf(s, "path")
+	if object != fieldInput || pathField == nil {
+		return
 	}
-	if object != fieldInput || path == nil {
+	path, ok := pathField.Value.(*ast.ListLit)
+	if !ok {
 		return
 	}
 	var steps []step
