@@ -381,6 +381,21 @@ var generators = map[string]func(b *bytes.Buffer, n ...int){
 			fmt.Fprintf(b, "    - {name: %s, value: v}\n", name)
 		}
 	},
+	// volumes N JOBS: a ClusterTrainingRuntime named volumes-N-JOBS whose
+	// JOBS replicatedJobs (the first its trainer step) each run a pod of
+	// N empty volumes, in flow style: each costs the CUE core/v1's Volume.
+	"volumes": func(b *bytes.Buffer, n ...int) {
+		fmt.Fprintf(b, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: volumes-%d-%d, labels: {trainer.kubeflow.org/framework: torch}}\n", n[0], n[1])
+		b.WriteString("spec:\n  mlPolicy: {torch: {}}\n  template:\n    spec:\n      replicatedJobs:\n")
+		volumes := "[" + strings.TrimSuffix(strings.Repeat("{}, ", n[0]), ", ") + "]"
+		for j := 0; j < n[1]; j++ {
+			name, labels := fmt.Sprintf("job%d", j), ""
+			if j == 0 {
+				name, labels = "node", "metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}, "
+			}
+			fmt.Fprintf(b, "      - {name: %s, template: {%sspec: {template: {spec: {containers: [{name: node, image: x}], volumes: %s}}}}}\n", name, labels, volumes)
+		}
+	},
 	// invalid-utf8: a TrainJob with bytes that are not UTF-8 in a value.
 	"invalid-utf8": func(b *bytes.Buffer, n ...int) {
 		b.WriteString(trainJobHead + "metadata: {name: latin1, namespace: team}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    image: caf\xe9\xff\n")
