@@ -77,6 +77,13 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 	if obj == nil {
 		return nil, nil
 	}
+	// An object too big to evaluate (limits.go) is not evaluated for the
+	// objects that read it either: a runtime put in the cluster past the
+	// webhooks would cost every TrainJob that names it seconds.
+	d := Document{Object: obj}
+	if size := sizeFindings(obj, s.e.crdSchema(d.APIVersion(), d.Kind())); size != nil {
+		return nil, fmt.Errorf("%s %s is too big to evaluate: %s", l.Kind, l.Name, size[0])
+	}
 	return s.e.existing(obj), nil
 }
 

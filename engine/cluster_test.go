@@ -135,6 +135,38 @@ func TestClusterLookup(t *testing.T) {
 	}
 }
 
+// TestClusterLookupTooBig: a runtime in the cluster too big to evaluate
+// (limits.go), put there past the webhooks, is not evaluated for the
+// TrainJobs that name it, which are refused saying why; one within the
+// limits is read as before.
+func TestClusterLookupTooBig(t *testing.T) {
+	e := testEngine(t)
+	job := func(runtime string) Document {
+		return Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+			"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+			"metadata": map[string]any{"name": "job", "namespace": "team"},
+			"spec":     map[string]any{"runtimeRef": map[string]any{"name": runtime}},
+		}}
+	}
+	for _, tc := range []struct {
+		runtime Document
+		want    string
+	}{
+		{volumesRuntime(249, 4), "ClusterTrainingRuntime volumes is too big to evaluate: the object has 1004 list items: cuetrainer evaluates objects of at most 1000"},
+		{volumesRuntime(998, 1), ""},
+	} {
+		cl := &mapCluster{objects: map[string]map[string]any{"trainer.kubeflow.org/ClusterTrainingRuntime//volumes": tc.runtime.Object}}
+		for _, controller := range []bool{false, true} {
+			s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: controller})
+			r := s.AdmitRequest(context.Background(), job("volumes"), Request{})
+			got := strings.Join(findingStrings(r.Errors), "\n")
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Errorf("controller %v: got %q, want %q", controller, got, tc.want)
+			}
+		}
+	}
+}
+
 // TestClusterPinnedCopy: the controller's session renders from the pinned
 // copy (the runtime snapshot) when it exists; admission reads the live
 // runtime; a copy another object controls is an error.
