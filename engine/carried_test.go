@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,19 +88,22 @@ func TestCarriedValuesShareReviews(t *testing.T) {
 }
 
 // TestCarriedCheckedAtLoad: a policy whose rule looks at a value its kind
-// carries, or whose carried entry the tokens do not meet, fails the load
-// at the entry, in the file that declares it.
+// carries where its syntax does not say so (withoutPolicyReads switches
+// off the entries whose values the syntax shows looked at: a field
+// reached by its key in a comprehension does not), or whose carried entry
+// the tokens do not meet, fails the load at the entry, in the file that
+// declares it.
 func TestCarriedCheckedAtLoad(t *testing.T) {
 	for _, c := range []struct {
 		name, policy, want string
 	}{
 		{"a prefix", `admission: (#APIVersion): TrainJob: {
 	object: _
-	policy: probing: [if strings.HasPrefix(object.metadata.name, "pro") {path: "metadata.name", detail: "a probe"}]
+	policy: probing: [for k, v in object.metadata if k == "name" if strings.HasPrefix(v, "pro") {path: "metadata.name", detail: "a probe"}]
 }`, `p.cue:7:10: rule probing looks at values the review is given as tokens (carried: "trainer.kubeflow.org/v1alpha1": TrainJob: name, at `},
 		{"a changed token", `admission: (#APIVersion): TrainJob: {
 	object: _
-	warnings: loud: [{message: strings.ToUpper(object.metadata.name)}]
+	warnings: loud: [for k, v in object.metadata if k == "name" {message: strings.ToUpper(v)}]
 }`, "a rule changed the token"},
 		{"a constraint no token meets", `carried: (#APIVersion): TrainJob: image: {path: ["spec", "trainer", "image"], value: =~"^[A-Z]+$"}`,
 			`p.cue:5:35: carried: "trainer.kubeflow.org/v1alpha1": TrainJob: image: the engine's tokens`},
@@ -125,7 +129,7 @@ carried: (#APIVersion): TrainJob: name: carry: false
 
 admission: (#APIVersion): TrainJob: {
 	object: _
-	policy: probing: [if strings.HasPrefix(object.metadata.name, "pro") {path: "metadata.name", detail: "a probe"}]
+	policy: probing: [for k, v in object.metadata if k == "name" if strings.HasPrefix(v, "pro") {path: "metadata.name", detail: "a probe"}]
 }
 `})
 	e, err := New(Options{PolicyDirs: []string{dir}})
@@ -206,8 +210,8 @@ import "strings"
 
 lookups: (#APIVersion): TrainJob: {
 	input: _
-	if input.metadata.name != _|_ {
-		existing: loud: {group: "", kind: "ConfigMap", namespace: "default", name: strings.ToUpper(input.metadata.name)}
+	for k, v in {name: input.metadata.name} if k == "name" {
+		existing: loud: {group: "", kind: "ConfigMap", namespace: "default", name: strings.ToUpper(v)}
 	}
 }
 `})
@@ -288,7 +292,7 @@ render: (#APIVersion): TrainJob: {
 		apiVersion: "v1"
 		kind:       "ConfigMap"
 		metadata: name: "short"
-		data: long: "\(len(input.metadata.name) > 10)"
+		data: {for k, v in input.metadata if k == "name" {long: "\(len(v) > 10)"}}
 	}
 }
 
@@ -335,5 +339,64 @@ func TestPatchLabelValuesCarried(t *testing.T) {
 	}
 	if reviews[1] != reviews[0] || renders[1] != renders[0] {
 		t.Errorf("reviews made %v, renders made %v: the second TrainJob was evaluated again", reviews, renders)
+	}
+}
+
+// TestPolicyLooksSwitchCarryingOff: a policy that looks at a carried value
+// (a pattern, a call, a comparison), directly or through a let, a
+// comprehension or a field of the render defined as the read, gets its
+// values: the entry is switched off at load, where no probe would have
+// shown the look. A value only copied, or tested for existence, stays
+// carried, and so does a value another path ends alike but for its last
+// two labels.
+func TestPolicyLooksSwitchCarryingOff(t *testing.T) {
+	for _, c := range []struct {
+		name, policy string
+		off          []string
+	}{
+		{"a pattern on the name", `admission: (#APIVersion): TrainJob: {
+	object: _
+	policy: r: [if object.metadata.name =~ "^tmp-" {path: "metadata.name", detail: "no"}]
+}`, []string{"name"}},
+		{"env values through a default let and a comprehension", `admission: (#APIVersion): TrainJob: {
+	object: _
+	let env = *object.spec.trainer.env | []
+	policy: r: [for e in env if e.value != _|_ if strings.Contains(e.value, "AKIA") {path: "spec.trainer.env", detail: "no"}]
+}`, []string{"envValues"}},
+		{"the render's #name in a call", `renderParts: (#APIVersion): TrainJob: torch: {
+	#name: _
+	if strings.HasPrefix(#name, "debug-") {#podAnnotations: "example.com/debug": "true"}
+}`, []string{"name"}},
+		{"the runtime's name", `admission: (#APIVersion): TrainJob: {
+	object: _
+	policy: r: [if object.spec.runtimeRef.name =~ "^team-" {path: "spec.runtimeRef.name", detail: "no"}]
+}`, []string{"runtimeName"}},
+		{"copied and tested for existence", `admission: (#APIVersion): TrainJob: {
+	object: _
+	policy: r: [if object.metadata.name != _|_ if object.spec.trainer.numNodes != _|_ if object.spec.trainer.numNodes > 8 {path: "spec.trainer.numNodes", detail: "\(object.metadata.name): at most 8 nodes"}]
+}`, nil},
+		{"an env item's name", `crdCheckParts: (#APIVersion): TrainJob: badEnv: {
+	path: ["spec", "trainer", "env", "*"]
+	self: _
+	at: [int]
+	crd: {if self.name == "BAD" {badEnv: [{path: "spec.trainer.env[\(at[0])]", detail: "BAD holds \(self.value)"}]}}
+}`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writePolicy(t, map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\n" + c.policy + "\n\n_x: strings.ToUpper(\"\")\n"})
+			e, err := New(Options{PolicyDirs: []string{dir}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			carried := map[string]bool{}
+			for _, p := range e.compiled().carried["trainer.kubeflow.org/v1alpha1"]["TrainJob"] {
+				carried[p.name] = true
+			}
+			for _, name := range []string{"name", "runtimeName", "namespace", "uid", "envValues"} {
+				if want := !slices.Contains(c.off, name); carried[name] != want {
+					t.Errorf("entry %s carried: %v, want %v", name, carried[name], want)
+				}
+			}
+		})
 	}
 }

@@ -383,6 +383,7 @@ func (e *Engine) compile() (*compiled, error) {
 	if c.carried, err = e.carriedPaths(c); err != nil {
 		return nil, err
 	}
+	e.withoutPolicyReads(c.carried)
 	if c.lookups, err = e.byKind(c, fieldLookups); err != nil {
 		return nil, err
 	}

@@ -8,11 +8,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
 )
 
 // policyFile is one of an admin's CUE files, as loaded.
@@ -309,6 +312,214 @@ func (e *Engine) fromPolicy(v cue.Value) bool {
 		if e.isPolicyFile(a.Pos().Filename()) {
 			return true
 		}
+	}
+	return false
+}
+
+// policyLooks are the paths of the values an admin's files look at: read
+// in a comparison, a pattern, a call (`strings.HasPrefix`, `len`), an
+// index or a unification, not only copied (a field's value, an
+// interpolation, a list's item) or tested for existence (`!= _|_`). A
+// path is a read's labels, its root taken back through the fields, lets
+// and comprehensions that define it, in any file (`#name:
+// #tj.metadata.name`; `let env = *object.spec.trainer.env | []` and `for e
+// in env` make `e.value` env.*.value); "*" stands for an item.
+func (e *Engine) policyLooks() [][]string {
+	if len(e.policyFiles) == 0 {
+		return nil
+	}
+	var files []*ast.File
+	for _, inst := range e.instances {
+		files = append(files, inst.Files...)
+	}
+	for _, name := range sortedKeys(e.policyFiles) {
+		files = append(files, e.policyFiles[name].file)
+	}
+	a := readAliasesOf(files)
+	var looks [][]string
+	for _, name := range sortedKeys(e.policyFiles) {
+		var stack []ast.Node
+		ast.Walk(e.policyFiles[name].file, func(n ast.Node) bool {
+			stack = append(stack, n)
+			if x, ok := n.(ast.Expr); ok && len(stack) > 1 && !innerLink(stack[len(stack)-2], x) {
+				if seq, ok := chainOf(x); ok && looksAtValue(stack) {
+					looks = append(looks, a.resolve(seq, 0)...)
+				}
+			}
+			return true
+		}, func(ast.Node) { stack = stack[:len(stack)-1] })
+	}
+	return looks
+}
+
+// readAliases are the names that stand for a read, with the reads they
+// stand for (their roots not yet resolved).
+type readAliases map[string][][]string
+
+func readAliasesOf(files []*ast.File) readAliases {
+	a := readAliases{}
+	for _, f := range files {
+		ast.Walk(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.Field:
+				if al, ok := x.Label.(*ast.Alias); ok {
+					// O=object: O is the field.
+					if name, _, err := ast.LabelName(al.Expr.(ast.Label)); err == nil {
+						a[al.Ident.Name] = append(a[al.Ident.Name], []string{name})
+					}
+				}
+				if name, _, err := ast.LabelName(x.Label); err == nil {
+					a.add(name, x.Value, false)
+				}
+			case *ast.LetClause:
+				a.add(x.Ident.Name, x.Expr, false)
+			case *ast.ForClause:
+				if x.Value != nil {
+					a.add(x.Value.Name, x.Source, true)
+				}
+			}
+			return true
+		}, nil)
+	}
+	return a
+}
+
+// add makes name stand for the read x (its items when items), if x is
+// one, through a default and its parentheses.
+func (a readAliases) add(name string, x ast.Expr, items bool) {
+	for {
+		switch v := x.(type) {
+		case *ast.ParenExpr:
+			x = v.X
+			continue
+		case *ast.UnaryExpr:
+			if v.Op == token.MUL {
+				x = v.X
+				continue
+			}
+		case *ast.BinaryExpr:
+			if v.Op == token.OR {
+				x = v.X
+				continue
+			}
+		}
+		break
+	}
+	seq, ok := chainOf(x)
+	if !ok || name == "_" || len(seq) == 1 && !isReadRoot(seq[0]) || seq[0] == name {
+		return
+	}
+	if items {
+		seq = append(seq, "*")
+	}
+	a[name] = append(a[name], seq)
+}
+
+// resolve takes seq's root back through the aliases: seq and every read
+// it may stand for, each once, at most 1,024.
+func (a readAliases) resolve(seq []string, depth int) [][]string {
+	out := [][]string{seq}
+	if depth > 8 {
+		return out
+	}
+	seen := map[string]bool{strings.Join(seq, "\x00"): true}
+	for _, d := range a[seq[0]] {
+		for _, r := range a.resolve(d, depth+1) {
+			full := append(slices.Clip(r), seq[1:]...)
+			if key := strings.Join(full, "\x00"); !seen[key] && len(out) < 1024 {
+				seen[key] = true
+				out = append(out, full)
+			}
+		}
+	}
+	return out
+}
+
+// isReadRoot says a name alone may stand for a value read: not top (_)
+// or a type (string).
+func isReadRoot(name string) bool {
+	switch name {
+	case "_", "string", "int", "number", "bool", "bytes", "float", "null", "uint", "int32", "int64", "uint32", "uint64":
+		return false
+	}
+	return true
+}
+
+// chainOf is a read's root and labels: x.a["b"][i] is [x a b *]; ok false
+// when x is no read.
+func chainOf(x ast.Expr) ([]string, bool) {
+	switch v := x.(type) {
+	case *ast.Ident:
+		return []string{v.Name}, true
+	case *ast.ParenExpr:
+		return chainOf(v.X)
+	case *ast.SelectorExpr:
+		seq, ok := chainOf(v.X)
+		name, _, err := ast.LabelName(v.Sel)
+		if !ok || err != nil {
+			return nil, false
+		}
+		return append(seq, name), true
+	case *ast.IndexExpr:
+		seq, ok := chainOf(v.X)
+		if !ok {
+			return nil, false
+		}
+		if lit, isLit := v.Index.(*ast.BasicLit); isLit && lit.Kind == token.STRING {
+			if s, err := literal.Unquote(lit.Value); err == nil {
+				return append(seq, s), true
+			}
+		}
+		return append(seq, "*"), true
+	}
+	return nil, false
+}
+
+// innerLink says x is a link of a longer read (parent's X).
+func innerLink(parent ast.Node, x ast.Expr) bool {
+	switch p := parent.(type) {
+	case *ast.SelectorExpr:
+		return p.X == x
+	case *ast.IndexExpr:
+		return p.X == x
+	case *ast.ParenExpr:
+		return true
+	}
+	return false
+}
+
+// looksAtValue says the read at the top of stack is looked at, not only
+// passed on: its parents are climbed through parentheses, defaults and
+// disjunctions.
+func looksAtValue(stack []ast.Node) bool {
+	child := stack[len(stack)-1]
+	for i := len(stack) - 2; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+		case *ast.UnaryExpr:
+			if p.Op != token.MUL {
+				return true
+			}
+		case *ast.BinaryExpr:
+			if p.Op == token.OR {
+				break
+			}
+			other := p.X
+			if other == child {
+				other = p.Y
+			}
+			_, bottom := other.(*ast.BottomLit)
+			return !bottom
+		case *ast.CallExpr:
+			return p.Fun != child
+		case *ast.IndexExpr:
+			return p.Index == child
+		case *ast.IfClause:
+			return true
+		default:
+			return false
+		}
+		child = stack[i]
 	}
 	return false
 }
