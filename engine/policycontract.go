@@ -334,6 +334,95 @@ func (l *linter) checkEditOp(s *ast.StructLit) {
 	l.problem(lit.Pos(), "%s", msg)
 }
 
+// checkEditObject checks an edit's literal object: a mutation edits the
+// object "input"; a render's edit one of the objects a render of some
+// kind builds (an id under `objects:` in any file). A render skips an edit
+// of an object it does not build (one it builds only once, such as the
+// runtime's snapshot), so a misspelled id (`jobSet`) would be an edit
+// silently not made; a mutation's fails when it is made.
+func (l *linter) checkEditObject(s *ast.StructLit, mutation bool) {
+	object, lit, ok := stringField(s, fieldObject)
+	if !ok {
+		return
+	}
+	ids := []string{fieldInput}
+	what := "a mutation edits the object \"input\""
+	if !mutation {
+		ids = l.objectIDs()
+		what = "no render builds an object of that id (" + strings.Join(ids, ", ") + ")"
+	}
+	if slices.Contains(ids, object) {
+		return
+	}
+	msg := fmt.Sprintf("the edit's object %q: %s, so the edit would never be made", object, what)
+	if mutation {
+		msg = fmt.Sprintf("the edit's object %q: %s, so the mutation would fail when made", object, what)
+	}
+	if sug := suggest(object, ids); sug != "" {
+		msg += fmt.Sprintf(": did you mean %s?", sug)
+	}
+	l.problem(lit.Pos(), "%s", msg)
+}
+
+// objectIDs are the ids of the objects the renders, their parts and plans
+// of every file declare (`objects: jobset: ...`), sorted: the `objects` of
+// any field but the lookups' (whose objects are what a lookup names).
+func (l *linter) objectIDs() []string {
+	if l.objects != nil {
+		return l.objects
+	}
+	seen := map[string]bool{}
+	var files []*ast.File
+	for _, inst := range l.e.instances {
+		files = append(files, inst.Files...)
+	}
+	for _, pf := range l.e.policyFiles {
+		files = append(files, pf.file)
+	}
+	for _, f := range files {
+		ast.Walk(f, func(n ast.Node) bool {
+			fd, ok := n.(*ast.Field)
+			if !ok {
+				return true
+			}
+			name, _, err := ast.LabelName(fd.Label)
+			if err == nil && name == fieldLookups && slices.Contains(f.Decls, ast.Decl(fd)) {
+				return false
+			}
+			if err != nil || name != selObjects.Unquoted() {
+				return true
+			}
+			body, ok := fd.Value.(*ast.StructLit)
+			if !ok {
+				return true
+			}
+			for _, d := range body.Elts {
+				if c, ok := d.(*ast.Comprehension); ok {
+					if v, ok := c.Value.(*ast.StructLit); ok {
+						for _, e := range v.Elts {
+							addObjectID(seen, e)
+						}
+					}
+					continue
+				}
+				addObjectID(seen, d)
+			}
+			return true
+		}, nil)
+	}
+	l.objects = sortedKeys(seen)
+	return l.objects
+}
+
+// addObjectID adds the label of a field declaration to ids.
+func addObjectID(ids map[string]bool, d ast.Decl) {
+	if f, ok := d.(*ast.Field); ok {
+		if name, _, err := ast.LabelName(f.Label); err == nil {
+			ids[name] = true
+		}
+	}
+}
+
 // checkListItems checks the items an admin's lists write as struct
 // literals, each alone or as a comprehension's value: an entry of a map
 // the engine reads by name against the item's schema (#FieldError,
@@ -362,6 +451,7 @@ func (l *linter) checkListItems() {
 			}
 			if edits {
 				l.checkEditOp(s)
+				l.checkEditObject(s, mutation)
 			}
 			if typed {
 				l.checkItem(st.path, item, s)

@@ -80,6 +80,8 @@ type linter struct {
 	// lists are the fields whose value is a list literal (checkListsOnce,
 	// checkListItems).
 	lists []listSite
+	// objects are the ids of the objects renders build (objectIDs).
+	objects []string
 	// keyReads are the paths (field names) of the maps whose keys a rule
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.
