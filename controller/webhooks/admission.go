@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/cuetrainer/cuetrainer/controller/metrics"
@@ -84,9 +85,16 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 	if a.Mutating {
 		// Only the mutations are evaluated: validation is the validating
 		// handler's, and a mutation that cannot be worked out leaves the
-		// object as it is.
+		// object as it is. That is the policy's defect, not the user's:
+		// the object is let through, the admin told in the log and the
+		// user in a warning, never in silence.
 		mutated, err := s.Mutate(doc, ereq)
 		a.Metrics.ObserveEvaluation("mutate", time.Since(evalStart))
+		if mErr := (*engine.MutationError)(nil); errors.As(err, &mErr) {
+			log.FromContext(ctx).Error(err, "a mutation of the policy was not made: the object is admitted as it is",
+				"rule", mErr.Rule, "source", mErr.Source, "kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name)
+			return admission.Allowed("").WithWarnings(fmt.Sprintf("cuetrainer: the policy's mutation %s (%s) was not made: %s", mErr.Rule, mErr.Source, mErr.Detail))
+		}
 		if err != nil || mutated == nil {
 			return admission.Allowed("")
 		}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -264,4 +266,45 @@ func FuzzAdmissionReview(f *testing.F) {
 		}
 		checkPatch(t, r)
 	})
+}
+
+// TestAdmissionMutationDefect: a mutation of the policy that cannot be
+// made (its edit's object computed from the object, wrong) is the
+// policy's defect: the object is admitted unchanged, and the user is told
+// in a warning naming the mutation and its place in the admin's file.
+func TestAdmissionMutationDefect(t *testing.T) {
+	dir := t.TempDir()
+	policy := `package schemas
+
+mutators: (#APIVersion): TrainJob: {
+	input: _
+	reads: stamp: ["metadata", "annotations"]
+	mutations: stamp: [if input.metadata.annotations["example.com/stamp"] != _|_ {
+		object: input.metadata.annotations["example.com/stamp"]
+		path: ["metadata", "labels"]
+		op:    "merge"
+		value: stamped: "yes"
+	}]
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "stamp.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Admission{Engine: func() *engine.Engine { return e }, Cluster: runtimesCluster{e}, Mutating: true}
+	job := `{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"j","namespace":"team",` +
+		`"annotations":{"example.com/stamp":"objekt"}},"spec":{"runtimeRef":{"name":"torch-distributed"}}}`
+	var req admission.Request
+	if err := json.Unmarshal(review("CREATE", job, ""), &admissionv1.AdmissionReview{Request: &req.AdmissionRequest}); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Handle(context.Background(), req)
+	warnings := strings.Join(r.Warnings, "\n")
+	if !r.Allowed || len(r.Patches) > 0 || !strings.Contains(warnings, "the policy's mutation stamp (") ||
+		!strings.Contains(warnings, "stamp.cue:6:") || !strings.Contains(warnings, `"objekt"`) {
+		t.Errorf("allowed %v, patches %v, warnings %q; want allowed, untouched, a warning naming the mutation at stamp.cue:6", r.Allowed, r.Patches, warnings)
+	}
 }
