@@ -62,3 +62,31 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 	}
 	return cur, nil
 }
+
+// reviewMerges are the kind's merges (`merges`) for a review of doc on
+// runtime, by name, as a render computes them (mergeTemplate): nil when
+// the input has no patch to merge, so that a review without any sees the
+// runtime alone. A merge that fails is left out; the render reports it.
+func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
+	if runtime == nil {
+		return nil
+	}
+	var out map[string]any
+	merges := e.merges[doc.APIVersion()][doc.Kind()]
+	for _, name := range sortedKeys(merges) {
+		m := merges[name]
+		patches := collect(doc.Object, m.Patches)
+		if len(patches) == 0 {
+			continue
+		}
+		v, err := strategicMerge(at(runtime.doc.Object, m.Base), patches, m)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[name] = v
+	}
+	return out
+}

@@ -754,6 +754,10 @@ func (ad *admission) review() bool {
 	for f, obj := range ad.found {
 		cx[f] = ad.a.alias(obj)
 	}
+	if merged := s.e.reviewMerges(ad.doc, ad.runtime); merged != nil {
+		cx[fieldMerged] = ad.a.alias(merged)
+		facts = append(facts, merged)
+	}
 	cx[fieldQuantities] = quantities(facts...)
 
 	ad.s.e.reviewsMade.Add(1)
