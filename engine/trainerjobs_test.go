@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"os"
+	"reflect"
+	"testing"
+)
+
+// TestEveryTrainerJobTakesTheTrainer: every job of the trainer step gets
+// the TrainJob's image, command, args, env and resourcesPerNode in its
+// node container, not the first alone (Kubeflow's jobset builder).
+func TestEveryTrainerJobTakesTheTrainer(t *testing.T) {
+	data, err := os.ReadFile("testdata/render/two-trainer-jobs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testEngine(t).NewSession(SessionOptions{})
+	var out Rendered
+	for _, d := range ReadYAML("two-trainer-jobs.yaml", data) {
+		r := s.Admit(d)
+		if r.Rejected() {
+			t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))
+		}
+		if d.Kind() == "TrainJob" {
+			out = s.Render(r, RenderOptions{})
+		}
+	}
+	if len(out.Errors) > 0 {
+		t.Fatal(findingStrings(out.Errors))
+	}
+	var jobs []any
+	for _, o := range out.Objects {
+		if o["kind"] == "JobSet" {
+			jobs = asJSON(o).(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)
+		}
+	}
+	want := map[string]any{
+		"name": "node", "image": "custom", "command": []any{"python", "x.py"}, "args": []any{"--a"},
+		"env":       []any{map[string]any{"name": "FOO", "value": "bar"}},
+		"resources": map[string]any{"requests": map[string]any{"cpu": "2"}},
+	}
+	for _, j := range jobs {
+		job := j.(map[string]any)
+		c := job["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		// The first job is torch's trainer too (its env, its port):
+		// compare what the TrainJob gives.
+		if env, _ := c["env"].([]any); len(env) > 0 {
+			c["env"] = env[:1]
+		}
+		delete(c, "ports")
+		if !reflect.DeepEqual(c, want) {
+			t.Errorf("job %s's node container: %v, want %v", job["name"], c, want)
+		}
+	}
+	if len(jobs) != 2 {
+		t.Errorf("%d jobs, want 2", len(jobs))
+	}
+}
