@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// quantities parses every resource quantity found under a `limits` or
-// `requests` map of the given objects: CUE cannot parse "500m" or "1Gi", so
+// quantities parses every resource quantity found under a `limits`,
+// `requests` or `overhead` map of the given objects: CUE cannot parse "500m" or "1Gi", so
 // the engine gives the rules each quantity's value (rounded up, as
 // resource.Quantity.Value does) and milli-value, keyed by its text.
 func quantities(objs ...any) map[string]any {
@@ -23,7 +23,7 @@ func quantities(objs ...any) map[string]any {
 					addQuantity(out, c)
 					continue
 				}
-				walk(c, k == "limits" || k == "requests")
+				walk(c, k == "limits" || k == "requests" || k == "overhead")
 			}
 		case []any:
 			for _, c := range x {

@@ -56,3 +56,47 @@ func TestEveryTrainerJobTakesTheTrainer(t *testing.T) {
 		t.Errorf("%d jobs, want 2", len(jobs))
 	}
 }
+
+// TestPodGroupRequests: a PodGroup's minResources count each pod as
+// component-helpers' PodRequests does (Kubeflow's PodSets): the pod's
+// overhead added, sidecars (restartable init containers) summed with the
+// containers, an init container's start with the sidecars before it, and
+// the pod's own requests in place of its containers'.
+func TestPodGroupRequests(t *testing.T) {
+	for file, want := range map[string]map[string]any{
+		"podgroup-overhead.yaml":   {"cpu": "1100m"},
+		"podgroup-sidecar.yaml":    {"cpu": "1250m", "memory": "1152Mi"},
+		"podgroup-init-start.yaml": {"cpu": "4500m", "memory": "2304Mi"},
+		"podgroup-podlevel.yaml":   {"cpu": "3", "memory": "2Gi"},
+	} {
+		t.Run(file, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/render/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := testEngine(t).NewSession(SessionOptions{})
+			var got any
+			for _, d := range ReadYAML(file, data) {
+				r := s.Admit(d)
+				if r.Rejected() {
+					t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))
+				}
+				if d.Kind() != "TrainJob" {
+					continue
+				}
+				out := s.Render(r, RenderOptions{})
+				if len(out.Errors) > 0 {
+					t.Fatal(findingStrings(out.Errors))
+				}
+				for _, o := range out.Objects {
+					if o["kind"] == "PodGroup" {
+						got = asJSON(o).(map[string]any)["spec"].(map[string]any)["minResources"]
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("minResources %v, want %v", got, want)
+			}
+		})
+	}
+}
