@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +70,51 @@ func markerBounds(f *ast.File) ([]markerBound, []Problem) {
 		}
 	}
 	walk(f.Decls, nil, true)
-	return out, problems
+	return out, append(problems, misplacedMarkers(f)...)
+}
+
+// markerLike matches a comment line that is meant as a kubebuilder marker,
+// however written: `+kubebuilder:`, `+ kubebuilder:`, `+KubeBuilder:`.
+var markerLike = regexp.MustCompile(`(?i)\+\s*kube_?builder\s*:`)
+
+// misplacedMarkers are the kubebuilder markers of a file that no field
+// reads. The CRD generator and vet read a marker from a line of its own,
+// `// +kubebuilder:...`, in the doc comment right above the field; one
+// parted from it by a blank line, written after it, or spelt `+
+// kubebuilder` reaches neither, and the bound it means is not checked.
+func misplacedMarkers(f *ast.File) []Problem {
+	var problems []Problem
+	ast.Walk(f, func(n ast.Node) bool {
+		// A field's comments: its doc, one parted from it by a blank line
+		// before it, one after it on its line. (A rule's comment may cite
+		// a marker its check copies.)
+		if _, isField := n.(*ast.Field); !isField {
+			return true
+		}
+		for _, cg := range ast.Comments(n) {
+			for _, c := range cg.List {
+				line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+				if !markerLike.MatchString(line) {
+					continue
+				}
+				var why string
+				switch {
+				case cg.Doc && strings.HasPrefix(line, "+kubebuilder:"):
+					continue // the field's: fieldMarkers reads it
+				case cg.Doc:
+					why = "a marker is written `// +kubebuilder:` (no space, lower case) at the start of its line"
+				case cg.Line:
+					why = "a marker after its field is not read: put it on a line of its own right above the field"
+				default:
+					why = "a marker parted from its field (by a blank line) is not read: put it right above the field"
+				}
+				problems = append(problems, Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
+					Message: line + ": " + why + ": as written it would reach neither vet nor the CRD"})
+			}
+		}
+		return true
+	}, nil)
+	return problems
 }
 
 // walkValue walks the struct literals of a field's value (a struct, or

@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 )
@@ -227,7 +228,9 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 	case *ast.BinaryExpr:
 		if x.Op == token.OR {
 			terms := disjuncts(x)
-			l.checkDefaultType(terms, p)
+			if !l.checkDefaultType(terms, p) {
+				l.checkDefaultBounds(terms, p)
+			}
 			for _, t := range terms {
 				l.walkExpr(t, p)
 			}
@@ -957,8 +960,9 @@ func literalKind(x ast.Expr) string {
 // checkDefaultType checks a disjunction whose default is a literal against
 // its other values, when all of them are literals or predeclared types: a
 // default of a kind none of them has (*"36000" | int32) makes the field
-// one of two types, which the CRD turns into int-or-string.
-func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) {
+// one of two types, which the CRD turns into int-or-string. It says whether
+// it reported one.
+func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) bool {
 	var def *ast.UnaryExpr
 	kinds := map[string]bool{}
 	var others []string
@@ -974,7 +978,7 @@ func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) {
 		}
 		id, ok := t.(*ast.Ident)
 		if !ok || id.Node != nil || typeKinds[id.Name] == nil {
-			return // a value the syntax does not tell
+			return false // a value the syntax does not tell
 		}
 		for _, k := range typeKinds[id.Name] {
 			kinds[k] = true
@@ -982,11 +986,11 @@ func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) {
 		others = append(others, id.Name)
 	}
 	if def == nil || len(others) == 0 {
-		return
+		return false
 	}
 	k := literalKind(def.X)
 	if k == "" || kinds[k] {
-		return
+		return false
 	}
 	field := "the field"
 	if p.ok && len(p.sels) > 0 {
@@ -1001,6 +1005,72 @@ func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) {
 		}
 	}
 	l.problem(def.Pos(), "%s", msg)
+	return true
+}
+
+// checkDefaultBounds checks a disjunction whose default is a literal
+// against its other values, where the syntax alone says them and none is
+// a literal (an enumeration's default is a member of its own: `*"CREATE" |
+// "UPDATE"`): types and bounds, `int32 & >=1024 & <=65535`. CUE takes a marked
+// default as a value of its own, so `*80 | int32 & >=1024` defaults to
+// 80, which the field's bounds refuse: what the admin meant as the
+// bounds of every value would not hold for the one most objects get, and
+// the CRD made from it would lose its minimum.
+func (l *linter) checkDefaultBounds(terms []ast.Expr, p lpath) {
+	var def *ast.UnaryExpr
+	var others []ast.Expr
+	for _, t := range terms {
+		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
+			def = u
+			continue
+		}
+		if literalKind(t) != "" || !selfContained(t) {
+			return // an enumeration's member, or a value the syntax does not tell
+		}
+		others = append(others, t)
+	}
+	if def == nil || len(others) == 0 || literalKind(def.X) == "" {
+		return
+	}
+	value := l.c.ctx.BuildExpr(def.X)
+	var texts []string
+	for _, t := range others {
+		if value.Unify(l.c.ctx.BuildExpr(t)).Validate() == nil {
+			return
+		}
+		text, err := format.Node(t)
+		if err != nil {
+			text = []byte(exprText(t))
+		}
+		texts = append(texts, string(text))
+	}
+	field := "the field"
+	if p.ok && len(p.sels) > 0 {
+		field = p.sels[len(p.sels)-1].String()
+	}
+	l.problem(def.Pos(), "the default %s is none of %s's other values (%s): a default must be one of them, or the bounds hold for every value but the one most objects get", exprText(def.X), field, strings.Join(texts, " | "))
+}
+
+// selfContained says an expression's value needs no scope: literals, the
+// built-in types, bounds of literals, and their conjunctions.
+func selfContained(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.BasicLit:
+		return true
+	case *ast.Ident:
+		return x.Node == nil && typeKinds[x.Name] != nil
+	case *ast.ParenExpr:
+		return selfContained(x.X)
+	case *ast.UnaryExpr:
+		switch x.Op {
+		case token.GEQ, token.LEQ, token.GTR, token.LSS, token.NEQ, token.MAT, token.NMAT, token.SUB:
+			_, lit := x.X.(*ast.BasicLit)
+			return lit
+		}
+	case *ast.BinaryExpr:
+		return x.Op == token.AND && selfContained(x.X) && selfContained(x.Y)
+	}
+	return false
 }
 
 // exprText prints a short expression as written.
