@@ -107,6 +107,7 @@ func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases *
 		rn.decodeOutputs() &&
 		rn.buildObjects(objects) &&
 		rn.applyEdits(objects) &&
+		rn.checkFit(objects) &&
 		rn.runGenerators(objects) &&
 		rn.finish(objects)
 	return rn.out

@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	corev1 "k8s.io/api/core/v1"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// A policy's render edits write into objects whose kinds the API server
+// knows: an edit whose path misspells a field (`envs`), or whose value has
+// another type (`backoffLimit: "3"`), makes an object the API server
+// prunes or refuses, or one the controller applies without what the edit
+// meant. So, with a policy directory, each object a render builds of a
+// kind whose Go type the engine carries is decoded into it strictly
+// (sigs.k8s.io/json, as the API server's strict field validation): a field
+// the kind has not, or a value of another type, is the policy's defect, at
+// the edit group that made it.
+
+// fitTypes are the Go types of the kinds the renders build, by apiVersion
+// and kind.
+var fitTypes = map[string]func() any{
+	"jobset.x-k8s.io/v1alpha2\x00JobSet": func() any { return &jobsetv1alpha2.JobSet{} },
+	"v1\x00ConfigMap":                    func() any { return &corev1.ConfigMap{} },
+	"v1\x00Secret":                       func() any { return &corev1.Secret{} },
+}
+
+// misfit says why obj does not fit its kind's Go type, "" when it does or
+// when the engine carries no type for its kind.
+func misfit(obj map[string]any) string {
+	d := Document{Object: obj}
+	newType, ok := fitTypes[d.APIVersion()+"\x00"+d.Kind()]
+	if !ok {
+		return ""
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err.Error()
+	}
+	strict, err := sigsjson.UnmarshalStrict(data, newType(), sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	var whys []string
+	if err != nil {
+		whys = append(whys, err.Error())
+	}
+	for _, e := range strict {
+		whys = append(whys, e.Error())
+	}
+	sort.Strings(whys)
+	return strings.Join(whys, "; ")
+}
+
+// checkFit finds, with a policy directory, the objects a render built that
+// do not fit their kinds, and what made each misfit: the objects are built
+// again and the edit groups made one at a time, in applyEdits' order.
+func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
+	if len(rn.s.e.policyFiles) == 0 {
+		return true
+	}
+	pending := map[string]bool{}
+	for id, obj := range objects {
+		if misfit(obj) != "" {
+			pending[id] = true
+		}
+	}
+	if len(pending) == 0 {
+		return true
+	}
+	again := map[string]map[string]any{}
+	if !rn.buildObjects(again) {
+		return false
+	}
+	blame := func(rule string, at cue.Path, what string) {
+		for _, id := range sortedKeys(pending) {
+			if why := misfit(again[id]); why != "" {
+				rn.defect(rule, at, "%s the %v %s a misfit of its kind: %s", what, again[id]["kind"], id, why)
+				delete(pending, id)
+			}
+		}
+	}
+	for _, id := range sortedKeys(pending) {
+		blame("objects."+id, cue.MakePath(selObjects, cue.Str(id)), "the render's objects make")
+	}
+	// applyEdits sorted the groups in the order it made them.
+	for _, g := range rn.do.groups {
+		if len(pending) == 0 {
+			break
+		}
+		for _, e := range g.Ops {
+			if obj, ok := again[e.Object]; ok {
+				_ = e.apply(obj)
+			}
+		}
+		blame("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit "+g.Name+" makes")
+	}
+	return false
+}

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRenderFitsKinds: with a policy directory, an object a render builds
+// that does not fit its kind's Go type (a field it has not, a value of
+// another type) is the policy's defect, at the edit group that made it,
+// also when no probe reaches the edit; an object that fits renders as
+// before.
+func TestRenderFitsKinds(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
+
+renderParts: (#APIVersion): TrainJob: torch: {
+	#tj:   _
+	#plan: _
+	if #tj.metadata.labels != _|_ if #tj.metadata.labels["example.com/debug"] != _|_ {
+		edits: debug: {
+			order: 60
+			ops: [{object: "jobset", path: [#plan.trainerNode, "envs"], op: "set", value: [{name: "DEBUG", value: "1"}]}]
+		}
+	}
+}
+`})
+	e, err := New(Options{PolicyDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(labels string) Rendered {
+		s := e.NewSession(SessionOptions{})
+		r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: team`+labels+`}
+spec: {runtimeRef: {name: torch-distributed}}
+`))
+		if r.Rejected() {
+			t.Fatal(findingStrings(r.Errors))
+		}
+		return s.Render(r, RenderOptions{})
+	}
+	if out := render(""); len(out.Errors) > 0 || len(out.Objects) == 0 {
+		t.Errorf("a TrainJob the edit leaves alone: %d objects, %v", len(out.Objects), findingStrings(out.Errors))
+	}
+	out := render(`, labels: {example.com/debug: "on"}`)
+	if len(out.Errors) != 1 {
+		t.Fatalf("errors %v, want the edit group's misfit", findingStrings(out.Errors))
+	}
+	f := out.Errors[0]
+	if f.Phase != PhaseRuleError || f.Rule != "edits.debug" || !strings.Contains(f.Source, "p.cue:7:") ||
+		!strings.Contains(f.Detail, `unknown field "spec.replicatedJobs[0].template.spec.template.spec.containers[0].envs"`) {
+		t.Errorf("got %+v, want edits.debug's defect at p.cue:7 naming the field", f)
+	}
+}
