@@ -162,7 +162,7 @@ func TestTrainJobRules(t *testing.T) {
 		{"volcano priority class missing", []string{strings.Replace(runtimeYAML("v", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", "priorityClassName: high"), "  mlPolicy:", "  podGroupPolicy: {volcano: {}}\n  mlPolicy:", 1), jobYAML("v", "{}")},
 			`spec.templateSpec.priorityClassName: Invalid value: "high": PriorityClass "high" doesn't exist`},
 		{"envInjection target missing", []string{runtimeYAML("ei", "trainer.kubeflow.org/framework: torch", "", "{torch: {envInjection: {targets: [{jobName: node, containerNames: [sidecar]}]}}}", ""), jobYAML("ei", "{}")},
-			`spec.runtimeRef: Invalid value: {"containerNames":["sidecar"],"jobName":"node"}: envInjection target podSet "node" container "sidecar" not found in runtime template`},
+			`spec.runtimeRef: Invalid value: {"jobName":"node","containerNames":["sidecar"]}: envInjection target podSet "node" container "sidecar" not found in runtime template`},
 		{"storageUri not a URI", []string{torch, strings.Replace(jobYAML("rt", "{}"), "  trainer: {}", "  initializer: {dataset: {storageUri: nope}}", 1)},
 			`spec.initializer.dataset.storageUri: Invalid value: "nope": storageUri may be empty, or it must be a valid URI (scheme://...)`},
 		{"numNodes minimum", []string{torch, jobYAML("rt", "{numNodes: -1}")},
