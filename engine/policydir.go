@@ -364,8 +364,10 @@ func readAliasesOf(files []*ast.File) readAliases {
 			case *ast.Field:
 				if al, ok := x.Label.(*ast.Alias); ok {
 					// O=object: O is the field.
-					if name, _, err := ast.LabelName(al.Expr.(ast.Label)); err == nil {
-						a[al.Ident.Name] = append(a[al.Ident.Name], []string{name})
+					if l, ok := al.Expr.(ast.Label); ok {
+						if name, _, err := ast.LabelName(l); err == nil {
+							a[al.Ident.Name] = append(a[al.Ident.Name], []string{name})
+						}
 					}
 				}
 				if name, _, err := ast.LabelName(x.Label); err == nil {
@@ -436,13 +438,9 @@ func (a readAliases) resolve(seq []string, depth int) [][]string {
 }
 
 // isReadRoot says a name alone may stand for a value read: not top (_)
-// or a type (string).
+// or a predeclared type (string).
 func isReadRoot(name string) bool {
-	switch name {
-	case "_", "string", "int", "number", "bool", "bytes", "float", "null", "uint", "int32", "int64", "uint32", "uint64":
-		return false
-	}
-	return true
+	return name != "_" && typeKinds[name] == nil
 }
 
 // chainOf is a read's root and labels: x.a["b"][i] is [x a b *]; ok false

@@ -10,24 +10,7 @@ import (
 // the TrainJob's image, command, args, env and resourcesPerNode in its
 // node container, not the first alone (Kubeflow's jobset builder).
 func TestEveryTrainerJobTakesTheTrainer(t *testing.T) {
-	data, err := os.ReadFile("testdata/render/two-trainer-jobs.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testEngine(t).NewSession(SessionOptions{})
-	var out Rendered
-	for _, d := range ReadYAML("two-trainer-jobs.yaml", data) {
-		r := s.Admit(d)
-		if r.Rejected() {
-			t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))
-		}
-		if d.Kind() == "TrainJob" {
-			out = s.Render(r, RenderOptions{})
-		}
-	}
-	if len(out.Errors) > 0 {
-		t.Fatal(findingStrings(out.Errors))
-	}
+	out := renderedTrainJob(t, "testdata/render/two-trainer-jobs.yaml")
 	var jobs []any
 	for _, o := range out.Objects {
 		if o["kind"] == "JobSet" {
@@ -70,28 +53,10 @@ func TestPodGroupRequests(t *testing.T) {
 		"podgroup-podlevel.yaml":   {"cpu": "3", "memory": "2Gi"},
 	} {
 		t.Run(file, func(t *testing.T) {
-			data, err := os.ReadFile("testdata/render/" + file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := testEngine(t).NewSession(SessionOptions{})
 			var got any
-			for _, d := range ReadYAML(file, data) {
-				r := s.Admit(d)
-				if r.Rejected() {
-					t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))
-				}
-				if d.Kind() != "TrainJob" {
-					continue
-				}
-				out := s.Render(r, RenderOptions{})
-				if len(out.Errors) > 0 {
-					t.Fatal(findingStrings(out.Errors))
-				}
-				for _, o := range out.Objects {
-					if o["kind"] == "PodGroup" {
-						got = asJSON(o).(map[string]any)["spec"].(map[string]any)["minResources"]
-					}
+			for _, o := range renderedTrainJob(t, "testdata/render/"+file).Objects {
+				if o["kind"] == "PodGroup" {
+					got = asJSON(o).(map[string]any)["spec"].(map[string]any)["minResources"]
 				}
 			}
 			if !reflect.DeepEqual(got, want) {
@@ -99,4 +64,29 @@ func TestPodGroupRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renderedTrainJob admits a file's documents in one session, each of
+// which must be admitted, and renders its TrainJob, which must render.
+func renderedTrainJob(t *testing.T, path string) Rendered {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testEngine(t).NewSession(SessionOptions{})
+	var out Rendered
+	for _, d := range ReadYAML(path, data) {
+		r := s.Admit(d)
+		if r.Rejected() {
+			t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))
+		}
+		if d.Kind() == "TrainJob" {
+			out = s.Render(r, RenderOptions{})
+		}
+	}
+	if len(out.Errors) > 0 || len(out.Objects) == 0 {
+		t.Fatalf("render: %d objects, %v", len(out.Objects), findingStrings(out.Errors))
+	}
+	return out
 }
