@@ -386,28 +386,10 @@ func readAliasesOf(files []*ast.File) readAliases {
 	return a
 }
 
-// add makes name stand for the read x (its items when items), if x is
-// one, through a default and its parentheses.
+// add makes name stand for the read x passes on (readOf; its items when
+// items), if it is one.
 func (a readAliases) add(name string, x ast.Expr, items bool) {
-	for {
-		switch v := x.(type) {
-		case *ast.ParenExpr:
-			x = v.X
-			continue
-		case *ast.UnaryExpr:
-			if v.Op == token.MUL {
-				x = v.X
-				continue
-			}
-		case *ast.BinaryExpr:
-			if v.Op == token.OR {
-				x = v.X
-				continue
-			}
-		}
-		break
-	}
-	seq, ok := chainOf(x)
+	seq, ok := chainOf(readOf(x))
 	if !ok || name == "_" || len(seq) == 1 && !isReadRoot(seq[0]) || seq[0] == name {
 		return
 	}

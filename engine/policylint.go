@@ -556,6 +556,37 @@ type step struct {
 	index ast.Expr
 }
 
+// isLet says an identifier names a let.
+func isLet(id *ast.Ident) bool {
+	_, ok := id.Node.(*ast.LetClause)
+	return ok
+}
+
+// readOf is the read an expression passes on, through parentheses, a
+// default mark and a disjunction's first value: `*object.spec.trainer |
+// {}` reads object.spec.trainer (a let that gives a default, a
+// comprehension over a list or none).
+func readOf(x ast.Expr) ast.Expr {
+	for {
+		switch v := x.(type) {
+		case *ast.ParenExpr:
+			x = v.X
+		case *ast.UnaryExpr:
+			if v.Op != token.MUL {
+				return x
+			}
+			x = v.X
+		case *ast.BinaryExpr:
+			if v.Op != token.OR {
+				return x
+			}
+			x = v.X
+		default:
+			return x
+		}
+	}
+}
+
 // chain splits a read such as object.spec.trainer["x"] into its root and
 // selectors.
 func chain(x ast.Expr) (ast.Expr, []step) {
@@ -619,7 +650,7 @@ func (l *linter) resolve(root ast.Expr) (lpath, bool) {
 		}
 		return p, true
 	case *ast.LetClause:
-		r, steps := chain(n.Expr)
+		r, steps := chain(readOf(n.Expr))
 		base, ok := l.resolve(r)
 		for _, st := range steps {
 			base = base.child(st.sel, ok && st.ok)
@@ -634,7 +665,7 @@ func (l *linter) resolve(root ast.Expr) (lpath, bool) {
 	}
 	// The value of a for clause: an element of its source.
 	if fc, ok := id.Scope.(*ast.ForClause); ok && fc.Value != nil && id.Node == fc.Value {
-		r, steps := chain(fc.Source)
+		r, steps := chain(readOf(fc.Source))
 		base, ok := l.resolve(r)
 		for _, st := range steps {
 			base = base.child(st.sel, ok && st.ok)
@@ -1239,8 +1270,8 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		return
 	}
 	root, steps := chain(read)
-	if len(steps) == 0 {
-		return
+	if id, isIdent := root.(*ast.Ident); len(steps) == 0 && (!isIdent || !isLet(id)) {
+		return // a read of a field alone, or no read
 	}
 	base, ok := l.resolve(root)
 	if !ok {
