@@ -407,3 +407,20 @@ admission: (#APIVersion): TrainJob: {
 		}
 	}
 }
+
+// BenchmarkLoadPolicy loads the engine with the OME example's policy
+// directory, the largest the repository holds (its reads walked for the
+// carried values they look at, its rules tried on the probes), and
+// BenchmarkLoadNoPolicy without one, the baseline in the same run. Nothing
+// repeats: each iteration compiles afresh.
+func BenchmarkLoadPolicy(b *testing.B) { benchmarkLoad(b, "../examples/policies/ome") }
+
+func BenchmarkLoadNoPolicy(b *testing.B) { benchmarkLoad(b) }
+
+func benchmarkLoad(b *testing.B, dirs ...string) {
+	for b.Loop() {
+		if _, err := New(Options{PolicyDirs: dirs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -343,7 +343,7 @@ func (e *Engine) policyLooks() [][]string {
 			stack = append(stack, n)
 			if x, ok := n.(ast.Expr); ok && len(stack) > 1 && !innerLink(stack[len(stack)-2], x) {
 				if seq, ok := chainOf(x); ok && looksAtValue(stack) {
-					looks = append(looks, a.resolve(seq, 0)...)
+					looks = append(looks, a.resolve(seq)...)
 				}
 			}
 			return true
@@ -353,11 +353,16 @@ func (e *Engine) policyLooks() [][]string {
 }
 
 // readAliases are the names that stand for a read, with the reads they
-// stand for (their roots not yet resolved).
-type readAliases map[string][][]string
+// stand for (defs: their roots not yet resolved; expanded: resolved, each
+// name once).
+type readAliases struct {
+	defs     map[string][][]string
+	expanded map[string][][]string
+	visiting map[string]bool
+}
 
-func readAliasesOf(files []*ast.File) readAliases {
-	a := readAliases{}
+func readAliasesOf(files []*ast.File) *readAliases {
+	a := &readAliases{defs: map[string][][]string{}, expanded: map[string][][]string{}, visiting: map[string]bool{}}
 	for _, f := range files {
 		ast.Walk(f, func(n ast.Node) bool {
 			switch x := n.(type) {
@@ -366,7 +371,7 @@ func readAliasesOf(files []*ast.File) readAliases {
 					// O=object: O is the field.
 					if l, ok := al.Expr.(ast.Label); ok {
 						if name, _, err := ast.LabelName(l); err == nil {
-							a[al.Ident.Name] = append(a[al.Ident.Name], []string{name})
+							a.defs[al.Ident.Name] = append(a.defs[al.Ident.Name], []string{name})
 						}
 					}
 				}
@@ -388,7 +393,7 @@ func readAliasesOf(files []*ast.File) readAliases {
 
 // add makes name stand for the read x passes on (readOf; its items when
 // items), if it is one.
-func (a readAliases) add(name string, x ast.Expr, items bool) {
+func (a *readAliases) add(name string, x ast.Expr, items bool) {
 	seq, ok := chainOf(readOf(x))
 	if !ok || name == "_" || len(seq) == 1 && !isReadRoot(seq[0]) || seq[0] == name {
 		return
@@ -396,26 +401,45 @@ func (a readAliases) add(name string, x ast.Expr, items bool) {
 	if items {
 		seq = append(seq, "*")
 	}
-	a[name] = append(a[name], seq)
+	a.defs[name] = append(a.defs[name], seq)
 }
 
 // resolve takes seq's root back through the aliases: seq and every read
-// it may stand for, each once, at most 1,024.
-func (a readAliases) resolve(seq []string, depth int) [][]string {
-	out := [][]string{seq}
-	if depth > 8 {
+// it may stand for.
+func (a *readAliases) resolve(seq []string) [][]string {
+	var out [][]string
+	for _, r := range a.expand(seq[0]) {
+		out = append(out, append(slices.Clip(r), seq[1:]...))
+	}
+	return out
+}
+
+// expand is every read a name may stand for, the name itself first, each
+// once and at most 256, worked out once per name: the same names (e, x)
+// stand for many reads across the files, so a walk without memory would
+// take them again and again. A name met again inside its own expansion
+// (a cycle) stands for itself there.
+func (a *readAliases) expand(name string) [][]string {
+	if out, ok := a.expanded[name]; ok {
 		return out
 	}
-	seen := map[string]bool{strings.Join(seq, "\x00"): true}
-	for _, d := range a[seq[0]] {
-		for _, r := range a.resolve(d, depth+1) {
-			full := append(slices.Clip(r), seq[1:]...)
-			if key := strings.Join(full, "\x00"); !seen[key] && len(out) < 1024 {
+	if a.visiting[name] {
+		return [][]string{{name}}
+	}
+	a.visiting[name] = true
+	defer delete(a.visiting, name)
+	out := [][]string{{name}}
+	seen := map[string]bool{name: true}
+	for _, d := range a.defs[name] {
+		for _, r := range a.expand(d[0]) {
+			full := append(slices.Clip(r), d[1:]...)
+			if key := strings.Join(full, "\x00"); !seen[key] && len(out) < 256 {
 				seen[key] = true
 				out = append(out, full)
 			}
 		}
 	}
+	a.expanded[name] = out
 	return out
 }
 

@@ -107,6 +107,7 @@ func main() {
 		runs = append(runs, run{"./engine", "^BenchmarkRenderDistinctLabels$", "100000x", 1})
 		runs = append(runs, run{"./engine", "^BenchmarkAdmitHugeList$", "5x", 1})
 		runs = append(runs, run{"./engine", "^BenchmarkAdmitWorstWithinLimits$", "5x", 1})
+		runs = append(runs, run{"./engine", "^BenchmarkLoad(No)?Policy$", "5x", 1})
 	}
 	if *rows != "engine" {
 		// One control plane for them all; each repeats inside.
@@ -255,6 +256,11 @@ func render(rs map[string]result) string {
 			mark = "missed"
 		}
 		fmt.Fprintf(&b, "| worst input the limits let the CUE evaluate: a ClusterTrainingRuntime of 998 volumes (1,000 list items, each volume evaluated as core/v1's Volume) through admission, nothing repeating (memos off) | %s | — (4,900 empty volumes, a 20 kB document, before maxEvaluatedListItems: 2.6-3.4 s) | — | ≤ 1 s (%s) |\n", dur(worst), mark)
+	}
+	withPolicy, ok1 := rs["BenchmarkLoadPolicy"].median("ns/op")
+	without, ok2 := rs["BenchmarkLoadNoPolicy"].median("ns/op")
+	if ok1 && ok2 {
+		fmt.Fprintf(&b, "| engine load with the OME example's policy directory (its rules linted, their reads walked, tried on the probes), nothing repeating | %s | the same load without a policy directory: %s | %.1f× | — (reported) |\n", dur(withPolicy), dur(without), withPolicy/without)
 	}
 	admissionRows(&b, rs)
 	controllerRow(&b, rs)
