@@ -372,14 +372,7 @@ func (l *linter) objectIDs() []string {
 		return l.objects
 	}
 	seen := map[string]bool{}
-	var files []*ast.File
-	for _, inst := range l.e.instances {
-		files = append(files, inst.Files...)
-	}
-	for _, pf := range l.e.policyFiles {
-		files = append(files, pf.file)
-	}
-	for _, f := range files {
+	for _, f := range l.e.cueFiles() {
 		ast.Walk(f, func(n ast.Node) bool {
 			fd, ok := n.(*ast.Field)
 			if !ok {

@@ -316,6 +316,17 @@ func (e *Engine) fromPolicy(v cue.Value) bool {
 	return false
 }
 
+// cueFiles are the syntax of every file the engine compiles: its own
+// schemas and runtimes and the policy directories' files, which the
+// loader parses into the same instances.
+func (e *Engine) cueFiles() []*ast.File {
+	var files []*ast.File
+	for _, inst := range e.instances {
+		files = append(files, inst.Files...)
+	}
+	return files
+}
+
 // policyLooks are the paths of the values an admin's files look at: read
 // in a comparison, a pattern, a call (`strings.HasPrefix`, `len`), an
 // index or a unification, not only copied (a field's value, an
@@ -328,14 +339,7 @@ func (e *Engine) policyLooks() [][]string {
 	if len(e.policyFiles) == 0 {
 		return nil
 	}
-	var files []*ast.File
-	for _, inst := range e.instances {
-		files = append(files, inst.Files...)
-	}
-	for _, name := range sortedKeys(e.policyFiles) {
-		files = append(files, e.policyFiles[name].file)
-	}
-	a := readAliasesOf(files)
+	a := readAliasesOf(e.cueFiles())
 	var looks [][]string
 	for _, name := range sortedKeys(e.policyFiles) {
 		var stack []ast.Node
