@@ -77,14 +77,11 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 	if obj == nil {
 		return nil, nil
 	}
-	// An object too big to evaluate (limits.go) is not evaluated for the
-	// objects that read it either: a runtime put in the cluster past the
-	// webhooks would cost every TrainJob that names it seconds.
-	d := Document{Object: obj}
-	if size := sizeFindings(obj, s.e.crdSchema(d.APIVersion(), d.Kind())); size != nil {
-		return nil, fmt.Errorf("%s %s is too big to evaluate: %s", l.Kind, l.Name, size[0])
+	st = s.e.existing(obj)
+	if st.tooBig != "" {
+		return nil, fmt.Errorf("%s %s is too big to evaluate: %s", l.Kind, l.Name, st.tooBig)
 	}
-	return s.e.existing(obj), nil
+	return st, nil
 }
 
 // clusterGet reads an object from the session's cluster once: one
@@ -163,6 +160,9 @@ const existingCacheSize = 1024
 // existing returns a cluster's object with the defaults its review gives it,
 // evaluated once per uid and resourceVersion. The object exists whatever the
 // rules say of it now; one that does not even fit the schema is kept as read.
+// One too big to evaluate (limits.go) is not evaluated, and says why
+// (stored.tooBig): a runtime put in the cluster past the webhooks would
+// cost every TrainJob that names it seconds. It is measured once, too.
 func (e *Engine) existing(obj map[string]any) *stored {
 	raw := Document{File: "cluster", Object: obj}
 	admitted := e.admits(raw.APIVersion(), raw.Kind())
@@ -179,18 +179,23 @@ func (e *Engine) existing(obj map[string]any) *stored {
 			return st
 		}
 	}
-	// A copy with integers as int64, whatever decoded it (YAML gives
-	// float64), which the caller may go on using; without the fields the
-	// API server writes itself, which no rule reads (serverManaged).
-	obj, _ = asJSON(e.withoutServerManaged(obj)).(map[string]any)
-	d := Document{File: "cluster", Object: obj}
-	if !admitted {
-		return &stored{doc: d}
-	}
-	s := newSession(e, SessionOptions{})
-	_, st := s.evaluate(context.Background(), d, Request{})
-	if st == nil {
-		st = &stored{doc: d}
+	var st *stored
+	if size := sizeFindings(obj, e.crdSchema(raw.APIVersion(), raw.Kind())); size != nil {
+		st = &stored{doc: raw, tooBig: size[0].String()}
+	} else {
+		// A copy with integers as int64, whatever decoded it (YAML gives
+		// float64), which the caller may go on using; without the fields
+		// the API server writes itself, which no rule reads
+		// (serverManaged).
+		obj, _ = asJSON(e.withoutServerManaged(obj)).(map[string]any)
+		d := Document{File: "cluster", Object: obj}
+		if !admitted {
+			return &stored{doc: d}
+		}
+		_, st = newSession(e, SessionOptions{}).evaluate(context.Background(), d, Request{})
+		if st == nil {
+			st = &stored{doc: d}
+		}
 	}
 	if cacheable {
 		e.existingMu.Lock()

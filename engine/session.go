@@ -117,6 +117,9 @@ type stored struct {
 	// (carried.go).
 	strsOnce sync.Once
 	strs     map[string]int
+	// tooBig says why a cluster's object was not evaluated: too big
+	// (limits.go, Engine.existing); "" for one that was.
+	tooBig string
 }
 
 // strings counts the object's strings, its map keys among them.
