@@ -24,6 +24,7 @@ const (
 	fieldFrameworks              = "frameworks"              // the framework registry
 	fieldGroupHints              = "groupHints"              // what serves a group no review does
 	fieldGroups                  = "groups"                  // the API groups the engine owns
+	fieldKnownKeys               = "knownKeys"               // label and annotation keys with a meaning
 	fieldLookups                 = "lookups"                 // what a review needs looked up
 	fieldMerges                  = "merges"                  // strategic merges a render needs
 	fieldMPIFlavors              = "mpiFlavors"              // shared by the rules
@@ -44,7 +45,7 @@ const (
 // and definitions (#x) and hidden fields (_x) of its own.
 var contractFields = []string{
 	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDCheckParts, fieldCRDs,
-	fieldFrameworks, fieldGroupHints, fieldGroups, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
+	fieldFrameworks, fieldGroupHints, fieldGroups, fieldKnownKeys, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
 	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
 }
 
@@ -90,6 +91,7 @@ var (
 	pathContextKinds            = cue.MakePath(cue.Str(fieldContextKinds))
 	pathOwned                   = cue.MakePath(cue.Str(fieldOwned))
 	pathOpaqueMaps              = cue.MakePath(cue.Str(fieldOpaqueMaps))
+	pathKnownKeys               = cue.MakePath(cue.Str(fieldKnownKeys))
 	pathServerManaged           = cue.MakePath(cue.Str(fieldServerManaged))
 	pathClusterTrainingRuntimes = cue.MakePath(cue.Str(fieldClusterTrainingRuntimes))
 	pathFrameworks              = cue.MakePath(cue.Str(fieldFrameworks))

@@ -103,6 +103,9 @@ type Engine struct {
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
 	groupHints map[string]string
+	// knownKeys are the label and annotation keys with a meaning
+	// (knownKeys, metakeys.go).
+	knownKeys knownKeys
 	// contextKinds maps apiVersion and kind to the #Context field that holds
 	// such objects, by name.
 	contextKinds map[string]map[string]string
@@ -281,6 +284,11 @@ func New(opts Options) (*Engine, error) {
 	if err := c.schemas.LookupPath(pathGroupHints).Decode(&e.groupHints); err != nil {
 		return nil, e.cueError("reading groupHints", err)
 	}
+	var known map[string]knownKeyMap
+	if err := c.schemas.LookupPath(pathKnownKeys).Decode(&known); err != nil {
+		return nil, e.cueError("reading knownKeys", err)
+	}
+	e.knownKeys = newKnownKeys(known)
 	if err := c.schemas.LookupPath(pathContextKinds).Decode(&e.contextKinds); err != nil {
 		return nil, e.cueError("reading contextKinds", err)
 	}

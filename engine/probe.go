@@ -34,7 +34,15 @@ func (e *Engine) tryPolicy() []Problem {
 	rejected := e.builtinReported[""]
 	e.builtinMu.Unlock()
 	for _, r := range rejected {
-		// Warnings are vet's to report (BuiltinFindings).
+		// Warnings are vet's to report (BuiltinFindings), but for a key of
+		// a declared runtime that means nothing: the admin's slip.
+		if e.declared[r.Doc.Name()] {
+			for _, f := range r.Warnings {
+				if f.Rule == fieldKnownKeys {
+					problems = append(problems, Problem{File: r.Doc.File, Line: r.Doc.LineOf(f.Path), Message: r.Identity() + ": " + f.String()})
+				}
+			}
+		}
 		for _, f := range r.Errors {
 			switch {
 			case f.Phase == PhaseRuleError:

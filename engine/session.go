@@ -529,6 +529,11 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		// schema, which says what is wrong in the API server's words.
 		r, st, _ = s.evaluateAs(ctx, doc, req, evalMode{memo: memo, unifySchema: true})
 	}
+	// A label or annotation key that means nothing but looks as if it
+	// should (metakeys.go); the review's warnings may be a cache's.
+	if found := s.e.knownKeys.findings(doc.Object); len(found) > 0 {
+		r.Warnings = append(slices.Clip(r.Warnings), found...)
+	}
 	return r, st
 }
 

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Known keys.
+//
+// A label or annotation key means something to the rules only when spelt
+// as they spell it: `trainer.kubeflow.org/suport: deprecated` deprecates
+// nothing, and neither Kubeflow nor the API server says so. The CUE lists
+// the keys with a meaning (`knownKeys`), by the maps they belong in; the
+// engine warns of a key that is a slip of the keyboard from one of them,
+// or one of them in another of the maps. The keys reach the rules as
+// tokens (aliases.go), so this is a walk of the object, not a rule.
+
+// knownKeyMap is one entry of knownKeys: the keys with a meaning of the
+// maps at the end of a path.
+type knownKeyMap struct {
+	At   []string        `json:"at"`
+	Keys map[string]bool `json:"keys"`
+
+	// name is the entry's; sorted its keys in order.
+	name   string
+	sorted []string
+}
+
+// knownKeys are the entries, in name order.
+type knownKeys []knownKeyMap
+
+// newKnownKeys orders the entries as the CUE declares them, by name.
+func newKnownKeys(byName map[string]knownKeyMap) knownKeys {
+	var k knownKeys
+	for _, name := range sortedKeys(byName) {
+		m := byName[name]
+		m.name, m.sorted = name, sortedKeys(m.Keys)
+		k = append(k, m)
+	}
+	return k
+}
+
+// findings are the warnings of obj's keys that mean nothing but look as if
+// they should, in path order.
+func (k knownKeys) findings(obj map[string]any) []Finding {
+	if len(k) == 0 {
+		return nil
+	}
+	w := keyWalk{known: k}
+	w.path = w.buf[:0]
+	w.walk(obj)
+	slices.SortFunc(w.found, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
+	return w.found
+}
+
+// keyWalk walks an object for the maps knownKeys names; path is where it
+// is.
+type keyWalk struct {
+	known knownKeys
+	path  []keyStep
+	found []Finding
+	// buf holds the path of an object nested as deep as most are.
+	buf [16]keyStep
+}
+
+// keyStep is a key of a map, or (index ≥ 0) an item of a list.
+type keyStep struct {
+	key   string
+	index int
+}
+
+func (w *keyWalk) walk(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for i := range w.known {
+			if w.at(w.known[i].At) {
+				w.check(i, v)
+			}
+		}
+		for key, child := range v {
+			if container(child) {
+				w.path = append(w.path, keyStep{key: key, index: -1})
+				w.walk(child)
+				w.path = w.path[:len(w.path)-1]
+			}
+		}
+	case []any:
+		// A list of scalars (args, say; the schemas type every list's
+		// items alike) holds no map.
+		if len(v) > 0 && !container(v[0]) {
+			return
+		}
+		for i, child := range v {
+			if container(child) {
+				w.path = append(w.path, keyStep{index: i})
+				w.walk(child)
+				w.path = w.path[:len(w.path)-1]
+			}
+		}
+	}
+}
+
+// container reports whether v is a map or a list: a scalar holds no map.
+func container(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
+
+// at reports whether the walk's path, indexes left out, ends with suffix.
+func (w *keyWalk) at(suffix []string) bool {
+	i := len(w.path)
+	for j := len(suffix) - 1; j >= 0; j-- {
+		for i > 0 && w.path[i-1].index >= 0 {
+			i--
+		}
+		if i == 0 || w.path[i-1].key != suffix[j] {
+			return false
+		}
+		i--
+	}
+	return len(suffix) > 0
+}
+
+// check finds m's keys that the i-th entry does not know but another entry
+// does, or that are a slip from one it knows.
+func (w *keyWalk) check(i int, m map[string]any) {
+	own := w.known[i]
+	for key := range m {
+		if own.Keys[key] {
+			continue
+		}
+		var detail string
+		if other := w.knownElsewhere(i, key); other != "" {
+			detail = "no rule reads this key here: it has its meaning in " + other
+		} else if meant := nearKey(key, own.sorted); meant != "" {
+			detail = fmt.Sprintf("no rule reads this key: did you mean %q?", meant)
+		} else {
+			continue
+		}
+		w.found = append(w.found, Finding{Phase: PhasePolicy, Rule: fieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
+	}
+}
+
+// knownElsewhere names the map of another entry that knows key, by its
+// path ("metadata.annotations"); "" when none does.
+func (w *keyWalk) knownElsewhere(i int, key string) string {
+	for j, other := range w.known {
+		if j != i && other.Keys[key] {
+			return strings.Join(other.At, ".")
+		}
+	}
+	return ""
+}
+
+// keyPath is the field path of key in the map the walk is at.
+func (w *keyWalk) keyPath(key string) string {
+	p := ""
+	for _, s := range w.path {
+		if s.index >= 0 {
+			p += "[" + strconv.Itoa(s.index) + "]"
+		} else {
+			p = childPath(p, s.key)
+		}
+	}
+	return childPath(p, key)
+}
+
+// nearKey is the known key (of sorted) that key looks like a slip from:
+// the same key in another case; the same domain (before the "/") and a
+// name a letter or two away; or the same name under a domain a few letters
+// away (trainer.kubeflow.com). "" when none is that near.
+func nearKey(key string, sorted []string) string {
+	domain, name := splitKey(strings.ToLower(key))
+	for _, k := range sorted {
+		kDomain, kName := splitKey(strings.ToLower(k))
+		switch {
+		case domain == kDomain && editDistance(name, kName) <= max(1, len(kName)/4),
+			name == kName && domain != "" && editDistance(domain, kDomain) <= max(2, len(kDomain)/4):
+			return k
+		}
+	}
+	return ""
+}
+
+// splitKey splits a label key into its domain and its name; the domain
+// is "" for a key without one.
+func splitKey(key string) (domain, name string) {
+	if d, n, ok := strings.Cut(key, "/"); ok {
+		return d, n
+	}
+	return "", key
+}
