@@ -57,7 +57,13 @@ func (e edit) apply(obj map[string]any) error {
 			m[last] = append(l, e.Items...)
 			break
 		}
-		for _, item := range e.Items {
+		for i, item := range e.Items {
+			// An item with none of the fields it is matched by would
+			// match (absent with absent) the first such item and put
+			// it out: a misspelt field in `by`, say.
+			if !hasAnyField(item, e.By) {
+				return fmt.Errorf("%s: upsert's item %d has none of the fields it is matched by (by: %s)", pathString(e.Path), i, strings.Join(e.By, ", "))
+			}
 			l = upsert(l, item, e.By)
 		}
 		m[last] = l
@@ -160,11 +166,32 @@ func pathString(p []any) string {
 				b.WriteString(".")
 			}
 			b.WriteString(x)
+		case map[string]any:
+			// An item by its fields' values: [name=node].
+			b.WriteString("[")
+			for i, k := range sortedKeys(x) {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, "%s=%v", k, x[k])
+			}
+			b.WriteString("]")
 		default:
 			fmt.Fprintf(&b, "%v", x)
 		}
 	}
 	return b.String()
+}
+
+// hasAnyField reports whether item is an object with one of the fields.
+func hasAnyField(item any, fields []string) bool {
+	m, _ := item.(map[string]any)
+	for _, f := range fields {
+		if _, ok := m[f]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // upsert replaces the first item that matches item by any of the fields

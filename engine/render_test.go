@@ -185,6 +185,27 @@ func TestEditsLeaveAbsentListsAbsent(t *testing.T) {
 	}
 }
 
+// TestUpsertNeedsItsFields: an upsert's item with none of the fields it
+// is matched by would replace the first item (two absent fields match):
+// the edit fails instead, and an item with one of them is upserted.
+func TestUpsertNeedsItsFields(t *testing.T) {
+	env := func() map[string]any {
+		return map[string]any{"env": []any{map[string]any{"name": "A", "value": "1"}}}
+	}
+	obj := env()
+	err := (edit{Path: []any{"env"}, Op: "upsert", By: []string{"nmae"}, Items: []any{map[string]any{"name": "B"}}}).apply(obj)
+	if err == nil || !strings.Contains(err.Error(), "env: upsert's item 0 has none of the fields it is matched by (by: nmae)") {
+		t.Errorf("upsert by a field the item has not: %v, want the edit's error", err)
+	}
+	obj = env()
+	if err := (edit{Path: []any{"env"}, Op: "upsert", By: []string{"name"}, Items: []any{map[string]any{"name": "B"}}}).apply(obj); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(obj["env"]); got != "[map[name:A value:1] map[name:B]]" {
+		t.Errorf("env %s, want A kept and B appended", got)
+	}
+}
+
 // TestRenderTorchElastic: the older API's elastic policy renders torchrun's
 // elastic flags and the JobSet's restart bound, on maxNodes pods.
 func TestRenderTorchElastic(t *testing.T) {
