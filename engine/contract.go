@@ -36,6 +36,7 @@ const (
 	fieldProbes                  = "probes"                  // documents a policy's rules are tried on at load
 	fieldRender                  = "render"                  // a kind's render
 	fieldRenderParts             = "renderParts"             // the parts a plan chooses
+	fieldRenderChecks            = "renderChecks"            // checks only the load's trial renders evaluate
 	fieldRuntimeKinds            = "runtimeKinds"            // the kinds a TrainJob may reference
 	fieldServerManaged           = "serverManaged"           // fields the API server writes itself
 )
@@ -46,7 +47,7 @@ const (
 var contractFields = []string{
 	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDCheckParts, fieldCRDs,
 	fieldFrameworks, fieldGroupHints, fieldGroups, fieldKnownKeys, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
-	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
+	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderChecks, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
 }
 
 // Fields inside a review, a render, a plan, a lookup, a probe and a CRD

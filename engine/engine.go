@@ -185,6 +185,9 @@ type compiled struct {
 	// controllers are the parts of renders only a controller reads
 	// (controllers), by apiVersion and kind.
 	controllers map[string]map[string]cue.Value
+	// renderChecks are the checks of renders only the load's trial
+	// renders evaluate (renderChecks), by apiVersion and kind.
+	renderChecks map[string]map[string]cue.Value
 	// mutators are the kinds' mutating webhooks' rules (mutators).
 	mutators map[string]map[string]cue.Value
 	// probes make documents to try a policy's rules on, from each
@@ -402,6 +405,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.controllers, err = e.byKind(c, fieldControllers); err != nil {
+		return nil, err
+	}
+	if c.renderChecks, err = e.byKind(c, fieldRenderChecks); err != nil {
 		return nil, err
 	}
 	if c.mutators, err = e.byKind(c, fieldMutators); err != nil {

@@ -94,14 +94,19 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	return p
 }
 
-// combine returns the kind's render with the named parts (renderParts), and
-// for a controller with the kind's controller part (controllers), unified
-// once per set of parts and kept: a render then evaluates only the parts its
-// plan chose, and only a controller's evaluates what the controller reads.
-func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string, controller bool) (cue.Value, error) {
+// combine returns the kind's render with the named parts (renderParts), for
+// a controller with the kind's controller part (controllers), and for a
+// trial render with the kind's checks (renderChecks), unified once per set
+// of parts and kept: a render then evaluates only the parts its plan chose,
+// only a controller's what the controller reads, and only the load's the
+// checks of the parts.
+func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string, controller, trial bool) (cue.Value, error) {
 	key := apiVersion + "/" + kind + "\x00" + strings.Join(parts, "\x00")
 	if controller {
 		key += "\x00\x00controller"
+	}
+	if trial {
+		key += "\x00\x00trial"
 	}
 	if v, ok := c.combined.Load(key); ok {
 		return v.(cue.Value), nil
@@ -117,6 +122,9 @@ func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []st
 	}
 	if ctl, ok := c.controllers[apiVersion][kind]; ok && controller {
 		v = v.Unify(ctl)
+	}
+	if checks, ok := c.renderChecks[apiVersion][kind]; ok && trial {
+		v = v.Unify(checks)
 	}
 	c.combined.Store(key, v)
 	return v, nil

@@ -26,7 +26,7 @@ import (
 // and whether a kind under them must have a review (admission).
 var byKindFields = map[string]bool{
 	fieldAdmission: false, fieldMutators: false, fieldMerges: false,
-	fieldCRDChecks: true, fieldCRDCheckParts: true, fieldLookups: true, fieldPlans: true, fieldRender: true, fieldRenderParts: true, fieldControllers: true,
+	fieldCRDChecks: true, fieldCRDCheckParts: true, fieldLookups: true, fieldPlans: true, fieldRender: true, fieldRenderParts: true, fieldControllers: true, fieldRenderChecks: true,
 }
 
 // checkContract checks the sites of the admin's declarations.

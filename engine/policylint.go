@@ -423,7 +423,7 @@ func referenceOf(v cue.Value) (cue.Value, []cue.Selector) {
 // apiVersion and kind, and given the kind's object as `input`.
 var byKindRoots = map[string]bool{
 	fieldAdmission: true, fieldCRDChecks: true, fieldLookups: true, fieldMutators: true,
-	fieldRender: true, fieldPlans: true, fieldControllers: true,
+	fieldRender: true, fieldPlans: true, fieldControllers: true, fieldRenderChecks: true,
 }
 
 // schemaPath is where to read the schema of what sels leads to. The engine

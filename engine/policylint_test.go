@@ -338,7 +338,7 @@ func TestComparisonsChecked(t *testing.T) {
 		{`object.spec.trainer.numNodes >= "4"`, `object.spec.trainer.numNodes (int) cannot be ordered against "4" (string): the rule would fail when it runs`},
 		{`object.spec.trainer.numNodes > 4`, ""},
 		{`object.spec.managedBy == "kueue.x-k8s.io/multikueue"`, ""},
-		{`object.metadata.labels.team == "a"`, ""},
+		{`(*object.metadata.labels.team | "") == "a"`, ""},
 	} {
 		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
 	}

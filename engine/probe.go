@@ -85,6 +85,7 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
+			s.trial = true
 			// The mutating webhook's changes, on a create and on an update
 			// of the object to itself.
 			for _, req := range []Request{{Operation: "CREATE", Now: probeTime}, {Operation: "UPDATE", OldObject: doc.Object, Now: probeTime}} {

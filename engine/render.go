@@ -219,9 +219,9 @@ func (rn *rendering) plan(aliases **keyAliases) bool {
 	if rn.p != nil {
 		parts = rn.p.out.parts
 	}
-	if len(parts) > 0 || rn.s.opts.Controller {
+	if len(parts) > 0 || rn.s.opts.Controller || rn.s.trial {
 		var err error
-		if rn.renderer, err = rn.c.combine(rn.apiVersion, rn.kind, rn.renderer, parts, rn.s.opts.Controller); err != nil {
+		if rn.renderer, err = rn.c.combine(rn.apiVersion, rn.kind, rn.renderer, parts, rn.s.opts.Controller, rn.s.trial); err != nil {
 			return rn.fail("the parts", err)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // renderKey is the key of a render the engine may keep, "" for one it may
 // not.
 func (s *Session) renderKey(r Result, opts RenderOptions) string {
-	if s.e.renderMemo == nil || r.Object == nil {
+	if s.e.renderMemo == nil || r.Object == nil || s.trial {
 		return ""
 	}
 	// Most renders without a memo are vet's, of objects without a uid:

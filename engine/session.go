@@ -33,6 +33,10 @@ type SessionOptions struct {
 type Session struct {
 	e    *Engine
 	opts SessionOptions
+	// trial marks the load's sessions that try a policy's rules on the
+	// probes: their renders evaluate the kinds' renderChecks, and are
+	// never kept.
+	trial bool
 
 	// mu guards objects, context, seen and the journal: AdmitAll's
 	// evaluations read them while the documents before them are committed.
