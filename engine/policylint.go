@@ -30,6 +30,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
 		l.checkRegexps(e.policyFiles[name].file)
 	}
+	l.checkHelperReads()
 	l.checkDefaults()
 	l.checkContract()
 	l.checkUnread()
@@ -91,6 +92,11 @@ type linter struct {
 	runtimeKindName *string
 	// namedStrings are the strings the CUE's sources name (namedStrings).
 	namedStrings map[string]bool
+	// bindings are what callers give a helper definition's parameters
+	// (#helper & {#t: object.spec.trainer}), by the parameter's path;
+	// helperReads the reads of such parameters (checkHelperReads).
+	bindings    map[string][]binding
+	helperReads []helperRead
 	// checked counts the selectors checked against a closed struct.
 	checked int
 	// depth bounds the resolution of lets that refer to lets.
@@ -237,6 +243,10 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			return
 		}
 		l.checkComparison(x)
+		if x.Op == token.AND {
+			l.noteBindings(x.X, x.Y)
+			l.noteBindings(x.Y, x.X)
+		}
 		l.walkExpr(x.X, p)
 		l.walkExpr(x.Y, p)
 	case *ast.UnaryExpr:
@@ -650,27 +660,31 @@ func (l *linter) resolve(root ast.Expr) (lpath, bool) {
 		}
 		return p, true
 	case *ast.LetClause:
-		r, steps := chain(readOf(n.Expr))
-		base, ok := l.resolve(r)
-		for _, st := range steps {
-			base = base.child(st.sel, ok && st.ok)
-			ok = base.ok
-		}
-		return base, ok
+		return l.resolveRead(n.Expr)
 	case *ast.ImportSpec:
+		return lpath{}, false
+	case *ast.Field:
+		// A field's alias (O=object: _) stands for the field's value; a
+		// pattern's (a [N=string] label) for a key, which has no fields.
+		if _, ok := n.Label.(*ast.Alias); ok {
+			p, ok := l.paths[n.Value]
+			return p, ok
+		}
 		return lpath{}, false
 	}
 	if p, ok := l.paths[id.Node]; ok {
 		return p, true
 	}
-	// The value of a for clause: an element of its source.
+	// The value of a for clause: an element of its source. A source of
+	// one item written out ([object.spec.trainer]) gives that item.
 	if fc, ok := id.Scope.(*ast.ForClause); ok && fc.Value != nil && id.Node == fc.Value {
-		r, steps := chain(readOf(fc.Source))
-		base, ok := l.resolve(r)
-		for _, st := range steps {
-			base = base.child(st.sel, ok && st.ok)
-			ok = base.ok
+		if list, ok := fc.Source.(*ast.ListLit); ok {
+			if len(list.Elts) == 1 && !isComprehensionLike(list.Elts[0]) {
+				return l.resolveRead(list.Elts[0])
+			}
+			return lpath{}, false
 		}
+		base, ok := l.resolveRead(fc.Source)
 		if !ok {
 			return lpath{}, false
 		}
@@ -800,17 +814,32 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 		return
 	}
 	l.checkReadsCover(base.sels, steps)
-	l.checkSteps(base.sels, root.(*ast.Ident).Name, steps, "this read is always absent")
+	name := root.(*ast.Ident).Name
+	if l.underParameter(base) {
+		// A helper definition's parameter (#t: _), which says nothing
+		// of its fields: checked against what its callers give it.
+		l.helperReads = append(l.helperReads, helperRead{base: base, name: name, steps: steps})
+		return
+	}
+	l.checkSteps(base.sels, name, steps, "this read is always absent")
 }
 
 // checkSteps checks each step from the schema at base, named name, while
 // the schema says which fields there are: a step to a field it has not is
 // a problem at the step (what says what the mistake does).
 func (l *linter) checkSteps(base []cue.Selector, name string, steps []step, what string) {
+	if pos, msg, found := l.stepsProblem(base, name, steps, what); found {
+		l.problem(pos, "%s", msg)
+	}
+}
+
+// stepsProblem is checkSteps' problem, where and what it is; found false
+// when there is none.
+func (l *linter) stepsProblem(base []cue.Selector, name string, steps []step, what string) (token.Pos, string, bool) {
 	v, cur := l.at(base)
 	for _, st := range steps {
 		if !st.ok || !v.Exists() {
-			return
+			return token.NoPos, "", false
 		}
 		// Under a definition of the package's top level, a struct is a
 		// schema, however concrete its fields' defaults. A value with an
@@ -829,12 +858,12 @@ func (l *linter) checkSteps(base []cue.Selector, name string, steps []step, what
 			} else {
 				msg += fmt.Sprintf("; its fields are %s", strings.Join(fields, ", "))
 			}
-			l.problem(st.pos, "%s", msg)
-			return
+			return st.pos, msg, true
 		}
 		v, cur = l.at(append(cur[:len(cur):len(cur)], st.sel))
 		name += "." + st.name
 	}
+	return token.NoPos, "", false
 }
 
 // isSchema reports whether a struct is a type rather than data: it has an
@@ -1304,5 +1333,122 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		l.problem(lit.Pos(), "%s (%v) can never be %s, so this comparison is always true", name, kind, lit.Value)
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
+	}
+}
+
+// resolveRead is the path of the value a read such as
+// object.spec.trainer leads to, when it is known before evaluation.
+func (l *linter) resolveRead(x ast.Expr) (lpath, bool) {
+	r, steps := chain(readOf(x))
+	base, ok := l.resolve(r)
+	for _, st := range steps {
+		base = base.child(st.sel, ok && st.ok)
+		ok = base.ok
+	}
+	return base, ok
+}
+
+// isComprehensionLike reports whether a list element is not one value
+// (a comprehension or an ellipsis).
+func isComprehensionLike(x ast.Expr) bool {
+	switch x.(type) {
+	case *ast.Comprehension, *ast.Ellipsis:
+		return true
+	}
+	return false
+}
+
+// underParameter reports whether a path leads into a parameter of a helper
+// definition: a field of the definition that says nothing of its value
+// (#t: _).
+func (l *linter) underParameter(p lpath) bool {
+	if len(p.sels) < 2 || !p.sels[0].IsDefinition() {
+		return false
+	}
+	for i := 2; i <= len(p.sels); i++ {
+		if isOpen(l.lookup(lpath{sels: p.sels[:i], ok: true})) {
+			return true
+		}
+	}
+	return false
+}
+
+// binding is what a caller gives a helper's parameter: the path of a read,
+// and the read as written.
+type binding struct {
+	given lpath
+	text  string
+}
+
+// helperRead is a read of a helper definition's parameter.
+type helperRead struct {
+	base  lpath
+	name  string
+	steps []step
+}
+
+// noteBindings records, for a helper definition unified with a struct of
+// arguments (#nodesOf & {#t: object.spec.trainer}), what each argument
+// that is a read gives the parameter of its name.
+func (l *linter) noteBindings(def, args ast.Expr) {
+	s, ok := args.(*ast.StructLit)
+	if !ok {
+		return
+	}
+	p, ok := l.resolveRead(def)
+	if !ok || len(p.sels) == 0 || !p.sels[0].IsDefinition() {
+		return
+	}
+	for _, d := range s.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		sel, ok := l.label(f.Label)
+		if !ok {
+			continue
+		}
+		if given, ok := l.resolveRead(f.Value); ok {
+			if l.bindings == nil {
+				l.bindings = map[string][]binding{}
+			}
+			text, _ := format.Node(readOf(f.Value))
+			param := p.child(sel, true).String()
+			l.bindings[param] = append(l.bindings[param], binding{given: given, text: fmt.Sprintf("%s, at line %d", text, f.Value.Pos().Line())})
+		}
+	}
+}
+
+// checkHelperReads checks each read of a helper's parameter against what
+// the callers give the parameter: a field none of them has is a problem
+// at the read. A parameter no caller gives a read stays unchecked.
+func (l *linter) checkHelperReads() {
+	for _, hr := range l.helperReads {
+		// The parameter, or a field of it a let in the helper names.
+		for i := len(hr.base.sels); i > 1; i-- {
+			given := l.bindings[lpath{sels: hr.base.sels[:i], ok: true}.String()]
+			if len(given) == 0 {
+				continue
+			}
+			extra := hr.base.sels[i:]
+			var pos token.Pos
+			var msg string
+			absent := true
+			for _, g := range given {
+				base := append(slices.Clip(g.given.sels), extra...)
+				p, m, found := l.stepsProblem(base, hr.name, hr.steps, "this read is always absent")
+				if !found {
+					absent = false
+					break
+				}
+				if msg == "" {
+					pos, msg = p, m
+				}
+			}
+			if absent {
+				l.problem(pos, "%s (the helper is given %s)", msg, given[0].text)
+			}
+			break
+		}
 	}
 }

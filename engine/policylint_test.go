@@ -343,3 +343,24 @@ func TestComparisonsChecked(t *testing.T) {
 		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
 	}
 }
+
+// TestReadsThroughAliasesAndHelpers: a read through a field alias, a
+// comprehension over one item, or a helper definition's parameter is
+// checked against the schema of what it stands for; a parameter's read is
+// a problem only when no caller gives it a value with the field.
+func TestReadsThroughAliasesAndHelpers(t *testing.T) {
+	review := func(body string) string {
+		return "package schemas\n\n#nodes: {\n\t#t: _\n\tout: *#t.numNodes | 1\n}\n\n#image: {\n\t#o: _\n\tlet s = #o.spec\n\tout: *s.trainer.imag | \"\"\n}\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n" + body + "\n}\n"
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"alias", "\tO=object: _\n\tpolicy: c: [if (*O.spec.trainer.numNode | 1) > 4 {path: \"spec\", detail: \"x\"}]", "O.spec.trainer has no field numNode"},
+		{"alias, right", "\tO=object: _\n\tpolicy: c: [if (*O.spec.trainer.numNodes | 1) > 4 {path: \"spec\", detail: \"x\"}]", ""},
+		{"one item", "\tpolicy: c: [for j in [object.spec.trainer] if (*j.numNode | 1) > 4 {path: \"spec\", detail: \"x\"}]", "j has no field numNode"},
+		{"helper", "\tlet t = *object.spec.initializer | {}\n\tpolicy: c: [if (#nodes & {#t: t}).out > 4 {path: \"spec\", detail: \"x\"}]",
+			"#t has no field numNodes, so this read is always absent; its fields are dataset, model (the helper is given t, at line 17)"},
+		{"helper, one caller right", "\tpolicy: c: [if (#nodes & {#t: object.spec.initializer}).out > 4 if (#nodes & {#t: object.spec.trainer}).out > 4 {path: \"spec\", detail: \"x\"}]", ""},
+		{"helper, through its let", "\tpolicy: c: [if (#image & {#o: object}).out != \"\" {path: \"spec\", detail: \"x\"}]", "p.cue:11:18: s.trainer has no field imag, so this read is always absent: did you mean image? (the helper is given object, at line 16)"},
+	} {
+		loadPolicyWant(t, tc.name, map[string]string{"p.cue": review(tc.body)}, tc.want)
+	}
+}
