@@ -39,6 +39,7 @@ const (
 	fieldRenderChecks            = "renderChecks"            // checks only the load's trial renders evaluate
 	fieldRuntimeKinds            = "runtimeKinds"            // the kinds a TrainJob may reference
 	fieldServerManaged           = "serverManaged"           // fields the API server writes itself
+	fieldTypedParts              = "typedParts"              // parts Kubeflow reads as Go types
 )
 
 // contractFields are the top level's fields, in order: those the engine
@@ -47,7 +48,7 @@ const (
 var contractFields = []string{
 	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDCheckParts, fieldCRDs,
 	fieldFrameworks, fieldGroupHints, fieldGroups, fieldKnownKeys, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
-	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderChecks, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged,
+	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderChecks, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged, fieldTypedParts,
 }
 
 // Fields inside a review, a render, a plan, a lookup, a probe and a CRD
@@ -93,6 +94,7 @@ var (
 	pathOwned                   = cue.MakePath(cue.Str(fieldOwned))
 	pathOpaqueMaps              = cue.MakePath(cue.Str(fieldOpaqueMaps))
 	pathKnownKeys               = cue.MakePath(cue.Str(fieldKnownKeys))
+	pathTypedParts              = cue.MakePath(cue.Str(fieldTypedParts))
 	pathServerManaged           = cue.MakePath(cue.Str(fieldServerManaged))
 	pathClusterTrainingRuntimes = cue.MakePath(cue.Str(fieldClusterTrainingRuntimes))
 	pathFrameworks              = cue.MakePath(cue.Str(fieldFrameworks))

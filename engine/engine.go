@@ -80,6 +80,9 @@ type Engine struct {
 
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]merge
+	// typedParts are the parts of a kind's objects Kubeflow reads as Go
+	// types (typedParts, typed.go), by apiVersion and kind, in name order.
+	typedParts map[string]map[string][]typedPart
 	// planReads are the input paths each kind's plan reads, lookupReads
 	// those its lookups read, by operation (lookupPaths).
 	planReads   map[string]map[string][][]string
@@ -278,6 +281,9 @@ func New(opts Options) (*Engine, error) {
 		}
 	}
 	e.cur.Store(c)
+	if err := e.readTypedParts(c); err != nil {
+		return nil, err
+	}
 	if err := c.schemas.LookupPath(pathMerges).Decode(&e.merges); err != nil {
 		return nil, e.cueError("reading merges", err)
 	}
@@ -557,6 +563,39 @@ func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Va
 		}
 	}
 	return out, nil
+}
+
+// readTypedParts reads typedParts: each part's type must be one the engine
+// knows (typedTypes).
+func (e *Engine) readTypedParts(c *compiled) error {
+	var byName map[string]map[string]map[string]typedPart
+	if err := c.schemas.LookupPath(pathTypedParts).Decode(&byName); err != nil {
+		return e.cueError("reading typedParts", err)
+	}
+	e.typedParts = map[string]map[string][]typedPart{}
+	for apiVersion, kinds := range byName {
+		e.typedParts[apiVersion] = map[string][]typedPart{}
+		for kind, parts := range kinds {
+			for _, name := range sortedKeys(parts) {
+				p := parts[name]
+				if p.t = typedTypes[p.Type]; p.t == nil {
+					return fmt.Errorf("typedParts: %s %s %s: no Go type %q (the engine knows %s)", apiVersion, kind, name, p.Type, strings.Join(sortedKeys(typedTypes), ", "))
+				}
+				e.typedParts[apiVersion][kind] = append(e.typedParts[apiVersion][kind], p)
+			}
+		}
+	}
+	return nil
+}
+
+// typed is obj, an object of the kind the document names, with its typed
+// parts as Kubeflow's controller reads them (typed.go).
+func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
+	parts := e.typedParts[doc.APIVersion()][doc.Kind()]
+	if len(parts) == 0 || obj == nil {
+		return obj
+	}
+	return typedView(obj, parts)
 }
 
 // loadBuiltin reads the shipped runtimes out of the runtimes package.

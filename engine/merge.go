@@ -72,14 +72,17 @@ func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
 		return nil
 	}
 	var out map[string]any
+	var object map[string]any // typed, once a merge has patches
 	merges := e.merges[doc.APIVersion()][doc.Kind()]
 	for _, name := range sortedKeys(merges) {
 		m := merges[name]
-		patches := collect(doc.Object, m.Patches)
-		if len(patches) == 0 {
+		if len(collect(doc.Object, m.Patches)) == 0 {
 			continue
 		}
-		v, err := strategicMerge(at(runtime.doc.Object, m.Base), patches, m)
+		if object == nil {
+			object = e.typed(doc, doc.Object)
+		}
+		v, err := strategicMerge(at(runtime.typed(e), m.Base), collect(object, m.Patches), m)
 		if err != nil {
 			continue
 		}

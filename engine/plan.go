@@ -73,8 +73,8 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	ctx := map[string]any{fieldMerged: a.alias(merged)}
 	facts := []any{}
 	if runtime != nil {
-		ctx[fieldRuntime] = a.alias(runtime.doc.Object)
-		facts = append(facts, runtime.doc.Object)
+		ctx[fieldRuntime] = a.alias(runtime.typed(s.e))
+		facts = append(facts, runtime.typed(s.e))
 	}
 	for _, m := range merged {
 		facts = append(facts, m)

@@ -125,6 +125,9 @@ type rendering struct {
 	// renderer is the kind's render, with the parts the plan names.
 	renderer cue.Value
 
+	// object and runtimeObject are the input and its runtime with their
+	// typed parts as Kubeflow's controller reads them (typed.go).
+	object, runtimeObject map[string]any
 	// facts are the values whose quantities the CUE is told; merged the
 	// strategic merges (aliased once the plan gave the tokens).
 	facts  []any
@@ -174,9 +177,14 @@ func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any
 // mergeTemplate makes the kind's strategic merges (merges in the CUE): the
 // runtime's value at each base, patched by the input's values.
 func (rn *rendering) mergeTemplate() bool {
-	rn.facts = []any{rn.r.Object}
+	// What Kubeflow's controller reads of both (typed.go).
+	rn.object = rn.s.e.typed(rn.r.Doc, rn.r.Object)
 	if rn.runtime != nil {
-		rn.facts = append(rn.facts, rn.runtime.doc.Object)
+		rn.runtimeObject = rn.runtime.typed(rn.s.e)
+	}
+	rn.facts = []any{rn.object}
+	if rn.runtime != nil {
+		rn.facts = append(rn.facts, rn.runtimeObject)
 	}
 	merges := rn.s.e.merges[rn.apiVersion][rn.kind]
 	rn.merged = map[string]any{}
@@ -184,9 +192,9 @@ func (rn *rendering) mergeTemplate() bool {
 		m := merges[name]
 		var base any
 		if rn.runtime != nil {
-			base = at(rn.runtime.doc.Object, m.Base)
+			base = at(rn.runtimeObject, m.Base)
 		}
-		v, err := strategicMerge(base, collect(rn.r.Object, m.Patches), m)
+		v, err := strategicMerge(base, collect(rn.object, m.Patches), m)
 		if err != nil {
 			rn.out.Errors = append(rn.out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
 			return false
@@ -201,7 +209,7 @@ func (rn *rendering) mergeTemplate() bool {
 // takes its tokens for the opaque keys, which it sets in *aliases; the
 // render's parts are the ones the plan names.
 func (rn *rendering) plan(aliases **keyAliases) bool {
-	rn.p = rn.s.planFor(rn.c, rn.apiVersion, rn.kind, rn.runtime, rn.r.Object, rn.merged)
+	rn.p = rn.s.planFor(rn.c, rn.apiVersion, rn.kind, rn.runtime, rn.object, rn.merged)
 	if rn.p != nil {
 		rn.a = rn.s.e.opaque.aliases(rn.p.aliases)
 	} else {
@@ -249,7 +257,7 @@ func (rn *rendering) evaluate() bool {
 	}
 	cctx := map[string]any{fieldMerged: rn.merged, fieldQuantities: quantities(rn.facts...), fieldExisting: existing}
 	if rn.runtime != nil {
-		rn.runtimeAliased = rn.a.alias(rn.runtime.doc.Object)
+		rn.runtimeAliased = rn.a.alias(rn.runtimeObject)
 		cctx[fieldRuntime] = rn.runtimeAliased
 	}
 	if rn.p != nil {
@@ -260,7 +268,7 @@ func (rn *rendering) evaluate() bool {
 		}
 		cctx[fieldMerged] = rn.pv.LookupPath(pathPlanMerged)
 	}
-	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{fieldInput: rn.a.alias(rn.r.Object), fieldContext: cctx}))
+	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{fieldInput: rn.a.alias(rn.object), fieldContext: cctx}))
 	if rn.s.opts.Controller {
 		var d ControllerDirectives // decoded apart: rn stays on the stack
 		if err := decodeJSON(rn.rv.LookupPath(pathController), &d); err != nil {
@@ -379,7 +387,7 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 // runGenerators runs what the CUE cannot compute (generate.go), then the
 // sums of quantities; a defect in any stops the render.
 func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
-	source := yamlOf(rn.runtime)
+	source := yamlOf(rn.s.e, rn.runtime)
 	for _, id := range sortedKeys(rn.do.generate) {
 		obj, ok := objects[id]
 		if !ok {
@@ -409,12 +417,12 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 }
 
 // yamlOf gives a context entry as YAML to a generator: the runtime only.
-func yamlOf(runtime *stored) yamlSource {
+func yamlOf(e *Engine, runtime *stored) yamlSource {
 	return func(name string) (string, error) {
 		if name != fieldRuntime || runtime == nil {
 			return "", fmt.Errorf("no context entry %q to write as YAML", name)
 		}
-		return runtime.yaml()
+		return runtime.yaml(e)
 	}
 }
 

@@ -432,3 +432,86 @@ func TestRenderExisting(t *testing.T) {
 		t.Errorf("existing keys: kinds %v, want no Secret", got)
 	}
 }
+
+// TestTypedPartsOmitZeros: Kubeflow's controller reads a runtime's JobSet
+// template and a TrainJob's runtimePatches into Go types, whose omitempty
+// fields at their zero value are as absent: a patch's readOnly: false and
+// tolerations: [] change nothing, a template's tty: false is not in the
+// JobSet nor in the runtime snapshot; a pointer's zero stays.
+func TestTypedPartsOmitZeros(t *testing.T) {
+	rt := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: zero-rt
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                tolerations: [{key: a, operator: Exists}]
+                containers:
+                - name: node
+                  image: x/torch:2
+                  tty: false
+                  resources: {limits: {cpu: 1000m}}
+                  volumeMounts: [{name: data, mountPath: /data, readOnly: true}]
+                volumes: [{name: data, emptyDir: {}}]
+`
+	tj := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: z, namespace: team}
+spec:
+  runtimeRef: {name: zero-rt}
+  runtimePatches:
+  - manager: example.com/me
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    tolerations: []
+                    terminationGracePeriodSeconds: 0
+                    containers:
+                    - name: node
+                      volumeMounts: [{name: data, mountPath: /data, readOnly: false}]
+`
+	out := renderDocs(t, rt, tj)
+	if len(out.Errors) > 0 {
+		t.Fatal(findingStrings(out.Errors))
+	}
+	for _, o := range out.Objects {
+		switch o["kind"] {
+		case "JobSet":
+			pod := o["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			c := pod["containers"].([]any)[0].(map[string]any)
+			if _, ok := c["tty"]; ok {
+				t.Errorf("the template's tty: false is in the JobSet: %v", c)
+			}
+			if got := fmt.Sprint(c["volumeMounts"]); got != "[map[mountPath:/data name:data readOnly:true]]" {
+				t.Errorf("volumeMounts %s: the patch's readOnly: false replaced the runtime's true", got)
+			}
+			if got := fmt.Sprint(pod["tolerations"]); got != "[map[key:a operator:Exists]]" {
+				t.Errorf("tolerations %s: the patch's [] replaced the runtime's", got)
+			}
+			if got := fmt.Sprint(pod["terminationGracePeriodSeconds"]); got != "0" {
+				t.Errorf("terminationGracePeriodSeconds %s: a pointer's zero is the patch's", got)
+			}
+		case "ConfigMap":
+			if text := fmt.Sprint(o["data"]); strings.Contains(text, "tty") || !strings.Contains(text, "readOnly: true") {
+				t.Errorf("snapshot %s: want the runtime as Kubeflow reads it", text)
+			}
+		}
+	}
+}

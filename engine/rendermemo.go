@@ -91,7 +91,7 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 		key = renderContentKey(tokenized, opts, s.opts.Controller)
 		if kept, ok := s.e.renderMemo.get(key); ok {
 			restored, _ := t.putBackRendered(kept.rendered()) // kept only when they restore
-			return restored.generate(r.runtime)
+			return restored.generate(s.e, r.runtime)
 		}
 	}
 	out := s.renderOnce(tokenized, opts, true)
@@ -105,7 +105,7 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 	if memo && keep {
 		s.e.renderMemo.put(key, kept)
 	}
-	return restored.generate(r.runtime)
+	return restored.generate(s.e, r.runtime)
 }
 
 // carryRender is r with its object's carried values (those of one entry
@@ -126,8 +126,8 @@ func (s *Session) carryRender(r Result, mode carryMode, entry string) (*valueTok
 // generate runs the generators a deferred render left (gens) on its
 // objects, once the carried values are back: a key pair is made for each
 // caller, never shared, and a seed is hashed from the value itself.
-func (out Rendered) generate(runtime *stored) Rendered {
-	source := yamlOf(runtime)
+func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
+	source := yamlOf(e, runtime)
 	for _, pg := range out.gens {
 		i := slices.IndexFunc(out.Objects, func(o map[string]any) bool { return objectKey(o) == pg.object })
 		if i < 0 {

@@ -124,6 +124,17 @@ type stored struct {
 	// tooBig says why a cluster's object was not evaluated: too big
 	// (limits.go, Engine.existing); "" for one that was.
 	tooBig string
+	// typedObj is the object with its typed parts as Kubeflow reads them
+	// (typed.go), made once.
+	typedOnce sync.Once
+	typedObj  map[string]any
+}
+
+// typed is the object with its typed parts as Kubeflow's controller reads
+// them (Engine.typed), made once per stored object.
+func (st *stored) typed(e *Engine) map[string]any {
+	st.typedOnce.Do(func() { st.typedObj = e.typed(st.doc, st.doc.Object) })
+	return st.typedObj
 }
 
 // strings counts the object's strings, its map keys among them.
@@ -247,11 +258,12 @@ func (s *Session) BuiltinFindings() []Result {
 }
 
 // yaml returns the object as YAML, as sigs.k8s.io/yaml writes a typed
-// object (sorted keys, quantities canonical), made once per stored object.
-func (st *stored) yaml() (string, error) {
+// object (sorted keys, quantities canonical, typed parts' zero values
+// left out), made once per stored object.
+func (st *stored) yaml(e *Engine) (string, error) {
 	st.yamlOnce.Do(func() {
 		// As a typed object marshals: quantities canonical (3.5 is 3500m).
-		b, err := yaml.Marshal(canonicalObject(st.doc.Object))
+		b, err := yaml.Marshal(canonicalObject(st.typed(e)))
 		st.yamlText, st.yamlErr = string(b), err
 	})
 	return st.yamlText, st.yamlErr

@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// Typed parts.
+//
+// Kubeflow's controller reads a runtime's JobSet template and a TrainJob's
+// runtimePatches into Go types, and builds from what they marshal to:
+// encoding/json leaves out a field tagged omitempty that holds its zero
+// value (false, 0, "", an empty list or map; a pointer's value stays). So
+// `readOnly: false` in a patch leaves the runtime's `readOnly: true` as it
+// is, `tolerations: []` leaves the runtime's tolerations, and a template's
+// `tty: false` is not in the JobSet. The CUE names such parts and their
+// types (`typedParts`); the engine gives a render, its plan and the kind's
+// merges the parts with those fields left out (typedView).
+
+// typedTypes are the Go types a typed part may name.
+var typedTypes = map[string]reflect.Type{
+	"jobset.x-k8s.io/v1alpha2.JobSetSpec":           reflect.TypeFor[jobsetv1alpha2.JobSetSpec](),
+	"trainer.kubeflow.org/v1alpha1.JobSetSpecPatch": reflect.TypeFor[jobSetSpecPatch](),
+}
+
+// The shape of Kubeflow Trainer v2.3.0's runtime patch below a
+// JobSetTemplatePatch's spec (pkg/apis/trainer/v1alpha1/trainjob_types.go):
+// the fields and their json tags are what the omission depends on.
+type jobSetSpecPatch struct {
+	ReplicatedJobs []replicatedJobPatch `json:"replicatedJobs,omitempty"`
+}
+
+type replicatedJobPatch struct {
+	Name     string            `json:"name,omitempty"`
+	Template *jobTemplatePatch `json:"template,omitempty"`
+}
+
+type jobTemplatePatch struct {
+	Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec     *jobSpecPatch      `json:"spec,omitempty"`
+}
+
+type jobSpecPatch struct {
+	Template *podTemplatePatch `json:"template,omitempty"`
+}
+
+type podTemplatePatch struct {
+	Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec     *podSpecPatch      `json:"spec,omitempty"`
+}
+
+type podSpecPatch struct {
+	ServiceAccountName            *string                       `json:"serviceAccountName,omitempty"`
+	Volumes                       []corev1.Volume               `json:"volumes,omitempty"`
+	InitContainers                []containerPatch              `json:"initContainers,omitempty"`
+	Containers                    []containerPatch              `json:"containers,omitempty"`
+	ImagePullSecrets              []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	SecurityContext               *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+	NodeSelector                  map[string]string             `json:"nodeSelector,omitempty"`
+	Affinity                      *corev1.Affinity              `json:"affinity,omitempty"`
+	Tolerations                   []corev1.Toleration           `json:"tolerations,omitempty"`
+	SchedulingGates               []corev1.PodSchedulingGate    `json:"schedulingGates,omitempty"`
+	TerminationGracePeriodSeconds *int64                        `json:"terminationGracePeriodSeconds,omitempty"`
+}
+
+type containerPatch struct {
+	Name            string                  `json:"name,omitempty"`
+	Env             []corev1.EnvVar         `json:"env,omitempty"`
+	VolumeMounts    []corev1.VolumeMount    `json:"volumeMounts,omitempty"`
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+}
+
+// typedPart is one entry of typedParts: where in the kind's objects, and
+// the Go type it is read as.
+type typedPart struct {
+	Path []string `json:"path"`
+	Type string   `json:"type"`
+	t    reflect.Type
+}
+
+// typedView is obj with its typed parts as their Go types marshal them:
+// obj itself when it holds none of them or nothing they leave out, else
+// a copy along the changed paths (obj is left as it is).
+func typedView(obj map[string]any, parts []typedPart) map[string]any {
+	var out any = obj
+	for _, p := range parts {
+		out = atPath(out, p.Path, func(v any) any { return omitZeros(v, p.t) })
+	}
+	return out.(map[string]any)
+}
+
+// atPath gives the values at path (`*` for every list item) to f, and
+// returns v with what f returns in their place, copied along the path
+// where anything changed.
+func atPath(v any, path []string, f func(any) any) any {
+	if len(path) == 0 {
+		return f(v)
+	}
+	if path[0] == "*" {
+		l, ok := v.([]any)
+		if !ok {
+			return v
+		}
+		var out []any
+		for i, item := range l {
+			if n := atPath(item, path[1:], f); !sameValue(n, item) {
+				if out == nil {
+					out = append([]any(nil), l...)
+				}
+				out[i] = n
+			}
+		}
+		if out == nil {
+			return v
+		}
+		return out
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	child, ok := m[path[0]]
+	if !ok {
+		return v
+	}
+	n := atPath(child, path[1:], f)
+	if sameValue(n, child) {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		out[k] = x
+	}
+	out[path[0]] = n
+	return out
+}
+
+// sameValue reports whether a and b are the same map, list or leaf (not
+// equal ones): omitZeros returns what it did not change.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	}
+	return a == b
+}
+
+// omitZeros is v, read as Go type t, without the fields t's json tags
+// omit at their zero value; v itself when there is none.
+func omitZeros(v any, t reflect.Type) any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		fields := jsonFields(t)
+		var out map[string]any
+		for k, x := range m {
+			f, ok := fields[k]
+			if !ok {
+				continue
+			}
+			n := x
+			if f.omitEmpty && isZeroOf(x, f.t) {
+				n = nil
+			} else {
+				n = omitZeros(x, f.t)
+				if sameValue(n, x) {
+					continue
+				}
+			}
+			if out == nil {
+				out = make(map[string]any, len(m))
+				for k2, x2 := range m {
+					out[k2] = x2
+				}
+			}
+			if n == nil {
+				delete(out, k)
+			} else {
+				out[k] = n
+			}
+		}
+		if out == nil {
+			return v
+		}
+		return out
+	case reflect.Slice:
+		l, ok := v.([]any)
+		if !ok || t.Elem().Kind() == reflect.Uint8 {
+			return v
+		}
+		var out []any
+		for i, item := range l {
+			if n := omitZeros(item, t.Elem()); !sameValue(n, item) {
+				if out == nil {
+					out = append([]any(nil), l...)
+				}
+				out[i] = n
+			}
+		}
+		if out == nil {
+			return v
+		}
+		return out
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		var out map[string]any
+		for k, x := range m {
+			if n := omitZeros(x, t.Elem()); !sameValue(n, x) {
+				if out == nil {
+					out = make(map[string]any, len(m))
+					for k2, x2 := range m {
+						out[k2] = x2
+					}
+				}
+				out[k] = n
+			}
+		}
+		if out == nil {
+			return v
+		}
+		return out
+	}
+	return v
+}
+
+// isZeroOf reports whether a JSON value is the zero value encoding/json's
+// omitempty leaves out for a field of type t: a pointer's never is (but
+// null), a struct's never is.
+func isZeroOf(v any, t reflect.Type) bool {
+	if v == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Struct, reflect.Interface:
+		return false
+	case reflect.Bool:
+		return v == false
+	case reflect.String:
+		return v == ""
+	case reflect.Slice, reflect.Map:
+		switch x := v.(type) {
+		case []any:
+			return len(x) == 0
+		case map[string]any:
+			return len(x) == 0
+		case string:
+			return x == "" // a []byte, as base64
+		}
+		return false
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		switch x := v.(type) {
+		case int64:
+			return x == 0
+		case float64:
+			return x == 0
+		case int:
+			return x == 0
+		}
+	}
+	return false
+}
+
+// jsonField is a struct field as encoding/json sees it.
+type jsonField struct {
+	t         reflect.Type
+	omitEmpty bool
+}
+
+var jsonFieldsCache sync.Map // reflect.Type → map[string]jsonField
+
+// jsonFields are a struct type's fields by their JSON names, an inline
+// (embedded or `json:",inline"`) struct's fields among them.
+func jsonFields(t reflect.Type) map[string]jsonField {
+	if f, ok := jsonFieldsCache.Load(t); ok {
+		return f.(map[string]jsonField)
+	}
+	out := map[string]jsonField{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" || !sf.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		ft := sf.Type
+		if name == "" && (sf.Anonymous || strings.Contains(opts, "inline")) {
+			inner := ft
+			for inner.Kind() == reflect.Pointer {
+				inner = inner.Elem()
+			}
+			if inner.Kind() == reflect.Struct {
+				for k, f := range jsonFields(inner) {
+					out[k] = f
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		out[name] = jsonField{t: ft, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")}
+	}
+	jsonFieldsCache.Store(t, out)
+	return out
+}
