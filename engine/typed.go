@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -102,41 +103,61 @@ func atPath(v any, path []string, f func(any) any) any {
 		return f(v)
 	}
 	if path[0] == "*" {
-		l, ok := v.([]any)
-		if !ok {
-			return v
+		if l, ok := v.([]any); ok {
+			return eachItem(l, func(item any) any { return atPath(item, path[1:], f) })
 		}
-		var out []any
-		for i, item := range l {
-			if n := atPath(item, path[1:], f); !sameValue(n, item) {
-				if out == nil {
-					out = append([]any(nil), l...)
-				}
-				out[i] = n
+		return v
+	}
+	if m, ok := v.(map[string]any); ok {
+		return eachValue(m, func(k string, x any) (any, bool) {
+			if k != path[0] {
+				return x, true
 			}
+			return atPath(x, path[1:], f), true
+		})
+	}
+	return v
+}
+
+// eachItem is l with each item as f returns it: l itself when f changed
+// none, else a copy.
+func eachItem(l []any, f func(any) any) any {
+	var out []any
+	for i, item := range l {
+		if n := f(item); !sameValue(n, item) {
+			if out == nil {
+				out = append([]any(nil), l...)
+			}
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return l
+	}
+	return out
+}
+
+// eachValue is m with each value as f returns it, or without the key
+// when f says not to keep it: m itself when f changed none, else a copy.
+func eachValue(m map[string]any, f func(k string, v any) (any, bool)) any {
+	var out map[string]any
+	for k, x := range m {
+		n, keep := f(k, x)
+		if keep && sameValue(n, x) {
+			continue
 		}
 		if out == nil {
-			return v
+			out = maps.Clone(m)
 		}
-		return out
+		if keep {
+			out[k] = n
+		} else {
+			delete(out, k)
+		}
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
+	if out == nil {
+		return m
 	}
-	child, ok := m[path[0]]
-	if !ok {
-		return v
-	}
-	n := atPath(child, path[1:], f)
-	if sameValue(n, child) {
-		return v
-	}
-	out := make(map[string]any, len(m))
-	for k, x := range m {
-		out[k] = x
-	}
-	out[path[0]] = n
 	return out
 }
 
@@ -162,81 +183,27 @@ func omitZeros(v any, t reflect.Type) any {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		fields := jsonFields(t)
-		var out map[string]any
-		for k, x := range m {
-			f, ok := fields[k]
-			if !ok {
-				continue
-			}
-			n := x
-			if f.omitEmpty && isZeroOf(x, f.t) {
-				n = nil
-			} else {
-				n = omitZeros(x, f.t)
-				if sameValue(n, x) {
-					continue
+		if m, ok := v.(map[string]any); ok {
+			fields := jsonFields(t)
+			return eachValue(m, func(k string, x any) (any, bool) {
+				f, ok := fields[k]
+				switch {
+				case !ok:
+					return x, true // not the type's: the API server's to prune
+				case f.omitEmpty && isZeroOf(x, f.t):
+					return nil, false
 				}
-			}
-			if out == nil {
-				out = make(map[string]any, len(m))
-				for k2, x2 := range m {
-					out[k2] = x2
-				}
-			}
-			if n == nil {
-				delete(out, k)
-			} else {
-				out[k] = n
-			}
+				return omitZeros(x, f.t), true
+			})
 		}
-		if out == nil {
-			return v
-		}
-		return out
 	case reflect.Slice:
-		l, ok := v.([]any)
-		if !ok || t.Elem().Kind() == reflect.Uint8 {
-			return v
+		if l, ok := v.([]any); ok && t.Elem().Kind() != reflect.Uint8 {
+			return eachItem(l, func(item any) any { return omitZeros(item, t.Elem()) })
 		}
-		var out []any
-		for i, item := range l {
-			if n := omitZeros(item, t.Elem()); !sameValue(n, item) {
-				if out == nil {
-					out = append([]any(nil), l...)
-				}
-				out[i] = n
-			}
-		}
-		if out == nil {
-			return v
-		}
-		return out
 	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return v
+		if m, ok := v.(map[string]any); ok {
+			return eachValue(m, func(_ string, x any) (any, bool) { return omitZeros(x, t.Elem()), true })
 		}
-		var out map[string]any
-		for k, x := range m {
-			if n := omitZeros(x, t.Elem()); !sameValue(n, x) {
-				if out == nil {
-					out = make(map[string]any, len(m))
-					for k2, x2 := range m {
-						out[k2] = x2
-					}
-				}
-				out[k] = n
-			}
-		}
-		if out == nil {
-			return v
-		}
-		return out
 	}
 	return v
 }
