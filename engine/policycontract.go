@@ -15,7 +15,7 @@ import (
 // The checks of this file hold an admin's declarations to what the engine
 // and the rules do with them: a review or render for a kind Kubeflow's
 // group does not serve, a part of a kind's render or checks for a kind
-// that has no review, a framework without its policy or its registry
+// that has no review (or, for a render's part, no render), a framework without its policy or its registry
 // entry, a render part no plan chooses, an entry of a map the engine reads
 // by name that it never reads (optional, hidden), one name given to two
 // rules. CUE accepts each of them, and each would silently do nothing.
@@ -28,6 +28,10 @@ var byKindFields = map[string]bool{
 	fieldAdmission: false, fieldMutators: false, fieldMerges: false,
 	fieldCRDChecks: true, fieldCRDCheckParts: true, fieldLookups: true, fieldPlans: true, fieldRender: true, fieldRenderParts: true, fieldControllers: true, fieldRenderChecks: true,
 }
+
+// renderFields are the contract's fields keyed by kind that only a kind's
+// render reads.
+var renderFields = map[string]bool{fieldRenderParts: true, fieldPlans: true, fieldControllers: true, fieldRenderChecks: true}
 
 // checkContract checks the sites of the admin's declarations.
 func (l *linter) checkContract() {
@@ -144,6 +148,14 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 		return
 	}
 	if _, ok := reviews[apiVersion][kind]; ok {
+		if _, renders := l.c.renders[apiVersion][kind]; renderFields[field] && !renders {
+			kinds := sortedKeys(l.c.renders[apiVersion])
+			msg := fmt.Sprintf("%s: %s %s has no render, so nothing of this runs", field, apiVersion, kind)
+			if len(kinds) > 0 {
+				msg += fmt.Sprintf("; the kinds of %s with a render are %s", apiVersion, strings.Join(kinds, ", "))
+			}
+			l.problem(st.pos, "%s", msg)
+		}
 		return
 	}
 	kinds := sortedKeys(reviews[apiVersion])
