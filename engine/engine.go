@@ -451,11 +451,11 @@ func (e *Engine) readInputReads(c *compiled) error {
 	for apiVersion, kinds := range c.plans {
 		e.planReads[apiVersion] = map[string][][]string{}
 		for kind, v := range kinds {
-			var reads [][]string
+			var reads map[string][]string
 			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
 				return e.cueError("reading plans", err)
 			}
-			e.planReads[apiVersion][kind] = reads
+			e.planReads[apiVersion][kind] = pathsByName(reads)
 		}
 	}
 	e.lookupReads = map[string]map[string]map[string][][]string{}

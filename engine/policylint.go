@@ -1149,10 +1149,10 @@ func exprText(x ast.Expr) string {
 // readsRoots are the contract's fields whose entries may say with `reads`
 // (and a lookup with `updateReads`) the paths of the input they are given,
 // by name: the engine gives them those alone.
-var readsRoots = map[string]bool{fieldMutators: true, fieldLookups: true}
+var readsRoots = map[string]bool{fieldMutators: true, fieldLookups: true, fieldPlans: true}
 
-// checkReadsCover finds a read of an admin's rule, under a mutator or a
-// lookup that names its reads, of a path of the input (or of the old
+// checkReadsCover finds a read of an admin's rule, under a mutator, a
+// lookup or a plan that names its reads, of a path of the input (or of the old
 // object) the reads do not name: the rule is given the named paths
 // alone, so the read is absent (or partial) whatever the object holds,
 // and the rule silently does otherwise than it says. The load's trial on
@@ -1205,18 +1205,26 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 	for _, d := range declared {
 		names = append(names, strings.Join(d, "."))
 	}
-	l.problem(pos, "this rule reads %s.%s, which the reads of %s: %q: %s do not name: the rule is given %s alone, so the read is absent (or partial) whatever the object holds; name the path under %s: %q: %s: reads",
+	msg := fmt.Sprintf("this rule reads %s.%s, which the reads of %s: %q: %s do not name: the rule is given %s alone, so the read is absent (or partial) whatever the object holds; name the path under %s: %q: %s: reads",
 		root, strings.Join(read, "."), field, apiVersion, kind, strings.Join(names, ", "), field, apiVersion, kind)
+	if field == fieldPlans {
+		msg += " (the plan is then evaluated for each value of it), or read it in a render part"
+	}
+	l.problem(pos, "%s", msg)
 }
 
-// declaredReads are the paths a mutator's or a lookup's `reads` (and a
-// lookup's `updateReads`) name, as the load read them (readInputReads);
+// declaredReads are the paths a mutator's, a lookup's or a plan's `reads`
+// (and a lookup's `updateReads`) name, as the load read them (readInputReads);
 // false when it names none (a mutator without reads is given the whole
 // object).
 func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool) {
-	if field == fieldLookups {
+	switch field {
+	case fieldLookups:
 		byOp, ok := l.e.lookupReads[apiVersion][kind]
 		return byOp[opUpdate], ok
+	case fieldPlans:
+		paths, ok := l.e.planReads[apiVersion][kind]
+		return paths, ok
 	}
 	paths, ok := l.e.mutatorReads[apiVersion][kind]
 	return paths, ok
