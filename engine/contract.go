@@ -67,7 +67,9 @@ const (
 	// fieldSchemaChecked tells a review the API server checked the object.
 	fieldSchemaChecked = "schemaChecked"
 	fieldMLPolicy      = "#MLPolicy"
-	// A CRD check part's part of the object and its items' indexes.
+	fieldContextDef    = "#Context" // what a review's context holds
+	// A CRD check part's part of the object and its items' indexes; a
+	// knownKeys entry's maps (at).
 	fieldSelf = "self"
 	fieldAt   = "at"
 )
@@ -177,6 +179,7 @@ var (
 	selRenderParts = cue.Str(fieldRenderParts)
 	selObject      = cue.Str(fieldObject)
 	selMLPolicy    = cue.Def(fieldMLPolicy)
+	selContextDef  = cue.Def(fieldContextDef)
 	selObjects     = cue.Str("objects")
 	selExisting    = cue.Str("existing")
 	selEdits       = cue.Str("edits")

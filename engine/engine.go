@@ -604,6 +604,21 @@ func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
 func (e *Engine) loadBuiltin(c *compiled) error {
 	byName := map[string]Document{}
 	var problems []Problem
+	// A runtime that exists from the start is of a cluster-wide runtime
+	// kind: the load has no namespace for another.
+	var kinds map[string]struct {
+		Kind       string `json:"kind"`
+		Namespaced bool   `json:"namespaced"`
+	}
+	if err := c.schemas.LookupPath(pathRuntimeKinds).Decode(&kinds); err != nil {
+		return e.cueError("reading runtimeKinds", err)
+	}
+	var clusterWide []string
+	for _, key := range sortedKeys(kinds) {
+		if k := kinds[key]; !k.Namespaced {
+			clusterWide = append(clusterWide, k.Kind)
+		}
+	}
 	for i, pkg := range []cue.Value{c.runtimes, c.schemas} {
 		v := pkg.LookupPath(pathClusterTrainingRuntimes)
 		if !v.Exists() {
@@ -624,6 +639,10 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 					p.Message += "\n    (a runtime declared in CUE is an object, as in YAML: give every field its value)"
 					problems = append(problems, p)
 				}
+				continue
+			}
+			if i == 1 && doc.Kind() != "" && !slices.Contains(clusterWide, doc.Kind()) {
+				problems = append(problems, Problem{File: doc.File, Line: doc.LineOf("kind"), Message: fmt.Sprintf("%s: %q is a %s, which belongs to a namespace: a runtime declared in CUE exists from the start, cluster-wide, as a %s", fieldClusterTrainingRuntimes, doc.Name(), doc.Kind(), strings.Join(clusterWide, " or "))})
 				continue
 			}
 			byName[doc.Name()] = doc

@@ -91,6 +91,7 @@ func TestLookupReadsChecked(t *testing.T) {
 			"extra.cue:7:13: lookups of TrainJob read a path of the input that their reads do not name"},
 		{"named", "\treads: trainer: [\"spec\", \"trainer\"]\n\tif input.spec.trainer != _|_ {\n\t\tobjects: trainerConfig: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"c\"}\n\t\texisting: trainerState: {group: \"\", kind: \"ConfigMap\", namespace: \"default\", name: \"s\"}\n\t}\n", ""},
 	} {
-		loadPolicyWant(t, tc.name, map[string]string{"extra.cue": head + tc.body + "}\n"}, tc.want)
+		// The context field the lookup's object fills (checkContextField).
+		loadPolicyWant(t, tc.name, map[string]string{"extra.cue": head + tc.body + "}\n\n#Context: trainerConfig?: {...}\n"}, tc.want)
 	}
 }

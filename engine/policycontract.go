@@ -80,8 +80,60 @@ func (l *linter) checkContract() {
 		if field == fieldRenderParts && len(st.path) == 4 && st.path[3].IsString() {
 			l.checkRenderPart(st)
 		}
+		if field == fieldKnownKeys && len(st.path) == 2 {
+			l.checkKnownKeysEntry(st)
+		}
+		if field == fieldContextKinds && len(st.path) == 3 {
+			if name, err := l.lookup(lpath{sels: st.path, ok: true}).String(); err == nil {
+				l.checkContextField(st, name, "contextKinds files such objects")
+			}
+		}
+	}
+	for _, st := range l.contextSites {
+		l.checkContextField(st, st.path[4].Unquoted(), "the lookup gives what it finds")
 	}
 	l.checkPlannedParts()
+}
+
+// checkKnownKeysEntry checks that a knownKeys entry says where its maps
+// are: an entry without `at` (a new one, by a misspelt name) checks no
+// map.
+func (l *linter) checkKnownKeysEntry(st site) {
+	entry := l.lookup(lpath{sels: st.path, ok: true})
+	if entry.LookupPath(cue.MakePath(cue.Str(fieldAt))).Validate(cue.Concrete(true)) == nil {
+		return
+	}
+	name := st.path[1].Unquoted()
+	msg := fmt.Sprintf("knownKeys: %s says no maps (at), so none of its keys is checked", name)
+	var others []string
+	for _, n := range fieldNames(l.lookup(lpath{sels: st.path[:1], ok: true})) {
+		if n != name {
+			others = append(others, n)
+		}
+	}
+	if s := suggest(name, others); s != "" {
+		msg += fmt.Sprintf(": did you mean %s?", s)
+	} else {
+		msg += `: give the end of their path, at: ["metadata", "labels"]`
+	}
+	l.problem(st.pos, "%s", msg)
+}
+
+// checkContextField checks that #Context has the field a lookup or a
+// context kind fills: the engine gives a review context.<name>, and a
+// name #Context has not makes every review fail on the user's object.
+func (l *linter) checkContextField(st site, name, what string) {
+	ctx := l.lookup(lpath{sels: []cue.Selector{selContextDef}, ok: true})
+	if !ctx.Exists() || ctx.Allows(cue.Str(name)) {
+		return
+	}
+	msg := fmt.Sprintf("%s under context.%s, which #Context has not, so every review would fail", what, name)
+	if s := suggest(name, fieldNames(ctx)); s != "" {
+		msg += fmt.Sprintf(": did you mean %s?", s)
+	} else {
+		msg += fmt.Sprintf("; declare it: #Context: %s?: {...}", name)
+	}
+	l.problem(st.pos, "%s", msg)
 }
 
 // servedKinds are the kinds of the groups that have CRDs (crds), by group,
@@ -112,7 +164,15 @@ func (l *linter) checkAPIVersion(st site, field string, served map[string]map[st
 	apiVersion := st.path[1].Unquoted()
 	group, version := groupOf(apiVersion), strings.TrimPrefix(apiVersion, groupOf(apiVersion)+"/")
 	versions, ok := served[group]
-	if !ok || versions[version] != nil {
+	if !ok {
+		// A group a slip from one that has CRDs (Trainer.kubeflow.org,
+		// trainer.kubeflow.com): no object of it comes to these rules.
+		if meant := suggest(group, sortedKeys(served)); meant != "" {
+			l.problem(st.pos, "%s: %s is not a group the CRDs serve, so no object of it comes to these rules: did you mean %s?", field, group, meant)
+		}
+		return
+	}
+	if versions[version] != nil {
 		return
 	}
 	var names []string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 		l.checkRegexps(e.policyFiles[name].file)
 	}
 	l.checkHelperReads()
+	l.checkDeclared()
 	l.checkDefaults()
 	l.checkContract()
 	l.checkUnread()
@@ -74,6 +76,9 @@ type linter struct {
 	// sites are the fields declared near the top level, where the
 	// contract's names are (kinds, frameworks, render parts).
 	sites []site
+	// contextSites are the lookups' objects (lookups: v: K: objects: x),
+	// which a review finds under context.x.
+	contextSites []site
 	// partSites are the render parts plans name (plans: v: K: parts: x).
 	partSites []site
 	// unread are the fields declared hidden, as definitions or optional,
@@ -92,6 +97,12 @@ type linter struct {
 	runtimeKindName *string
 	// namedStrings are the strings the CUE's sources name (namedStrings).
 	namedStrings map[string]bool
+	// declared are the definitions declared `#x: _` under the contract's
+	// fields: names a review or a render gives a value (checkDeclared).
+	declared []site
+	// partDefs are the other definitions a render part sets: its
+	// render's (#counts), or helpers of the admin's own.
+	partDefs []site
 	// bindings are what callers give a helper definition's parameters
 	// (#helper & {#t: object.spec.trainer}), by the parameter's path;
 	// helperReads the reads of such parameters (checkHelperReads).
@@ -152,8 +163,18 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if len(fp.sels) == 5 && fp.sels[0].String() == fieldPlans && fp.sels[3].String() == fieldParts && fp.sels[4].IsString() {
 					l.partSites = append(l.partSites, site{path: fp.sels, pos: d.Label.Pos()})
 				}
+				if len(fp.sels) == 5 && fp.sels[0].String() == fieldLookups && fp.sels[3] == selObjects && fp.sels[4].IsString() {
+					l.contextSites = append(l.contextSites, site{path: fp.sels, pos: d.Label.Pos()})
+				}
 				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
 					l.unread = append(l.unread, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
+				}
+				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && last.IsDefinition() && !fp.sels[0].IsDefinition() {
+					if id, ok := d.Value.(*ast.Ident); ok && id.Name == "_" {
+						l.declared = append(l.declared, site{path: fp.sels, pos: d.Label.Pos()})
+					} else if len(fp.sels) == 5 && fp.sels[0].String() == fieldRenderParts {
+						l.partDefs = append(l.partDefs, site{path: fp.sels, pos: d.Label.Pos()})
+					}
 				}
 				if list, ok := d.Value.(*ast.ListLit); ok && len(fp.sels) > 1 {
 					l.lists = append(l.lists, listSite{site: site{path: fp.sels, pos: d.Label.Pos()}, list: list})
@@ -1459,4 +1480,95 @@ func (l *linter) checkHelperReads() {
 			break
 		}
 	}
+}
+
+// checkDeclared checks each definition an admin's file declares as `#x: _`
+// under the contract's fields, to read what the engine's CUE gives it (a
+// review's #runtime, a render part's #plan): one that nothing gives a
+// value (a misspelt name, #runtim) stays `_`, and every read of it is
+// absent. A render part's is its render's: the render must have it.
+func (l *linter) checkDeclared() {
+	for _, st := range l.declared {
+		parent, last := st.path[:len(st.path)-1], st.path[len(st.path)-1]
+		scope := lpath{sels: parent, ok: true}
+		if render, ok := renderScope(parent); ok {
+			// A part of a render is unified with the kind's render.
+			scope = render
+			if l.lookup(scope.child(last, true)).Exists() {
+				continue
+			}
+		} else if !isOpen(l.lookup(lpath{sels: st.path, ok: true})) {
+			continue
+		}
+		where := cue.MakePath(st.path...).String()
+		msg := fmt.Sprintf("%s is declared _ and nothing gives it a value, so every read of it is absent", where)
+		if s := suggest(last.String(), definitionNames(l.lookup(scope), last)); s != "" {
+			msg += fmt.Sprintf(": did you mean %s?", s)
+		}
+		l.problem(st.pos, "%s", msg)
+	}
+	// A definition a render part sets that its render has not, and that
+	// no admin's file reads, reaches nothing (#count for #counts).
+	var uses map[string]int
+	for _, st := range l.partDefs {
+		last := st.path[len(st.path)-1]
+		render := lpath{sels: []cue.Selector{selRender, st.path[1], st.path[2]}, ok: true}
+		if l.lookup(render.child(last, true)).Exists() {
+			continue
+		}
+		if uses == nil {
+			uses = l.policyIdentUses()
+		}
+		if uses[last.String()] > 1 {
+			continue // a helper of the admin's own
+		}
+		msg := fmt.Sprintf("%s is no definition of the %s render, and nothing reads it, so what it holds reaches nothing", cue.MakePath(st.path...).String(), st.path[2].Unquoted())
+		if s := suggest(last.String(), definitionNames(l.lookup(render), last)); s != "" {
+			msg += fmt.Sprintf(": did you mean %s?", s)
+		}
+		l.problem(st.pos, "%s", msg)
+	}
+}
+
+// policyIdentUses counts each identifier's occurrences in the admin's
+// files, declarations' labels included.
+func (l *linter) policyIdentUses() map[string]int {
+	uses := map[string]int{}
+	for _, name := range sortedKeys(l.e.policyFiles) {
+		ast.Walk(l.e.policyFiles[name].file, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				uses[id.Name]++
+			}
+			return true
+		}, nil)
+	}
+	return uses
+}
+
+// renderScope is the kind's render a part of it at path is unified with
+// (a render part, a controller's part, the load's render checks): false
+// for what is not such a part.
+func renderScope(path []cue.Selector) (lpath, bool) {
+	switch {
+	case len(path) == 4 && path[0].String() == fieldRenderParts,
+		len(path) == 3 && (path[0].String() == fieldControllers || path[0].String() == fieldRenderChecks):
+		return lpath{sels: []cue.Selector{selRender, path[1], path[2]}, ok: true}, true
+	}
+	return lpath{}, false
+}
+
+// definitionNames are the definitions of v but skip, sorted.
+func definitionNames(v cue.Value, skip cue.Selector) []string {
+	var out []string
+	it, err := v.Fields(cue.Definitions(true))
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		if sel := it.Selector(); sel.IsDefinition() && sel != skip {
+			out = append(out, sel.String())
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -372,6 +372,10 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 	})
 	for _, g := range groups {
 		for _, e := range g.Ops {
+			if e.Object == "" {
+				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s: an edit names the object it edits (object: the id of one of the render's objects)", g.Name)
+				continue
+			}
 			obj, ok := objects[e.Object]
 			if !ok {
 				continue // an edit of an object this render does not build
