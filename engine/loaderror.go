@@ -125,6 +125,19 @@ func (e *Engine) sourceOf(v cue.Value) string {
 	return first
 }
 
+// policySource is the first place in an admin's file among a CUE error's
+// positions (FILE:LINE:COLUMN); "" when none is.
+func (e *Engine) policySource(err error) string {
+	for _, ce := range errors.Errors(err) {
+		for _, p := range errors.Positions(ce) {
+			if p.IsValid() && e.isPolicyFile(p.Filename()) {
+				return e.position(p.Filename(), p.Line(), p.Column())
+			}
+		}
+	}
+	return ""
+}
+
 // isPolicyFile reports whether a loader file name is an admin's file.
 func (e *Engine) isPolicyFile(name string) bool {
 	_, ok := e.policyFiles[name]

@@ -233,7 +233,8 @@ func TestRegexpsCompiled(t *testing.T) {
 		{"constraint", "#Image: =~\"(?P<x\"\n", `"(?P<x" is not a regular expression`},
 		{"call", "import re \"regexp\"\n\n" + rule(`re.Match("*x", object.spec.trainer.image)`), `"*x" is not a regular expression`},
 		{"valid", "import \"regexp\"\n\n" + rule(`regexp.Match("^x", object.spec.trainer.image) && object.spec.trainer.image =~ "^[a-z]+(/[a-z]+)*$"`), ""},
-		{"Valid is a test", "import \"regexp\"\n\n" + rule(`!regexp.Valid("(")`), ""},
+		// (Guarded from the probes: CUE's regexp.Valid fails on "(".)
+		{"Valid is a test", "import \"regexp\"\n\n" + rule(`object.spec.trainer.image == "x" if !regexp.Valid("(")`), ""},
 	} {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + tc.src}, tc.want)
 	}
@@ -255,7 +256,7 @@ func TestListItemsChecked(t *testing.T) {
 		{"warning message misspelled", rule("warnings", `path: "spec.trainer.image", mesage: "no"`),
 			`TrainJob.warnings.img: an item's mesage: field not allowed: did you mean message?`},
 		{"path of the wrong kind", rule("warnings", `path: 3, message: "no"`), `an item's path: conflicting values 3 and string`},
-		{"from data", rule("policy", `path: "spec.trainer.image", type: object.metadata.name, detail: "no"`), ""},
+		{"from data", rule("policy", `path: "spec.trainer.image", type: *object.metadata.annotations["example.com/type"] | "Invalid value", detail: "no"`), ""},
 	} {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": tc.src}, tc.want)
 	}
@@ -264,24 +265,25 @@ func TestListItemsChecked(t *testing.T) {
 // TestWarningRuleDefect: a warning rule that does not evaluate on an
 // object (a message that interpolates a list) is the policy's defect, as
 // any rule's: a rule error among the result's errors, in a review and in
-// a render, and not a warning.
+// a render, and not a warning. (The rules fire on two env vars, which no
+// probe has: the load cannot find them.)
 func TestWarningRuleDefect(t *testing.T) {
 	e := loadPolicyWant(t, "warning rules", map[string]string{"p.cue": `package schemas
 
 admission: (#APIVersion): TrainJob: {
 	object: _
-	warnings: envs: [if object.spec.trainer.env != _|_ {message: "env \(object.spec.trainer.env)"}]
+	warnings: envs: [if object.spec.trainer.env != _|_ if len(object.spec.trainer.env) > 1 {message: "env \(object.spec.trainer.env)"}]
 }
 renderParts: (#APIVersion): TrainJob: torch: {
 	#trainer: _
-	warnings: envs: [if #trainer.env != _|_ {message: "env \(#trainer.env)"}]
+	warnings: envs: [if #trainer.env != _|_ if len(#trainer.env) > 1 {message: "env \(#trainer.env)"}]
 }
 `}, "")
 	if e == nil {
 		return
 	}
 	s := e.NewSession(SessionOptions{})
-	r := s.Admit(readOne(t, jobYAML("torch-distributed", "{env: [{name: A, value: x}]}")))
+	r := s.Admit(readOne(t, jobYAML("torch-distributed", "{env: [{name: A, value: x}, {name: B, value: z}]}")))
 	if len(r.Warnings) != 0 || len(r.Errors) != 1 || r.Errors[0].Phase != PhaseRuleError || !strings.Contains(r.Errors[0].Detail, "invalid interpolation") {
 		t.Errorf("review: warnings %v, errors %v; want the rule error alone", r.Warnings, r.Errors)
 	}

@@ -292,6 +292,10 @@ func (rn *rendering) decodeOutputs() bool {
 	if err != nil {
 		rule := strings.ReplaceAll(err.what, " ", ".")
 		rn.defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, rn.s.e.Details(err.err))
+		// A policy's value that breaks a shipped rule: the admin's line.
+		if src := rn.s.e.policySource(err.err); src != "" {
+			rn.out.Errors[len(rn.out.Errors)-1].Source = src
+		}
 		return false
 	}
 	if rn.p != nil {
