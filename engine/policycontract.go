@@ -644,5 +644,108 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 		}
 		steps = append(steps, step{sel: cue.Str(name), ok: true, name: name, pos: lit.Pos()})
 	}
-	l.checkSteps([]cue.Selector{selAdmission, apiVersion, kind, selObject}, kind.Unquoted(), steps, "the API server would prune what the mutation writes there")
+	base := []cue.Selector{selAdmission, apiVersion, kind, selObject}
+	what := "the API server would prune what the mutation writes there"
+	if pos, msg, found := l.stepsProblem(base, kind.Unquoted(), steps, what); found {
+		l.problem(pos, "%s", msg)
+		return
+	}
+	if len(steps) == 0 || len(steps) != len(path.Elts) {
+		return // a computed step: the schema says no more
+	}
+	at := slices.Clone(base)
+	name := kind.Unquoted()
+	for _, st := range steps {
+		at, name = append(at, st.sel), name+"."+st.name
+	}
+	l.checkMutationValue(at, name, s)
+}
+
+// checkMutationValue checks what a mutation with a literal path writes
+// against the kind's schema there: items added to what is no list, a map
+// merged into what is no object, a literal of another type, a field the
+// schema has not. The API server refuses such an object (the user's, for
+// the policy's slip) or prunes the field; CUE sees it only when the
+// mutation fires, which the probes may never make it do.
+func (l *linter) checkMutationValue(at []cue.Selector, name string, s *ast.StructLit) {
+	schema, _ := l.at(at)
+	if !schema.Exists() || schema.Err() != nil || schema.IncompleteKind() == cue.TopKind {
+		return
+	}
+	op, opLit, _ := stringField(s, "op")
+	kind := schema.IncompleteKind()
+	refuse := func(pos token.Pos, format string, args ...any) {
+		l.problem(pos, "%s is %v, so the API server would refuse what the mutation writes there: %s", name, kind, fmt.Sprintf(format, args...))
+	}
+	switch op {
+	case "upsert", "append":
+		if kind&cue.ListKind == 0 {
+			refuse(opLit.Pos(), "op %s adds items to a list", op)
+			return
+		}
+		items, ok := fieldValue(s, "items").(*ast.ListLit)
+		if !ok {
+			return
+		}
+		item := schema.LookupPath(cue.MakePath(cue.AnyIndex))
+		for _, x := range items.Elts {
+			if v, ok := x.(*ast.StructLit); ok && item.Exists() {
+				l.checkWritten(item, name+"[]", v)
+			}
+		}
+	case "set", "merge":
+		switch v := fieldValue(s, "value").(type) {
+		case *ast.StructLit:
+			if kind&cue.StructKind == 0 {
+				refuse(v.Pos(), "the value is an object")
+				return
+			}
+			l.checkWritten(schema, name, v)
+		case *ast.ListLit:
+			if kind&cue.ListKind == 0 {
+				refuse(v.Pos(), "the value is a list")
+			}
+		case *ast.BasicLit:
+			if op == "merge" {
+				refuse(v.Pos(), "op merge adds an object's fields")
+			} else if lit := l.c.ctx.BuildExpr(v); lit.Err() == nil && schema.Unify(lit).Err() != nil {
+				refuse(v.Pos(), "the value is %s", v.Value)
+			}
+		}
+	}
+}
+
+// checkWritten checks the literal fields of what a mutation writes (an
+// object, an item) against the schema there.
+func (l *linter) checkWritten(schema cue.Value, name string, s *ast.StructLit) {
+	err := schema.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
+	if err == nil {
+		return
+	}
+	for _, p := range l.e.cueProblemList(err) {
+		first, _, _ := strings.Cut(p.Message, "\n")
+		at, what, ok := strings.Cut(first, ": ")
+		if !ok {
+			at, what = "", first
+		}
+		field := at[strings.LastIndex(at, ".")+1:]
+		if what == "field not allowed" {
+			what = ", a field the schema has not, so the API server would prune it"
+			if sug := suggest(field, fieldNames(schema)); sug != "" {
+				what += fmt.Sprintf(": did you mean %s?", sug)
+			}
+		} else {
+			what = ": " + what
+		}
+		l.problem(fieldPos(s, field), "the mutation writes %s.%s%s", name, field, what)
+	}
+}
+
+// fieldValue is the value a struct literal writes under name; nil when
+// it writes none.
+func fieldValue(s *ast.StructLit, name string) ast.Expr {
+	if f := fieldOf(s, name); f != nil {
+		return f.Value
+	}
+	return nil
 }
