@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -53,6 +54,26 @@ func misfit(obj map[string]any) string {
 	return strings.Join(whys, "; ")
 }
 
+// misfit is misfit, and also says of an object of a kind no render owns
+// (owned: a Configmap, a core/v1 apiVersion) that the controller does not
+// watch it, and that a kind the cluster has not fails its apply.
+func (rn *rendering) misfit(obj map[string]any) string {
+	d := Document{Object: obj}
+	owned := rn.s.e.owned
+	if !owned[d.APIVersion()][d.Kind()] {
+		why := fmt.Sprintf("no render owns %s %s (owned): the controller does not watch it, and a kind the cluster has not fails its apply", d.APIVersion(), d.Kind())
+		if kinds := sortedKeys(owned[d.APIVersion()]); len(kinds) > 0 {
+			if s := suggest(d.Kind(), kinds); s != "" {
+				why += fmt.Sprintf(": did you mean %s?", s)
+			}
+		} else if s := suggest(d.APIVersion(), sortedKeys(owned)); s != "" {
+			why += fmt.Sprintf(": did you mean %s?", s)
+		}
+		return why
+	}
+	return misfit(obj)
+}
+
 // checkFit finds, with a policy directory, the objects a render built that
 // do not fit their kinds, and what made each misfit: the objects are built
 // again and the edit groups made one at a time, in applyEdits' order.
@@ -62,7 +83,7 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 	}
 	pending := map[string]bool{}
 	for id, obj := range objects {
-		if misfit(obj) != "" {
+		if rn.misfit(obj) != "" {
 			pending[id] = true
 		}
 	}
@@ -75,7 +96,7 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 	}
 	blame := func(rule string, at cue.Path, what string) {
 		for _, id := range sortedKeys(pending) {
-			if why := misfit(again[id]); why != "" {
+			if why := rn.misfit(again[id]); why != "" {
 				rn.defect(rule, at, "%s the %v %s a misfit of its kind: %s", what, again[id]["kind"], id, why)
 				delete(pending, id)
 			}

@@ -379,6 +379,8 @@ render: (#APIVersion): TrainJob: objects: quota: {
 	metadata: name: "q"
 	spec: hard: requests: {cpu: 0.5, memory: 1024}
 }
+
+owned: v1: ResourceQuota: true
 `
 	if err := os.WriteFile(filepath.Join(dir, "quota.cue"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
