@@ -1351,6 +1351,13 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		return
 	}
 	value := l.c.ctx.BuildExpr(lit)
+	ordering := x.Op != token.EQL && x.Op != token.NEQ
+	if ordering && lit.Kind == token.STRING && schema.IncompleteKind()&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind {
+		// A quantity (or an int-or-string) ordered against a string
+		// literal is ordered as text: "16" > "8" is false.
+		l.problem(lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s orders it as text (\"16\" < \"8\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
+		return
+	}
 	if value.Err() != nil || schema.Unify(value).Err() == nil {
 		return
 	}
