@@ -527,10 +527,29 @@ func (l *linter) checkListItems() {
 
 // checkItem checks an item's literal fields against its schema.
 func (l *linter) checkItem(path []cue.Selector, item cue.Value, s *ast.StructLit) {
-	err := item.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
-	if err == nil {
-		return
+	for _, p := range l.literalProblems(item, s) {
+		what := p.what
+		if p.meant != "" {
+			what += fmt.Sprintf(": did you mean %s?", p.meant)
+		}
+		l.problem(fieldPos(s, p.field), "%s: an item's %s: %s", cue.MakePath(path...), p.field, what)
 	}
+}
+
+// literalProblem is what a schema refuses of one literal field of a
+// struct literal; meant the field meant, for a field the schema has not.
+type literalProblem struct {
+	field, what, meant string
+}
+
+// literalProblems are what schema refuses of a struct literal's literal
+// fields (literalFields), one per field.
+func (l *linter) literalProblems(schema cue.Value, s *ast.StructLit) []literalProblem {
+	err := schema.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
+	if err == nil {
+		return nil
+	}
+	var out []literalProblem
 	for _, p := range l.e.cueProblemList(err) {
 		// "<the item's path>.<field>: <what is wrong>", and the schema's
 		// positions on the lines after.
@@ -539,14 +558,13 @@ func (l *linter) checkItem(path []cue.Selector, item cue.Value, s *ast.StructLit
 		if !ok {
 			at, what = "", first
 		}
-		field := at[strings.LastIndex(at, ".")+1:]
+		lp := literalProblem{field: at[strings.LastIndex(at, ".")+1:], what: what}
 		if what == "field not allowed" {
-			if sug := suggest(field, fieldNames(item)); sug != "" {
-				what += fmt.Sprintf(": did you mean %s?", sug)
-			}
+			lp.meant = suggest(lp.field, fieldNames(schema))
 		}
-		l.problem(fieldPos(s, field), "%s: an item's %s: %s", cue.MakePath(path...), field, what)
+		out = append(out, lp)
 	}
+	return out
 }
 
 // literalFields is a struct literal's fields with plain labels, their
@@ -718,26 +736,15 @@ func (l *linter) checkMutationValue(at []cue.Selector, name string, s *ast.Struc
 // checkWritten checks the literal fields of what a mutation writes (an
 // object, an item) against the schema there.
 func (l *linter) checkWritten(schema cue.Value, name string, s *ast.StructLit) {
-	err := schema.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
-	if err == nil {
-		return
-	}
-	for _, p := range l.e.cueProblemList(err) {
-		first, _, _ := strings.Cut(p.Message, "\n")
-		at, what, ok := strings.Cut(first, ": ")
-		if !ok {
-			at, what = "", first
-		}
-		field := at[strings.LastIndex(at, ".")+1:]
-		if what == "field not allowed" {
+	for _, p := range l.literalProblems(schema, s) {
+		what := ": " + p.what
+		if p.what == "field not allowed" {
 			what = ", a field the schema has not, so the API server would prune it"
-			if sug := suggest(field, fieldNames(schema)); sug != "" {
-				what += fmt.Sprintf(": did you mean %s?", sug)
-			}
-		} else {
-			what = ": " + what
 		}
-		l.problem(fieldPos(s, field), "the mutation writes %s.%s%s", name, field, what)
+		if p.meant != "" {
+			what += fmt.Sprintf(": did you mean %s?", p.meant)
+		}
+		l.problem(fieldPos(s, p.field), "the mutation writes %s.%s%s", name, p.field, what)
 	}
 }
 
