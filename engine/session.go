@@ -489,7 +489,33 @@ func (s *Session) keep(doc Document) Result {
 	if hint != "" {
 		r.Warnings = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
 	}
+	// A context kind a slip from this one (contextKinds: Localqueue, or
+	// v1beta for v1beta1): the rules that read it see none, and refuse in
+	// the user's name; said here, where vet meets the object.
+	if meant := s.e.nearContextKind(apiVersion, kind); meant != "" {
+		r.Warnings = append(r.Warnings, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
+	}
 	return r
+}
+
+// nearContextKind is the context kind (apiVersion and kind) a slip from
+// the one given: the same apiVersion and a kind a letter or two away, or
+// the same kind and an apiVersion a letter or two away; "" when none is.
+func (e *Engine) nearContextKind(apiVersion, kind string) string {
+	if meant := suggest(kind, sortedKeys(e.contextKinds[apiVersion])); meant != "" {
+		return apiVersion + " " + meant
+	}
+	var versions []string
+	for av, kinds := range e.contextKinds {
+		if _, ok := kinds[kind]; ok && groupOf(av) == groupOf(apiVersion) {
+			versions = append(versions, av)
+		}
+	}
+	slices.Sort(versions)
+	if meant := suggest(apiVersion, versions); meant != "" {
+		return meant + " " + kind
+	}
+	return ""
 }
 
 // servedAs are the apiVersions that serve a kind of our groups, sorted.
