@@ -178,51 +178,19 @@ func serverValue(v any, schema map[string]any) any {
 		if schema["x-kubernetes-preserve-unknown-fields"] == true && schema["properties"] == nil {
 			return v
 		}
-		var out map[string]any
-		for k, val := range x {
+		return eachValue(x, func(k string, val any) (any, bool) {
 			prop := fieldSchema(schema, k)
-			if prop == nil {
-				continue // an unknown field: the schema says so
+			switch {
+			case prop == nil:
+				return val, true // an unknown field: the schema says so
+			case val == nil:
+				return nil, prop["nullable"] == true
 			}
-			pruned := val
-			if val == nil && prop["nullable"] != true {
-				pruned = nil
-			} else if val != nil {
-				pruned = serverValue(val, prop)
-			}
-			if val == nil && prop["nullable"] != true || !same(pruned, val) {
-				if out == nil {
-					out = make(map[string]any, len(x))
-					for k2, v2 := range x {
-						out[k2] = v2
-					}
-				}
-				if val == nil {
-					delete(out, k)
-				} else {
-					out[k] = pruned
-				}
-			}
-		}
-		if out == nil {
-			return v
-		}
-		return out
+			return serverValue(val, prop), true
+		})
 	case []any:
 		items, _ := schema["items"].(map[string]any)
-		var out []any
-		for i, val := range x {
-			if pruned := serverValue(val, items); !same(pruned, val) {
-				if out == nil {
-					out = append([]any(nil), x...)
-				}
-				out[i] = pruned
-			}
-		}
-		if out == nil {
-			return v
-		}
-		return out
+		return eachItem(x, func(val any) any { return serverValue(val, items) })
 	case float64:
 		// kube-openapi's whole float, which its type validator takes
 		// for an integer (typeerrors.go's floatInt).

@@ -124,7 +124,7 @@ func atPath(v any, path []string, f func(any) any) any {
 func eachItem(l []any, f func(any) any) any {
 	var out []any
 	for i, item := range l {
-		if n := f(item); !sameValue(n, item) {
+		if n := f(item); !same(n, item) {
 			if out == nil {
 				out = append([]any(nil), l...)
 			}
@@ -143,7 +143,7 @@ func eachValue(m map[string]any, f func(k string, v any) (any, bool)) any {
 	var out map[string]any
 	for k, x := range m {
 		n, keep := f(k, x)
-		if keep && sameValue(n, x) {
+		if keep && same(n, x) {
 			continue
 		}
 		if out == nil {
@@ -159,20 +159,6 @@ func eachValue(m map[string]any, f func(k string, v any) (any, bool)) any {
 		return m
 	}
 	return out
-}
-
-// sameValue reports whether a and b are the same map, list or leaf (not
-// equal ones): omitZeros returns what it did not change.
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
-	case []any:
-		y, ok := b.([]any)
-		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
-	}
-	return a == b
 }
 
 // omitZeros is v, read as Go type t, without the fields t's json tags
