@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
@@ -352,4 +353,51 @@ func disjuncts(x ast.Expr) []ast.Expr {
 	}
 	flatten(x)
 	return terms
+}
+
+// markerValues are the only values a field's CRD lets it hold, as its
+// markers say them: an Enum marker, or an XValidation rule `self in
+// [...]` of string literals; nil when they say no such list.
+func markerValues(v cue.Value) []string {
+	var values []string
+	for _, cg := range v.Doc() {
+		for _, c := range cg.List {
+			line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+			m, ok := strings.CutPrefix(line, "+kubebuilder:validation:")
+			if !ok {
+				continue
+			}
+			if list, ok := strings.CutPrefix(m, "Enum="); ok {
+				for _, e := range strings.Split(list, ";") {
+					if uq, err := strconv.Unquote(e); err == nil {
+						e = uq
+					}
+					values = append(values, e)
+				}
+				continue
+			}
+			if in := selfInRule.FindStringSubmatch(m); in != nil {
+				for _, e := range strings.Split(in[1], ",") {
+					e = strings.TrimSpace(e)
+					if len(e) < 2 || e[0] != '\'' || e[len(e)-1] != '\'' {
+						return nil // not a list of string literals
+					}
+					values = append(values, e[1:len(e)-1])
+				}
+			}
+		}
+	}
+	return values
+}
+
+// selfInRule is an XValidation marker whose rule is `self in [...]`.
+var selfInRule = regexp.MustCompile(`^XValidation:rule="self in \[([^\]]*)\]"`)
+
+// quoteEach is values quoted, comma-separated: "a", "b".
+func quoteEach(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = strconv.Quote(v)
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -1345,6 +1345,22 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		name += "." + st.name
 	}
 	schema, _ := l.at(sels)
+	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING {
+		// The CRD's own list of values (an Enum marker, a rule `self in
+		// [...]`), which the CUE type (a string) does not say.
+		if allowed := markerValues(schema); len(allowed) > 0 {
+			s, err := literal.Unquote(lit.Value)
+			if err == nil && !slices.Contains(allowed, s) {
+				outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+				msg := fmt.Sprintf("%s can only be one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(allowed), lit.Value, outcome)
+				if near := suggest(s, allowed); near != "" {
+					msg += fmt.Sprintf(": did you mean %q?", near)
+				}
+				l.problem(lit.Pos(), "%s", msg)
+				return
+			}
+		}
+	}
 	// Only a schema says what a field may hold: a value computed at load
 	// says what the probes held.
 	if !schema.Exists() || schema.Err() != nil || schema.IsConcrete() || schema.IncompleteKind() == cue.TopKind {
