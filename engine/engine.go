@@ -114,6 +114,9 @@ type Engine struct {
 	contextKinds map[string]map[string]string
 	// owned are the kinds renders create, by apiVersion.
 	owned map[string]map[string]bool
+	// runtimeKinds are the kinds a TrainJob's runtimeRef may name, by
+	// their registry key (runtimeKinds).
+	runtimeKinds map[string]runtimeKind
 	// opaque says which map keys reach an evaluation as tokens.
 	opaque *opaqueKeys
 	// serverManaged are the paths of the fields a schema-checked review and
@@ -265,6 +268,9 @@ func New(opts Options) (*Engine, error) {
 	c, err := e.compile()
 	if err != nil {
 		return nil, err
+	}
+	if err := c.schemas.LookupPath(pathRuntimeKinds).Decode(&e.runtimeKinds); err != nil {
+		return nil, e.cueError("reading runtimeKinds", err)
 	}
 	if err := e.checkManifests(c); err != nil {
 		return nil, err
@@ -598,6 +604,13 @@ func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
 	return typedView(obj, parts)
 }
 
+// runtimeKind is a kind a TrainJob's runtimeRef may name (runtimeKinds).
+type runtimeKind struct {
+	Group      string `json:"group"`
+	Kind       string `json:"kind"`
+	Namespaced bool   `json:"namespaced"`
+}
+
 // loadBuiltin reads the shipped runtimes out of the runtimes package.
 // A policy directory may add runtimes too, under the same field of package
 // schemas; one of the name of a shipped runtime replaces it.
@@ -606,16 +619,9 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 	var problems []Problem
 	// A runtime that exists from the start is of a cluster-wide runtime
 	// kind: the load has no namespace for another.
-	var kinds map[string]struct {
-		Kind       string `json:"kind"`
-		Namespaced bool   `json:"namespaced"`
-	}
-	if err := c.schemas.LookupPath(pathRuntimeKinds).Decode(&kinds); err != nil {
-		return e.cueError("reading runtimeKinds", err)
-	}
 	var clusterWide []string
-	for _, key := range sortedKeys(kinds) {
-		if k := kinds[key]; !k.Namespaced {
+	for _, key := range sortedKeys(e.runtimeKinds) {
+		if k := e.runtimeKinds[key]; !k.Namespaced {
 			clusterWide = append(clusterWide, k.Kind)
 		}
 	}

@@ -93,8 +93,6 @@ type linter struct {
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.
 	keyReads [][]string
-	// runtimeKindName caches runtimeKind.
-	runtimeKindName *string
 	// namedStrings are the strings the CUE's sources name (namedStrings).
 	namedStrings map[string]bool
 	// declared are the definitions declared `#x: _` under the contract's
@@ -504,19 +502,10 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 // runtimeKind is the kind a review's context.runtime is read as: the
 // first runtimeKinds registers (the runtime kinds share their spec).
 func (l *linter) runtimeKind() string {
-	if l.runtimeKindName == nil {
-		name := ""
-		var kinds map[string]struct{ Kind string }
-		if err := l.c.schemas.LookupPath(pathRuntimeKinds).Decode(&kinds); err == nil {
-			for _, key := range sortedKeys(kinds) {
-				if name == "" {
-					name = kinds[key].Kind
-				}
-			}
-		}
-		l.runtimeKindName = &name
+	for _, key := range sortedKeys(l.e.runtimeKinds) {
+		return l.e.runtimeKinds[key].Kind
 	}
-	return *l.runtimeKindName
+	return ""
 }
 
 // optional is the path of sels, whose fields may be optional ones.
