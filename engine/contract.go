@@ -143,6 +143,8 @@ var (
 	pathLookupRuntime  = cue.MakePath(cue.Str(fieldRuntime))
 	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
 	pathLookupExisting = cue.MakePath(cue.Str("existing"))
+	// A lookup's kind (#RuntimeLookup).
+	selLookupKind = cue.Str("kind")
 
 	// A render's (and a plan's) outputs.
 	pathErrors     = cue.MakePath(cue.Str("errors"))

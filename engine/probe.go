@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,7 +105,11 @@ func (e *Engine) tryPolicy() []Problem {
 				}
 			}
 			if !failed[fieldLookups] {
-				if p := e.checkLookupReads(c, lookups, doc); p != nil {
+				p := e.checkLookupKinds(c, lookups, doc)
+				if p == nil {
+					p = e.checkLookupReads(c, lookups, doc)
+				}
+				if p != nil {
 					failed[fieldLookups] = true
 					problems = append(problems, *p)
 				}
@@ -133,6 +138,119 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 	}
 	return problems
+}
+
+// checkLookupKinds evaluates the kind's lookups for a probe and checks
+// the kinds they name: a slip from a runtime kind, a kind renders create
+// (owned), a context kind or a kind reviewed (Trainingruntime), an
+// unknown kind of a group whose every kind is reviewed, or a group given
+// with its version, is never found, and the review would take the
+// object for absent, in silence.
+func (e *Engine) checkLookupKinds(c *compiled, s *Session, doc Document) *Problem {
+	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
+		return nil
+	}
+	known := e.lookupKinds(c)
+	input := e.opaque.aliases(nil).alias(doc.Object)
+	rctx := map[string]any{fieldOperation: opCreate}
+	refs := s.lookupRefs(c, doc, c.ctx.Encode(input), rctx)
+	if refs == nil {
+		return nil
+	}
+	type named struct {
+		at  cue.Path
+		ref lookupRef
+	}
+	var all []named
+	if refs.runtime != nil {
+		all = append(all, named{pathLookupRuntime, *refs.runtime})
+	}
+	for _, group := range []struct {
+		at   cue.Path
+		refs map[string]lookupRef
+	}{{pathLookupObjects, refs.objects}, {pathLookupExisting, refs.existing}} {
+		for _, name := range sortedKeys(group.refs) {
+			all = append(all, named{cue.MakePath(append(group.at.Selectors(), cue.Str(name))...), group.refs[name]})
+		}
+	}
+	for _, n := range all {
+		gk := groupKind(n.ref.Group, n.ref.Kind)
+		if known[n.ref.Group][n.ref.Kind] {
+			continue
+		}
+		var candidates []string
+		for g, kinds := range known {
+			for k := range kinds {
+				candidates = append(candidates, groupKind(g, k))
+			}
+		}
+		slices.Sort(candidates)
+		// A kind of another group may be any the cluster serves; one of a
+		// group whose every kind is reviewed, or a slip from a kind known,
+		// or a group with a version, is a mistake.
+		var why string
+		switch near := suggest(gk, candidates); {
+		case strings.Contains(n.ref.Group, "/"):
+			why = fmt.Sprintf("group %q is an apiVersion: a lookup names the group alone (%q)", n.ref.Group, strings.Split(n.ref.Group, "/")[0])
+		case near != "":
+			why = fmt.Sprintf("no runtime kind, kind a render creates (owned), context kind or kind reviewed is named so: did you mean %s?", near)
+		case e.groups[n.ref.Group]:
+			why = fmt.Sprintf("every kind of %s has a review, and none is named so", n.ref.Group)
+		default:
+			continue
+		}
+		p := Problem{Message: fmt.Sprintf("%s: lookups of %s name %s, which the review would always take for absent: %s", n.at, doc.Kind(), gk, why)}
+		e.atLookup(&p, c, doc, input, rctx, cue.MakePath(append(n.at.Selectors(), selLookupKind)...))
+		return &p
+	}
+	return nil
+}
+
+// lookupKinds are the kinds a lookup may name, by API group and kind.
+func (e *Engine) lookupKinds(c *compiled) map[string]map[string]bool {
+	known := map[string]map[string]bool{}
+	add := func(group, kind string) {
+		if known[group] == nil {
+			known[group] = map[string]bool{}
+		}
+		known[group][kind] = true
+	}
+	for _, k := range e.runtimeKinds {
+		add(k.Group, k.Kind)
+	}
+	for _, byKind := range []map[string]map[string]bool{e.owned, kindSet(e.contextKinds), kindSet(c.reviews)} {
+		for apiVersion, kinds := range byKind {
+			group, _, _ := strings.Cut(apiVersion, "/")
+			if !strings.Contains(apiVersion, "/") {
+				group = "" // core: v1
+			}
+			for kind := range kinds {
+				add(group, kind)
+			}
+		}
+	}
+	return known
+}
+
+// kindSet is the apiVersions and kinds of a map by apiVersion and kind.
+func kindSet[V any](m map[string]map[string]V) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for av, kinds := range m {
+		out[av] = map[string]bool{}
+		for k := range kinds {
+			out[av][k] = true
+		}
+	}
+	return out
+}
+
+// groupKind is a kind as the API server names it: Kind.group, or Kind
+// for core's.
+func groupKind(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return kind + "." + group
 }
 
 // checkLookupReads evaluates the kind's lookups for a probe with the whole
