@@ -30,6 +30,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	for _, name := range sortedKeys(e.policyFiles) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
 		l.checkRegexps(e.policyFiles[name].file)
+		l.checkKeyLiterals(e.policyFiles[name].file)
 	}
 	l.checkHelperReads()
 	l.checkDeclared()
@@ -1275,6 +1276,42 @@ func (l *linter) checkRegexps(f *ast.File) {
 			if ok && isIdent && pkg != "" && id.Name == pkg && fn.Name != "Valid" && fn.Name != "QuoteMeta" {
 				l.checkRegexp(x.Args[0])
 			}
+		}
+		return true
+	}, nil)
+}
+
+// checkKeyLiterals finds the string literals of a policy file that are
+// a slip from a label or annotation key with a meaning (knownKeys) and
+// are none themselves: a render part's pod label
+// trainer.kubeflow.org/trainjob-ancestor-stpe, a rule reading
+// labels["trainer.kubeflow.com/support"], means nothing to any rule, and
+// neither Kubeflow nor the API server says so. A key of the policy's own
+// listed in knownKeys is one.
+func (l *linter) checkKeyLiterals(f *ast.File) {
+	// The keys alone: an entry's other mistakes are checkContract's.
+	known := map[string]bool{}
+	var entries map[string]struct {
+		Keys map[string]bool `json:"keys"`
+	}
+	_ = l.c.schemas.LookupPath(pathKnownKeys).Decode(&entries)
+	for _, m := range entries {
+		for k := range m.Keys {
+			known[k] = true
+		}
+	}
+	sorted := sortedKeys(known)
+	ast.Walk(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		s, err := literal.Unquote(lit.Value)
+		if err != nil || known[s] || !strings.Contains(s, "/") {
+			return true
+		}
+		if meant := nearKey(s, sorted); meant != "" {
+			l.problem(lit.Pos(), "%s is no label or annotation key with a meaning (knownKeys), but a slip from %q: a key spelt so means nothing to any rule; list a key of the policy's own under knownKeys", lit.Value, meant)
 		}
 		return true
 	}, nil)
