@@ -1370,7 +1370,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		sels = append(sels[:len(sels):len(sels)], st.sel)
 		name += "." + st.name
 	}
-	schema, _ := l.at(sels)
+	schema, where := l.at(sels)
 	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING {
 		// The CRD's own list of values (an Enum marker, a rule `self in
 		// [...]`), which the CUE type (a string) does not say.
@@ -1388,8 +1388,10 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		}
 	}
 	// Only a schema says what a field may hold: a value computed at load
-	// says what the probes held.
-	if !schema.Exists() || schema.Err() != nil || schema.IsConcrete() || schema.IncompleteKind() == cue.TopKind {
+	// says what the probes held; a constant of the object's (its apiVersion
+	// and kind), which the load has not, is its schema's.
+	fixed := schema.IsConcrete() && !underObject(where)
+	if !schema.Exists() || schema.Err() != nil || fixed || schema.IncompleteKind() == cue.TopKind {
 		return
 	}
 	value := l.c.ctx.BuildExpr(lit)
@@ -1404,14 +1406,32 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		return
 	}
 	kind := schema.IncompleteKind()
+	what := fmt.Sprintf("%s (%v)", name, kind)
+	if schema.IsConcrete() {
+		what = fmt.Sprintf("%s (always %v: its schema's)", name, schema)
+	}
 	switch {
 	case x.Op == token.EQL:
-		l.problem(lit.Pos(), "%s (%v) can never be %s, so this comparison is always false", name, kind, lit.Value)
+		l.problem(lit.Pos(), "%s can never be %s, so this comparison is always false", what, lit.Value)
 	case x.Op == token.NEQ:
-		l.problem(lit.Pos(), "%s (%v) can never be %s, so this comparison is always true", name, kind, lit.Value)
+		l.problem(lit.Pos(), "%s can never be %s, so this comparison is always true", what, lit.Value)
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// underObject reports whether a path leads into the object a kind's
+// entry is given (kind: input, object: ...): what the load knows there is
+// the kind's schema.
+func underObject(p []cue.Selector) bool {
+	if len(p) < 4 || p[3].LabelType() != cue.StringLabel {
+		return false
+	}
+	switch p[3].Unquoted() {
+	case fieldInput, fieldObject:
+		return true
+	}
+	return false
 }
 
 // resolveRead is the path of the value a read such as
