@@ -480,10 +480,16 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		// A part is unified with its kind's render.
 		return l.schemaPath(with([]cue.Selector{selRender, sels[1], sels[2]}, 4))
 	}
+	object := []cue.Selector{selAdmission, sels[1], sels[2], selObject}
+	if str(0) == fieldCRDCheckParts && len(sels) >= 5 && str(4) == fieldSelf {
+		// A part's self is the object's value at the part's path.
+		if at, ok := l.partPath(sels[:4]); ok {
+			return with(append(object, at...), 5)
+		}
+	}
 	if !byKindRoots[str(0)] {
 		return sels
 	}
-	object := []cue.Selector{selAdmission, sels[1], sels[2], selObject}
 	switch {
 	case str(3) == fieldInput:
 		return with(object, 4)
@@ -498,6 +504,23 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		}
 	}
 	return sels
+}
+
+// partPath is the path of a CRD check part (crdCheckParts: v: K: name),
+// its "*" items as any index of a list.
+func (l *linter) partPath(part []cue.Selector) ([]cue.Selector, bool) {
+	var path []string
+	if l.c.schemas.LookupPath(cue.MakePath(part...)).LookupPath(pathCRDPartPath).Decode(&path) != nil {
+		return nil, false
+	}
+	sels := make([]cue.Selector, len(path))
+	for i, f := range path {
+		sels[i] = cue.Str(f)
+		if f == "*" {
+			sels[i] = cue.AnyIndex
+		}
+	}
+	return sels, true
 }
 
 // runtimeKind is the kind a review's context.runtime is read as: the
