@@ -39,6 +39,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l.checkUnread()
 	l.checkListsOnce()
 	l.checkListItems()
+	l.checkClosedFields()
 	return l.problems, l.keyReads
 }
 
@@ -99,6 +100,9 @@ type linter struct {
 	// declared are the definitions declared `#x: _` under the contract's
 	// fields: names a review or a render gives a value (checkDeclared).
 	declared []site
+	// inDefinitions are the regular fields declared inside a definition
+	// (checkClosedFields).
+	inDefinitions []site
 	// partDefs are the other definitions a render part sets: its
 	// render's (#counts), or helpers of the admin's own.
 	partDefs []site
@@ -174,6 +178,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 					} else if len(fp.sels) == 5 && fp.sels[0].String() == fieldRenderParts {
 						l.partDefs = append(l.partDefs, site{path: fp.sels, pos: d.Label.Pos()})
 					}
+				}
+				if last := fp.sels[len(fp.sels)-1]; last.LabelType() == cue.StringLabel && slices.ContainsFunc(fp.sels[:len(fp.sels)-1], cue.Selector.IsDefinition) {
+					l.inDefinitions = append(l.inDefinitions, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
 				if list, ok := d.Value.(*ast.ListLit); ok && len(fp.sels) > 1 {
 					l.lists = append(l.lists, listSite{site: site{path: fp.sels, pos: d.Label.Pos()}, list: list})
@@ -1571,6 +1578,42 @@ func (l *linter) checkHelperReads() {
 			}
 			break
 		}
+	}
+}
+
+// checkClosedFields checks that each field an admin's file declares
+// inside a definition is one the definition allows once loaded: a field
+// added through a reference to another, closed, definition
+// (#MLPolicy: torch?: queue?: string, where torch is #TorchPolicy) loads,
+// but no object may set it, and a runtime that does is refused as if
+// the policy were not there. Added to that definition itself, it is
+// allowed.
+func (l *linter) checkClosedFields() {
+	for _, st := range l.inDefinitions {
+		parent := l.c.schemas.LookupPath(optional(st.path[:len(st.path)-1]))
+		name := st.path[len(st.path)-1]
+		field := parent.LookupPath(optional(st.path[len(st.path)-1:]))
+		// An optional field is kept in a closed struct, with the error
+		// (CUE's own words) it would be if set.
+		if parent.Err() != nil || field.Err() == nil || !strings.Contains(field.Err().Error(), "field not allowed") {
+			continue
+		}
+		where := cue.MakePath(st.path[:len(st.path)-1]...).String()
+		msg := fmt.Sprintf("%s does not allow %s, declared in it here: an object that sets it is refused, as if the policy did not declare it", where, name.Unquoted())
+		var defs []string
+		for _, c := range conjunctRefs(parent) {
+			if _, ref := c.ReferencePath(); len(ref.Selectors()) > 0 && ref.Selectors()[len(ref.Selectors())-1].IsDefinition() {
+				defs = append(defs, ref.String())
+			}
+		}
+		if len(defs) == 1 {
+			label := name.Unquoted()
+			if st.optional {
+				label += "?"
+			}
+			msg += fmt.Sprintf(": it is %s, which is closed; declare the field there (%s: %s: ...)", defs[0], defs[0], label)
+		}
+		l.problem(st.pos, "%s", msg)
 	}
 }
 
