@@ -40,6 +40,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l.checkListsOnce()
 	l.checkListItems()
 	l.checkClosedFields()
+	l.checkOpenRules()
 	return l.problems, l.keyReads
 }
 
@@ -100,6 +101,9 @@ type linter struct {
 	// declared are the definitions declared `#x: _` under the contract's
 	// fields: names a review or a render gives a value (checkDeclared).
 	declared []site
+	// rules are the rules (lists of findings) the files declare
+	// (checkOpenRules).
+	rules []site
 	// inDefinitions are the regular fields declared inside a definition
 	// (checkClosedFields).
 	inDefinitions []site
@@ -178,6 +182,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 					} else if len(fp.sels) == 5 && fp.sels[0].String() == fieldRenderParts {
 						l.partDefs = append(l.partDefs, site{path: fp.sels, pos: d.Label.Pos()})
 					}
+				}
+				if isRulePath(fp.sels) {
+					l.rules = append(l.rules, site{path: fp.sels, pos: d.Label.Pos()})
 				}
 				if last := fp.sels[len(fp.sels)-1]; last.LabelType() == cue.StringLabel && slices.ContainsFunc(fp.sels[:len(fp.sels)-1], cue.Selector.IsDefinition) {
 					l.inDefinitions = append(l.inDefinitions, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
@@ -1578,6 +1585,40 @@ func (l *linter) checkHelperReads() {
 			}
 			break
 		}
+	}
+}
+
+// ruleBlocks are the fields whose fields are rules: lists of findings,
+// by rule name.
+var ruleBlocks = map[string]bool{string(PhaseCRD): true, string(PhaseWebhook): true, string(PhasePolicy): true, "warnings": true, "errors": true}
+
+// isRulePath reports whether a path is a rule's: a field of a block of
+// rules of a kind's entry (admission: v: K: policy: rule), or of a part's
+// (renderParts: v: K: part: errors: rule).
+func isRulePath(sels []cue.Selector) bool {
+	n := len(sels)
+	if n < 5 || !sels[0].IsString() || !sels[n-2].IsString() || !sels[n-1].IsString() || !ruleBlocks[sels[n-2].Unquoted()] {
+		return false
+	}
+	switch root := sels[0].Unquoted(); {
+	case byKindRoots[root]:
+		return n == 5
+	case root == fieldRenderParts || root == fieldCRDCheckParts:
+		return n == 6
+	}
+	return false
+}
+
+// checkOpenRules finds rules whose value is an open list ([...], or _):
+// a type of findings rather than a list of them, which finds nothing,
+// whatever the object.
+func (l *linter) checkOpenRules() {
+	for _, st := range l.rules {
+		v := l.c.schemas.LookupPath(cue.MakePath(st.path...))
+		if v.Err() != nil || v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
+			continue
+		}
+		l.problem(st.pos, "rule %s is an open list (a type, [...]), which finds nothing whatever the object: a rule is a list of findings written out, such as [if cond {path: ..., detail: ...}]", st.path[len(st.path)-2].Unquoted()+"."+st.path[len(st.path)-1].Unquoted())
 	}
 }
 

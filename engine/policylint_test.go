@@ -40,8 +40,14 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 		}
 		l.walkDecls(f.Decls, lpath{ok: true}, true)
 		l.checkRegexps(f)
+		l.checkKeyLiterals(f)
 	}
 	l.checkDefaults()
+	l.checkClosedFields()
+	l.checkOpenRules()
+	if len(l.rules) < 30 || len(l.inDefinitions) < 500 {
+		t.Errorf("checked %d rules and %d fields of definitions, want the schemas' forty-odd and hundreds", len(l.rules), len(l.inDefinitions))
+	}
 	l.checkUnread()
 	l.checkListsOnce()
 	l.checkListItems()
