@@ -63,6 +63,17 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 	return cur, nil
 }
 
+// mergeInto makes one merge: the object's patches (typed, as Kubeflow's
+// controller reads them) into the runtime's value at the merge's base
+// (typed; none without a runtime).
+func mergeInto(m merge, object, runtimeObject map[string]any) (any, error) {
+	var base any
+	if runtimeObject != nil {
+		base = at(runtimeObject, m.Base)
+	}
+	return strategicMerge(base, collect(object, m.Patches), m)
+}
+
 // reviewMerges are the kind's merges (`merges`) for a review of doc on
 // runtime, by name, as a render computes them (mergeTemplate): nil when
 // the input has no patch to merge, so that a review without any sees the
@@ -82,7 +93,7 @@ func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
 		if object == nil {
 			object = e.typed(doc, doc.Object)
 		}
-		v, err := strategicMerge(at(runtime.typed(e), m.Base), collect(object, m.Patches), m)
+		v, err := mergeInto(m, object, runtime.typed(e))
 		if err != nil {
 			continue
 		}

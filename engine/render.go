@@ -189,12 +189,7 @@ func (rn *rendering) mergeTemplate() bool {
 	merges := rn.s.e.merges[rn.apiVersion][rn.kind]
 	rn.merged = map[string]any{}
 	for _, name := range sortedKeys(merges) {
-		m := merges[name]
-		var base any
-		if rn.runtime != nil {
-			base = at(rn.runtimeObject, m.Base)
-		}
-		v, err := strategicMerge(base, collect(rn.object, m.Patches), m)
+		v, err := mergeInto(merges[name], rn.object, rn.runtimeObject)
 		if err != nil {
 			rn.out.Errors = append(rn.out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
 			return false
