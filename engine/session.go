@@ -876,7 +876,12 @@ func (ad *admission) decode() bool {
 		if err != nil {
 			return ad.internal(string(phase), err)
 		}
-		r.Errors = append(r.Errors, a.restoreFindings(fs)...)
+		fs = a.restoreFindings(fs)
+		if phase == PhaseWebhook {
+			// Kubeflow's webhooks print typed values.
+			fs = s.e.typedValues(ad.doc.APIVersion(), ad.doc.Kind(), fs)
+		}
+		r.Errors = append(r.Errors, fs...)
 	}
 	warnings, err := s.e.decodeFindings(ad.rv.LookupPath(pathReviewWarnings), "warning")
 	if err != nil {

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,13 +27,29 @@ import (
 
 // typedTypes are the Go types a typed part may name.
 var typedTypes = map[string]reflect.Type{
-	"jobset.x-k8s.io/v1alpha2.JobSetSpec":           reflect.TypeFor[jobsetv1alpha2.JobSetSpec](),
-	"trainer.kubeflow.org/v1alpha1.JobSetSpecPatch": reflect.TypeFor[jobSetSpecPatch](),
+	"jobset.x-k8s.io/v1alpha2.JobSetSpec":          reflect.TypeFor[jobsetv1alpha2.JobSetSpec](),
+	"trainer.kubeflow.org/v1alpha1.RuntimePatches": reflect.TypeFor[[]runtimePatch](),
 }
 
-// The shape of Kubeflow Trainer v2.3.0's runtime patch below a
-// JobSetTemplatePatch's spec (pkg/apis/trainer/v1alpha1/trainjob_types.go):
-// the fields and their json tags are what the omission depends on.
+// The shape of Kubeflow Trainer v2.3.0's runtime patches
+// (pkg/apis/trainer/v1alpha1/trainjob_types.go): the fields and their json
+// tags are what the omission depends on, and their order what its
+// webhook prints.
+type runtimePatch struct {
+	Manager             string                    `json:"manager,omitempty"`
+	Time                *metav1.Time              `json:"time,omitempty"`
+	TrainingRuntimeSpec *trainingRuntimeSpecPatch `json:"trainingRuntimeSpec,omitempty"`
+}
+
+type trainingRuntimeSpecPatch struct {
+	Template *jobSetTemplatePatch `json:"template,omitempty"`
+}
+
+type jobSetTemplatePatch struct {
+	Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec     *jobSetSpecPatch   `json:"spec,omitempty"`
+}
+
 type jobSetSpecPatch struct {
 	ReplicatedJobs []replicatedJobPatch `json:"replicatedJobs,omitempty"`
 }
@@ -275,4 +293,111 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 	}
 	jsonFieldsCache.Store(t, out)
 	return out
+}
+
+// Values of findings.
+//
+// Kubeflow's webhooks print an error's value as field.Error does a typed
+// value: encoding/json's marshalling of its Go type, the fields in the
+// type's order, zero values tagged omitempty left out and a struct field
+// without the tag as {} ("resources":{}). A finding of the kind's webhook
+// whose path lies in a typed part has its value so (typedValue).
+
+// pathStep is one step of a field path: a field's name, or an index or
+// key in brackets.
+type pathStep struct {
+	name    string
+	bracket bool
+}
+
+// fieldPathSteps splits a field path as findings name it
+// (spec.replicatedJobs[0].template, metadata.labels[a.b/c]).
+func fieldPathSteps(path string) []pathStep {
+	var steps []pathStep
+	for path != "" {
+		switch {
+		case path[0] == '.':
+			path = path[1:]
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return append(steps, pathStep{name: path})
+			}
+			steps = append(steps, pathStep{name: path[1:end], bracket: true})
+			path = path[end+1:]
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			steps = append(steps, pathStep{name: path[:end]})
+			path = path[end:]
+		}
+	}
+	return steps
+}
+
+// typeAt is the Go type at steps below a value of type t; nil when the
+// type has no such field.
+func typeAt(t reflect.Type, steps []pathStep) reflect.Type {
+	for _, s := range steps {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case s.bracket && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map):
+			t = t.Elem()
+		case !s.bracket && t.Kind() == reflect.Struct:
+			f, ok := jsonFields(t)[s.name]
+			if !ok {
+				return nil
+			}
+			t = f.t
+		default:
+			return nil
+		}
+	}
+	return t
+}
+
+// typedValue is a value at path in an object of the kind as the Go type
+// of the typed part that holds the path marshals it; value as it is when
+// no part holds it, or it does not decode as that type.
+func (e *Engine) typedValue(apiVersion, kind, path string, value json.RawMessage) json.RawMessage {
+	if len(value) == 0 || string(value) == "null" {
+		return value
+	}
+	steps := fieldPathSteps(path)
+	for _, p := range e.typedParts[apiVersion][kind] {
+		if len(steps) < len(p.Path) || !slices.EqualFunc(p.Path, steps[:len(p.Path)], func(name string, s pathStep) bool {
+			return s.bracket == (name == "*") && (s.bracket || s.name == name)
+		}) {
+			continue
+		}
+		t := typeAt(p.t, steps[len(p.Path):])
+		if t == nil {
+			return value
+		}
+		v := reflect.New(t)
+		if json.Unmarshal(value, v.Interface()) != nil {
+			return value
+		}
+		out, err := json.Marshal(v.Elem().Interface())
+		if err != nil {
+			return value
+		}
+		return out
+	}
+	return value
+}
+
+// typedValues are findings of the kind's webhook with their values as
+// typedValue gives them.
+func (e *Engine) typedValues(apiVersion, kind string, fs []Finding) []Finding {
+	for i, f := range fs {
+		if f.HasPath && len(f.Value) > 0 {
+			fs[i].Value = e.typedValue(apiVersion, kind, f.Path, f.Value)
+		}
+	}
+	return fs
 }
