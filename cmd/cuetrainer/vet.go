@@ -27,7 +27,7 @@ var releasePattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 func newVetCmd() *cobra.Command {
 	o := &vetOptions{}
 	cmd := &cobra.Command{
-		Use:   "vet [-f] PATH...",
+		Use:   "vet [-f] PATH... | --policy-dir DIR",
 		Short: "Check runtimes and TrainJobs as the API server and Kubeflow's webhooks would",
 		Long: `vet admits the documents of every PATH in order, like an API server with Kubeflow Trainer's
 CRDs and webhooks: files, directories (recursively, in lexical order, .yaml .yml .json .cue)
@@ -38,6 +38,10 @@ Findings go to standard error as FILE:LINE: Kind ns/name: field.path: message, w
 Warning: ...; -o json, -o junit and -o sarif write a report to standard output instead, and
 --report FORMAT=FILE writes one more to a file (repeatable). Reports are written when the
 policy does not load too: they list its problems.
+
+With --policy-dir and no PATH, vet checks the policy alone, as an admin's CI would: it loads
+(each rule linted and tried on probes made from every runtime) and the runtimes it ships and
+declares are vetted.
 
 Exit status: 0 when everything is admitted (warnings allowed), 1 when anything is rejected,
 2 for usage errors, a policy that does not load or has a rule that fails, unreadable files
@@ -86,8 +90,8 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	if o.release != "" && !releasePattern.MatchString(o.release) {
 		return usageError{fmt.Errorf("--release %q: must be a release such as v2.3", o.release)}
 	}
-	if len(paths) == 0 {
-		return usageError{fmt.Errorf("nothing to vet: give one or more files, directories or -")}
+	if len(paths) == 0 && len(o.policyDirs) == 0 {
+		return usageError{fmt.Errorf("nothing to vet: give one or more files, directories or -, or --policy-dir to check a policy alone")}
 	}
 	rep := &vetReport{}
 	// The inputs are read while the policy loads (a CUE input waits for
@@ -197,6 +201,10 @@ func summaryLine(results []vetted, verbose bool) string {
 		default:
 			admitted++
 		}
+	}
+	if docs == 0 {
+		// The policy alone (or an empty directory): it loaded.
+		return "cuetrainer vet: 0 documents; the policy loads"
 	}
 	line := fmt.Sprintf("cuetrainer vet: %s: %d admitted, %d rejected", plural(docs, "document"), admitted, rejected)
 	if context > 0 {
