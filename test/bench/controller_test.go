@@ -53,26 +53,37 @@ var jobSetGVR = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "
 // caches that namespace only (else a manager would start by reconciling the
 // runs before it). The runs go baseline, ours, ours, baseline so that a
 // drift of the machine or of etcd's size weighs on both.
-func BenchmarkController(b *testing.B) { benchmarkController(b, trainJobOf) }
+//
+// It also runs a second baseline beside ours, "both": a reconciler that
+// applies both objects of the render, fixed, in its order (the JobSet,
+// then the runtime snapshot ConfigMap, named after the TrainJob): the two
+// writes Kubeflow's controller makes too (it creates the snapshot, then
+// applies the JobSet). The runs then go baseline, both, ours, ours, both,
+// baseline.
+func BenchmarkController(b *testing.B) { benchmarkController(b, trainJobOf, true) }
 
 // BenchmarkControllerDistinct is BenchmarkController with TrainJobs that
 // differ from each other in what they ask for (distinctTrainJob): numNodes
 // and env. The baseline applies its one fixed JobSet as before.
-func BenchmarkControllerDistinct(b *testing.B) { benchmarkController(b, distinctTrainJob) }
+func BenchmarkControllerDistinct(b *testing.B) { benchmarkController(b, distinctTrainJob, false) }
 
 // benchmarkController runs BenchmarkController with the i-th TrainJob of
-// a burst made by newJob.
-func benchmarkController(b *testing.B, newJob func(b *testing.B, i int, ns string) *unstructured.Unstructured) {
+// a burst made by newJob, and with the second baseline when both is set.
+func benchmarkController(b *testing.B, newJob func(b *testing.B, i int, ns string) *unstructured.Unstructured, both bool) {
 	cfg, c := controlPlane(b)
 	policies, err := controller.NewPolicyReloader(engine.Options{}, 10*time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
-	fixed := fixedJobSet(b, policies.Engine())
+	fixed := fixedObjects(b, policies.Engine())
 	perSecond := map[string][]float64{}
 	var created []float64
 	requests := map[string][]float64{}
-	for _, who := range []string{"baseline", "ours", "ours", "baseline"} {
+	runs := []string{"baseline", "ours", "ours", "baseline"}
+	if both {
+		runs = []string{"baseline", "both", "ours", "ours", "both", "baseline"}
+	}
+	for _, who := range runs {
 		ns := namespace(b, c, "bench-"+who)
 		stop := startReconciler(b, cfg, ns, who, policies, fixed)
 		before := counters(b)
@@ -111,6 +122,13 @@ func benchmarkController(b *testing.B, newJob func(b *testing.B, i int, ns strin
 	b.ReportMetric(mean(base), "baseline-jobs/s")
 	b.ReportMetric(mean(ratios), "ratio")
 	b.ReportMetric(slices.Min(ratios), "ratio-min")
+	if both {
+		// Ours beside the second baseline, pair by pair: (both 1, ours 1)
+		// and (ours 2, both 2).
+		both := perSecond["both"]
+		b.ReportMetric(mean(both), "both-jobs/s")
+		b.ReportMetric(mean([]float64{ours[0] / both[0], ours[1] / both[1]}), "ratio-both")
+	}
 	b.ReportMetric(mean(created), "create-s")
 	for k, vs := range requests {
 		b.ReportMetric(mean(vs), k)
@@ -177,10 +195,12 @@ func distinctTrainJob(b *testing.B, i int, ns string) *unstructured.Unstructured
 	return decodeTrainJob(b, []byte(benchinput.ControllerDistinctTrainJob(i, ns)))
 }
 
-// fixedJobSet is the JobSet the engine renders for a TrainJob of the
-// benchmark, with the shipped runtimes: the baseline applies it as it is,
-// but for its name, namespace and owner.
-func fixedJobSet(b *testing.B, e *engine.Engine) map[string]any {
+// fixedObjects are the objects the engine renders for a TrainJob of the
+// benchmark named "fixed", with the shipped runtimes, in apply order (the
+// JobSet, the runtime snapshot ConfigMap): the baselines apply them as
+// they are, but for their names (the TrainJob's for "fixed"), namespace
+// and owner; the first baseline the JobSet alone.
+func fixedObjects(b *testing.B, e *engine.Engine) []map[string]any {
 	b.Helper()
 	tj := trainJob(b, "fixed", "bench")
 	tj.SetUID("00000000-0000-4000-8000-000000000001")
@@ -189,20 +209,28 @@ func fixedJobSet(b *testing.B, e *engine.Engine) map[string]any {
 	if r.Rejected() {
 		b.Fatalf("the TrainJob is rejected: %v", r.Errors)
 	}
-	out := s.Render(r, engine.RenderOptions{})
-	for _, o := range out.InApplyOrder() {
-		if (&unstructured.Unstructured{Object: o}).GetKind() == "JobSet" {
-			return o
-		}
+	out := s.Render(r, engine.RenderOptions{}).InApplyOrder()
+	if len(out) != 2 || len(jobSetsOf(out)) != 1 {
+		b.Fatalf("the render is not a JobSet and a snapshot: %v", out)
 	}
-	b.Fatal("the render has no JobSet")
-	return nil
+	return out
 }
 
-// fixedReconciler is the baseline: one fixed JobSet per TrainJob.
+// jobSetsOf are the JobSets among objects.
+func jobSetsOf(objects []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, o := range objects {
+		if (&unstructured.Unstructured{Object: o}).GetKind() == "JobSet" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// fixedReconciler is a baseline: the fixed objects per TrainJob.
 type fixedReconciler struct {
-	client client.Client
-	jobset map[string]any
+	client  client.Client
+	objects []map[string]any
 }
 
 func (r *fixedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -211,18 +239,23 @@ func (r *fixedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.client.Get(ctx, req.NamespacedName, tj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	js := &unstructured.Unstructured{Object: apiruntime.DeepCopyJSON(r.jobset)}
-	js.SetName(tj.GetName())
-	js.SetNamespace(tj.GetNamespace())
-	js.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: tj.GetAPIVersion(), Kind: tj.GetKind(), Name: tj.GetName(),
-		UID: tj.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}})
-	return ctrl.Result{}, r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(js), client.FieldOwner(controller.FieldOwner), client.ForceOwnership)
+	for _, o := range r.objects {
+		obj := &unstructured.Unstructured{Object: apiruntime.DeepCopyJSON(o)}
+		obj.SetName(tj.GetName() + strings.TrimPrefix(obj.GetName(), "fixed"))
+		obj.SetNamespace(tj.GetNamespace())
+		obj.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: tj.GetAPIVersion(), Kind: tj.GetKind(), Name: tj.GetName(),
+			UID: tj.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}})
+		if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(controller.FieldOwner), client.ForceOwnership); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
 }
 
 // startReconciler starts a manager that reconciles the TrainJobs of ns,
 // ours or the baseline, waits until it has made a first TrainJob's JobSet,
 // and returns how to stop it.
-func startReconciler(b *testing.B, cfg *rest.Config, ns, who string, policies *controller.PolicyReloader, fixed map[string]any) func() {
+func startReconciler(b *testing.B, cfg *rest.Config, ns, who string, policies *controller.PolicyReloader, fixed []map[string]any) func() {
 	b.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -236,13 +269,23 @@ func startReconciler(b *testing.B, cfg *rest.Config, ns, who string, policies *c
 	if who == "ours" {
 		err = controller.Setup(mgr, controller.Options{Engine: policies.Engine, Reconcile: true})
 	} else {
+		objects := jobSetsOf(fixed)
+		if who == "both" {
+			objects = fixed
+		}
 		tj := &unstructured.Unstructured{}
 		tj.SetGroupVersionKind(controller.TrainJobGVK)
 		js := &unstructured.Unstructured{}
 		js.SetGroupVersionKind(jobSetGVR.GroupVersion().WithKind("JobSet"))
-		err = ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob").Owns(js).
-			WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.DefaultConcurrency}).
-			Complete(&fixedReconciler{client: mgr.GetClient(), jobset: fixed})
+		bld := ctrl.NewControllerManagedBy(mgr).For(tj).Named("trainjob").Owns(js)
+		if who == "both" {
+			// It owns the ConfigMaps it applies, as ours does.
+			cm := &unstructured.Unstructured{}
+			cm.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+			bld = bld.Owns(cm)
+		}
+		err = bld.WithOptions(crcontroller.Options{MaxConcurrentReconciles: controller.DefaultConcurrency}).
+			Complete(&fixedReconciler{client: mgr.GetClient(), objects: objects})
 	}
 	if err != nil {
 		b.Fatal(err)
