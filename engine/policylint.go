@@ -32,6 +32,9 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 		l.checkRegexps(e.policyFiles[name].file)
 		l.checkKeyLiterals(e.policyFiles[name].file)
 	}
+	for _, name := range sortedKeys(e.policyFiles) {
+		l.checkDefinitionArgs(e.policyFiles[name].file)
+	}
 	l.checkHelperReads()
 	l.checkDeclared()
 	l.checkDefaults()
@@ -1312,6 +1315,65 @@ func (l *linter) checkRegexps(f *ast.File) {
 			fn, isIdent := sel.Sel.(*ast.Ident)
 			if ok && isIdent && pkg != "" && id.Name == pkg && fn.Name != "Valid" && fn.Name != "QuoteMeta" {
 				l.checkRegexp(x.Args[0])
+			}
+		}
+		return true
+	}, nil)
+}
+
+// checkDefinitionArgs checks the arguments given to a definition used as
+// a helper (#ReservedEnv & {#trainer: ..., #reserved: [...]}): a
+// definition the helper does not declare (#reserve) is a field CUE
+// allows and nothing reads, and an argument that names itself
+// (#trainer: #trainer, the field it is in rather than the #trainer
+// around it) is no value; either way the helper works on nothing, and the
+// rule is silently off.
+func (l *linter) checkDefinitionArgs(f *ast.File) {
+	ast.Walk(f, func(n ast.Node) bool {
+		x, ok := n.(*ast.BinaryExpr)
+		if !ok || x.Op != token.AND {
+			return true
+		}
+		for _, pair := range [][2]ast.Expr{{x.X, x.Y}, {x.Y, x.X}} {
+			id, ok := pair[0].(*ast.Ident)
+			args, isStruct := pair[1].(*ast.StructLit)
+			if !ok || !isStruct || !strings.HasPrefix(id.Name, "#") {
+				continue
+			}
+			p, ok := l.resolve(id)
+			if !ok {
+				continue
+			}
+			def := l.c.schemas.LookupPath(cue.MakePath(p.sels...))
+			if !def.Exists() || def.IncompleteKind() != cue.StructKind {
+				continue
+			}
+			var params []string
+			for it, _ := def.Fields(cue.Definitions(true), cue.Optional(true)); it != nil && it.Next(); {
+				if it.Selector().IsDefinition() {
+					params = append(params, it.Selector().String())
+				}
+			}
+			for _, d := range args.Elts {
+				field, ok := d.(*ast.Field)
+				if !ok {
+					continue
+				}
+				name, _, err := ast.LabelName(field.Label)
+				if err != nil || !strings.HasPrefix(name, "#") {
+					continue
+				}
+				if v, ok := field.Value.(*ast.Ident); ok && v.Name == name {
+					l.problem(field.Pos(), "%s: %s refers to the field it is in, not to the %s around it, so %s is given no value: name the outer one (T=%s: _, then %s: T) or give its path", name, v.Name, name, id.Name, name, name)
+					continue
+				}
+				if !slices.Contains(params, name) {
+					msg := fmt.Sprintf("%s has no parameter %s (it has %s), so the argument is read by nothing", id.Name, name, strings.Join(params, ", "))
+					if near := suggest(name, params); near != "" {
+						msg += fmt.Sprintf(": did you mean %s?", near)
+					}
+					l.problem(field.Pos(), "%s", msg)
+				}
 			}
 		}
 		return true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
 
 	"github.com/cuetrainer/cuetrainer"
@@ -29,6 +30,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	reads := 0
+	var parsed []*ast.File
 	for _, name := range files {
 		data, err := fs.ReadFile(cuetrainer.CUE, name)
 		if err != nil {
@@ -41,6 +43,10 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 		l.walkDecls(f.Decls, lpath{ok: true}, true)
 		l.checkRegexps(f)
 		l.checkKeyLiterals(f)
+		parsed = append(parsed, f)
+	}
+	for _, f := range parsed {
+		l.checkDefinitionArgs(f)
 	}
 	l.checkDefaults()
 	l.checkClosedFields()
