@@ -22,6 +22,14 @@ func (e edit) apply(obj map[string]any) error {
 	if len(e.Path) == 0 {
 		return fmt.Errorf("empty path")
 	}
+	// The other ops' field in place of an op's own does nothing, or
+	// writes null: a defect of the rule, not an edit to make.
+	switch {
+	case (e.Op == "set" || e.Op == "merge") && e.Value == nil && e.Items != nil:
+		return fmt.Errorf("%s: %s takes a value, and this edit gives items (append's and upsert's)", pathString(e.Path), e.Op)
+	case (e.Op == "append" || e.Op == "upsert") && e.Items == nil && e.Value != nil:
+		return fmt.Errorf("%s: %s takes items, and this edit gives a value (set's and merge's)", pathString(e.Path), e.Op)
+	}
 	var cur any = obj
 	for i, step := range e.Path[:len(e.Path)-1] {
 		next, err := descend(cur, step, true)

@@ -396,7 +396,18 @@ func isComprehension(x ast.Expr) bool {
 // editOps alone, and says so only when the edit is made.
 func (l *linter) checkEditOp(s *ast.StructLit) {
 	op, lit, ok := stringField(s, "op")
-	if !ok || slices.Contains(editOps, op) {
+	if ok && slices.Contains(editOps, op) {
+		// The other ops' field in place of the op's own does nothing, or
+		// writes null.
+		switch {
+		case (op == "set" || op == "merge") && fieldOf(s, "value") == nil && fieldOf(s, "items") != nil:
+			l.problem(fieldOf(s, "items").Pos(), "op %s takes a value, and this edit gives items (append's and upsert's): it would write null, or nothing", op)
+		case (op == "append" || op == "upsert") && fieldOf(s, "items") == nil && fieldOf(s, "value") != nil:
+			l.problem(fieldOf(s, "value").Pos(), "op %s takes items, and this edit gives a value (set's and merge's): it would add nothing", op)
+		}
+		return
+	}
+	if !ok {
 		return
 	}
 	msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(editOps, ", "))
