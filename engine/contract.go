@@ -104,6 +104,8 @@ var (
 
 	// A crds entry.
 	pathCRDSchema         = cue.MakePath(cue.Str("schema"))
+	pathCRDGroup          = cue.MakePath(cue.Str("group"))
+	pathCRDVersion        = cue.MakePath(cue.Str("version"))
 	pathCRDStatus         = cue.MakePath(cue.Str("status"))
 	pathCRDPrinterColumns = cue.MakePath(cue.Str("printerColumns"))
 

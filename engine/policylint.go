@@ -497,7 +497,7 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		// A part is unified with its kind's render.
 		return l.schemaPath(with([]cue.Selector{selRender, sels[1], sels[2]}, 4))
 	}
-	object := []cue.Selector{selAdmission, sels[1], sels[2], selObject}
+	object := l.objectSchema(sels[1], sels[2])
 	if str(0) == fieldCRDCheckParts && len(sels) >= 5 && str(4) == fieldSelf {
 		// A part's self is the object's value at the part's path.
 		if at, ok := l.partPath(sels[:4]); ok {
@@ -508,7 +508,7 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		return sels
 	}
 	switch {
-	case str(3) == fieldInput:
+	case str(3) == fieldInput, str(0) == fieldAdmission && str(3) == fieldObject:
 		return with(object, 4)
 	case str(3) == fieldContext && str(4) == fieldOld:
 		return with(object, 5)
@@ -521,6 +521,25 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		}
 	}
 	return sels
+}
+
+// objectSchema is where the schema of a kind's object is: its CRD's
+// schema (crds: Kind: schema, a definition, closed), when the CRD is of
+// the apiVersion; else the kind's review's object, which the load cannot
+// evaluate (it is the input unified with the schema, or not, as the API
+// server checked it), so that the fields at its top are not checked.
+func (l *linter) objectSchema(apiVersion, kind cue.Selector) []cue.Selector {
+	review := []cue.Selector{selAdmission, apiVersion, kind, selObject}
+	if !apiVersion.IsString() || !kind.IsString() {
+		return review
+	}
+	crd := l.c.schemas.LookupPath(cue.MakePath(selCRDs, kind))
+	group, err1 := crd.LookupPath(pathCRDGroup).String()
+	version, err2 := crd.LookupPath(pathCRDVersion).String()
+	if err1 != nil || err2 != nil || group+"/"+version != apiVersion.Unquoted() {
+		return review
+	}
+	return append([]cue.Selector{selCRDs, kind}, pathCRDSchema.Selectors()...)
 }
 
 // partPath is the path of a CRD check part (crdCheckParts: v: K: name),
@@ -1523,6 +1542,9 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 // entry is given (kind: input, object: ...): what the load knows there is
 // the kind's schema.
 func underObject(p []cue.Selector) bool {
+	if len(p) >= 3 && p[0] == selCRDs && p[2] == pathCRDSchema.Selectors()[0] {
+		return true // a kind's CRD schema (objectSchema)
+	}
 	if len(p) < 4 || p[3].LabelType() != cue.StringLabel {
 		return false
 	}
