@@ -83,6 +83,13 @@ func (l *linter) checkContract() {
 		if field == fieldKnownKeys && len(st.path) == 2 {
 			l.checkKnownKeysEntry(st)
 		}
+		if field == fieldContextKinds && len(st.path) == 2 && st.path[1].IsString() {
+			// An apiVersion is a version (v1) or group/version: a group
+			// alone names no object the engine meets.
+			if av := st.path[1].Unquoted(); !strings.Contains(av, "/") && strings.Contains(av, ".") {
+				l.problem(st.pos, "contextKinds: %q is a group, not an apiVersion: objects are filed by apiVersion (%s/VERSION), so none would be", av, av)
+			}
+		}
 		if field == fieldContextKinds && len(st.path) == 3 {
 			if name, err := l.lookup(lpath{sels: st.path, ok: true}).String(); err == nil {
 				l.checkContextField(st, name, "contextKinds files such objects")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,6 +193,8 @@ func (e *Engine) checkLookupKinds(c *compiled, s *Session, doc Document) *Proble
 		switch near := suggest(gk, candidates); {
 		case strings.Contains(n.ref.Group, "/"):
 			why = fmt.Sprintf("group %q is an apiVersion: a lookup names the group alone (%q)", n.ref.Group, strings.Split(n.ref.Group, "/")[0])
+		case n.ref.Group == "core" || versionLike.MatchString(n.ref.Group):
+			why = fmt.Sprintf("group %q: the core group (ConfigMap, Secret, ...) is named \"\"", n.ref.Group)
 		case near != "":
 			why = fmt.Sprintf("no runtime kind, kind a render creates (owned), context kind or kind reviewed is named so: did you mean %s?", near)
 		case e.groups[n.ref.Group]:
@@ -205,6 +208,9 @@ func (e *Engine) checkLookupKinds(c *compiled, s *Session, doc Document) *Proble
 	}
 	return nil
 }
+
+// versionLike is a version given for a group (v1, v1beta1).
+var versionLike = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
 
 // lookupKinds are the kinds a lookup may name, by API group and kind.
 func (e *Engine) lookupKinds(c *compiled) map[string]map[string]bool {
