@@ -115,8 +115,9 @@ var (
 	// The paths a lookups entry reads on an UPDATE alone.
 	pathUpdateReads = cue.MakePath(cue.Str("updateReads"))
 
-	// A crdCheckParts entry's path.
+	// A crdCheckParts entry's path, and the indexes of its "*" items.
 	pathCRDPartPath = cue.MakePath(cue.Str("path"))
+	pathCRDPartAt   = cue.MakePath(cue.Str(fieldAt))
 
 	// A carried entry's path and the constraint its values meet.
 	pathCarriedPath  = cue.MakePath(cue.Str("path"))

@@ -684,13 +684,26 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 		for _, kind := range sortedKeys(c.crdParts[apiVersion]) {
 			schema := e.crdSchema(apiVersion, kind)
 			for _, part := range c.crdParts[apiVersion][kind] {
-				msg := partPathProblem(schema, part.path)
-				if msg == "" {
+				if msg := partPathProblem(schema, part.path); msg != "" {
+					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
+					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(pathCRDPartPath)))
+					problems = append(problems, p)
 					continue
 				}
-				p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
-				p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(pathCRDPartPath)))
-				problems = append(problems, p)
+				// at holds an index per "*" of the path: a part that says
+				// more reads an index it is never given (at: [int] beside
+				// a path without "*", whose self is the whole list).
+				stars := 0
+				for _, seg := range part.path {
+					if seg == "*" {
+						stars++
+					}
+				}
+				if n, err := part.value.LookupPath(pathCRDPartAt).Len().Int64(); err == nil && int(n) != stars {
+					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: at names %d indexes, and path %q has %d \"*\" items, one per index: self is the value at the path (a whole list where the path does not say \"*\")", apiVersion, kind, part.name, n, part.path, stars)}
+					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(pathCRDPartAt)))
+					problems = append(problems, p)
+				}
 			}
 		}
 	}
