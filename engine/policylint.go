@@ -31,6 +31,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
 		l.checkRegexps(e.policyFiles[name].file)
 		l.checkKeyLiterals(e.policyFiles[name].file)
+		l.checkRuntimeOptionals(e.policyFiles[name].file)
 	}
 	for _, name := range sortedKeys(e.policyFiles) {
 		l.checkDefinitionArgs(e.policyFiles[name].file)
@@ -1397,6 +1398,29 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 		}
 		return true
 	}, nil)
+}
+
+// checkRuntimeOptionals finds optional fields (image?: "...") in the
+// runtimes a file declares (clusterTrainingRuntimes): a runtime is an
+// object, as in YAML, and CUE leaves an optional field out of it, so the
+// runtime has no such field, in silence (no image, one node).
+func (l *linter) checkRuntimeOptionals(f *ast.File) {
+	for _, d := range f.Decls {
+		field, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		if name, _, err := ast.LabelName(field.Label); err != nil || name != fieldClusterTrainingRuntimes {
+			continue
+		}
+		ast.Walk(field.Value, func(n ast.Node) bool {
+			if fd, ok := n.(*ast.Field); ok && fd.Constraint == token.OPTION {
+				name, _, _ := ast.LabelName(fd.Label)
+				l.problem(fd.Pos(), "%s?: a runtime declared in CUE is an object, and CUE leaves an optional field out of it: the runtime would have no %s; write %s: ...", name, name, name)
+			}
+			return true
+		}, nil)
+	}
 }
 
 // checkKeyLiterals finds the string literals of a policy file that are
