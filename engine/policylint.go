@@ -49,7 +49,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 }
 
 func newLinter(e *Engine, c *compiled) *linter {
-	return &linter{e: e, c: c, pkg: e.instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}}
+	return &linter{e: e, c: c, pkg: e.instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}, numbers: map[string]int{}}
 }
 
 // lpath is a field's path from the package's root (the root's: none, ok);
@@ -108,6 +108,9 @@ type linter struct {
 	// rules are the rules (lists of findings) the files declare
 	// (checkOpenRules).
 	rules []site
+	// numbers counts, by their text, the values the comprehensions around
+	// the walk have tested for a number ((x & int) != _|_).
+	numbers map[string]int
 	// inDefinitions are the regular fields declared inside a definition
 	// (checkClosedFields).
 	inDefinitions []site
@@ -205,19 +208,24 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 			}
 			l.walkExpr(d.Expr, p)
 		case *ast.Comprehension:
-			l.walkClauses(d.Clauses)
+			end := l.walkClauses(d.Clauses)
 			if s, ok := d.Value.(*ast.StructLit); ok {
 				l.walkDecls(s.Elts, p, top)
-				continue
+			} else {
+				l.walkExpr(d.Value, p)
 			}
-			l.walkExpr(d.Value, p)
+			end()
 		case *ast.LetClause:
 			l.walkExpr(d.Expr, lpath{})
 		}
 	}
 }
 
-func (l *linter) walkClauses(clauses []ast.Clause) {
+// walkClauses walks a comprehension's clauses, and returns how to end
+// the number guards its conditions set (numberGuards), once its value is
+// walked.
+func (l *linter) walkClauses(clauses []ast.Clause) (end func()) {
+	var guarded []string
 	for _, cl := range clauses {
 		switch cl := cl.(type) {
 		case *ast.ForClause:
@@ -227,10 +235,47 @@ func (l *linter) walkClauses(clauses []ast.Clause) {
 			}
 		case *ast.IfClause:
 			l.walkExpr(cl.Condition, lpath{})
+			for _, g := range numberGuards(cl.Condition) {
+				l.numbers[g]++
+				guarded = append(guarded, g)
+			}
 		case *ast.LetClause:
 			l.walkExpr(cl.Expr, lpath{})
 		}
 	}
+	return func() {
+		for _, g := range guarded {
+			l.numbers[g]--
+		}
+	}
+}
+
+// numberGuards are the values a condition tests for a number, as written:
+// x in (x & int) != _|_ (or number, float).
+func numberGuards(cond ast.Expr) []string {
+	var out []string
+	ast.Walk(cond, func(n ast.Node) bool {
+		b, ok := n.(*ast.BinaryExpr)
+		if !ok || b.Op != token.NEQ {
+			return true
+		}
+		if _, bottom := b.Y.(*ast.BottomLit); !bottom {
+			return true
+		}
+		x := b.X
+		if p, ok := x.(*ast.ParenExpr); ok {
+			x = p.X
+		}
+		and, ok := x.(*ast.BinaryExpr)
+		if !ok || and.Op != token.AND {
+			return true
+		}
+		if id, ok := and.Y.(*ast.Ident); ok && (id.Name == "int" || id.Name == "number" || id.Name == "float") {
+			out = append(out, exprText(and.X))
+		}
+		return true
+	}, nil)
+	return out
 }
 
 // walkExpr walks an expression that is the value at p (unknown when p is
@@ -244,8 +289,9 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		for _, el := range x.Elts {
 			switch el := el.(type) {
 			case *ast.Comprehension:
-				l.walkClauses(el.Clauses)
+				end := l.walkClauses(el.Clauses)
 				l.walkExpr(el.Value, lpath{})
+				end()
 			case *ast.Ellipsis:
 				l.walkExpr(el.Type, lpath{})
 			default:
@@ -253,8 +299,9 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			}
 		}
 	case *ast.Comprehension:
-		l.walkClauses(x.Clauses)
+		end := l.walkClauses(x.Clauses)
 		l.walkExpr(x.Value, p)
+		end()
 	case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr:
 		if ix, ok := x.(*ast.IndexExpr); ok && !l.namedKey(ix.Index) {
 			l.noteKeyRead(ix.X) // a key computed from the data
@@ -1213,6 +1260,8 @@ func exprText(x ast.Expr) string {
 		return x.Name
 	case *ast.SelectorExpr:
 		return exprText(x.X) + "." + fmt.Sprint(x.Sel)
+	case *ast.IndexExpr:
+		return exprText(x.X) + "[" + exprText(x.Index) + "]"
 	}
 	return "…"
 }
@@ -1538,11 +1587,22 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	}
 	value := l.c.ctx.BuildExpr(lit)
 	ordering := x.Op != token.EQL && x.Op != token.NEQ
-	if ordering && lit.Kind == token.STRING && schema.IncompleteKind()&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind {
-		// A quantity (or an int-or-string) ordered against a string
-		// literal is ordered as text: "16" > "8" is false.
-		l.problem(lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s orders it as text (\"16\" < \"8\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
-		return
+	if ordering && schema.IncompleteKind()&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind {
+		switch lit.Kind {
+		case token.STRING:
+			// A quantity (or an int-or-string) ordered against a string
+			// literal is ordered as text: "16" > "8" is false.
+			l.problem(lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s orders it as text (\"16\" < \"8\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
+			return
+		case token.INT, token.FLOAT:
+			// ... and against a number, fails on the string ("16", "500m"),
+			// unless a condition has asked for a number.
+			if l.numbers[exprText(read)] > 0 {
+				break
+			}
+			l.problem(lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s fails when it is a string (\"16\", \"500m\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
+			return
+		}
 	}
 	if value.Err() != nil || schema.Unify(value).Err() == nil {
 		return
