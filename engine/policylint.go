@@ -1587,6 +1587,13 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	}
 	value := l.c.ctx.BuildExpr(lit)
 	ordering := x.Op != token.EQL && x.Op != token.NEQ
+	if ordering && lit.Kind == token.STRING && schema.IncompleteKind()&cue.StringKind != 0 {
+		// Versions ordered as text: "v2.10" < "v2.3".
+		if v, err := literal.Unquote(lit.Value); err == nil && versionText.MatchString(v) {
+			l.problem(lit.Pos(), "%s %s %s orders versions as text (\"v2.10\" < \"v2.3\"): compare their numbers, (#Release & {#text: %s}).minor and .major", name, x.Op, lit.Value, name)
+			return
+		}
+	}
 	if ordering && schema.IncompleteKind()&(cue.IntKind|cue.StringKind) == cue.IntKind|cue.StringKind {
 		switch lit.Kind {
 		case token.STRING:
@@ -1621,6 +1628,9 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
 }
+
+// versionText is a release or version written as text (v2.3, 1.2.0).
+var versionText = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 
 // underObject reports whether a path leads into the object a kind's
 // entry is given (kind: input, object: ...): what the load knows there is
