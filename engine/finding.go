@@ -140,7 +140,12 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 			if verr := it.Value().Validate(cue.Concrete(true)); verr != nil {
 				err = verr
 			}
-			out = append(out, e.ruleError(phase, it.Selector().Unquoted(), err))
+			f := e.ruleError(phase, it.Selector().Unquoted(), err)
+			if f.Source == "" {
+				// An error without a place (a builtin's): the rule's.
+				f.Source = e.sourceOf(it.Value())
+			}
+			out = append(out, f)
 			continue
 		}
 		var raws []rawFinding
