@@ -586,8 +586,9 @@ func (l *linter) literalProblems(schema cue.Value, s *ast.StructLit) []literalPr
 }
 
 // literalFields is a struct literal's fields with plain labels, their
-// values kept where they are literals (a string, a number, null) and
-// made _ where they are not: what a schema can say of it before any data.
+// values kept where they are literals (a string, a number, null), an
+// open list or struct where they are list or struct literals, and made _
+// where they are not: what a schema can say of it before any data.
 func literalFields(s *ast.StructLit) *ast.StructLit {
 	out := &ast.StructLit{}
 	for _, d := range s.Elts {
@@ -605,8 +606,14 @@ func literalFields(s *ast.StructLit) *ast.StructLit {
 			continue
 		}
 		value := ast.Expr(ast.NewIdent("_"))
-		if lit, ok := f.Value.(*ast.BasicLit); ok {
-			value = lit
+		switch v := f.Value.(type) {
+		case *ast.BasicLit:
+			value = v
+		case *ast.ListLit:
+			// A list of any items, a struct of any fields: their kind.
+			value = &ast.ListLit{Elts: []ast.Expr{&ast.Ellipsis{}}}
+		case *ast.StructLit:
+			value = &ast.StructLit{Elts: []ast.Decl{&ast.Ellipsis{}}}
 		}
 		out.Elts = append(out.Elts, &ast.Field{Label: f.Label, Constraint: f.Constraint, Value: value})
 	}
