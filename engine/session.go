@@ -879,7 +879,7 @@ func (ad *admission) decode() bool {
 		fs = a.restoreFindings(fs)
 		if phase == PhaseWebhook {
 			// Kubeflow's webhooks print typed values.
-			fs = s.e.typedValues(ad.doc.APIVersion(), ad.doc.Kind(), fs)
+			fs = typedValues(s.e.typedParts[ad.doc.APIVersion()][ad.doc.Kind()], fs)
 		}
 		r.Errors = append(r.Errors, fs...)
 	}

@@ -360,15 +360,15 @@ func typeAt(t reflect.Type, steps []pathStep) reflect.Type {
 	return t
 }
 
-// typedValue is a value at path in an object of the kind as the Go type
-// of the typed part that holds the path marshals it; value as it is when
-// no part holds it, or it does not decode as that type.
-func (e *Engine) typedValue(apiVersion, kind, path string, value json.RawMessage) json.RawMessage {
+// typedValue is a value at path in an object as the Go type of the typed
+// part (of the object's kind) that holds the path marshals it; value as
+// it is when no part holds it, or it does not decode as that type.
+func typedValue(parts []typedPart, path string, value json.RawMessage) json.RawMessage {
 	if len(value) == 0 || string(value) == "null" {
 		return value
 	}
 	steps := fieldPathSteps(path)
-	for _, p := range e.typedParts[apiVersion][kind] {
+	for _, p := range parts {
 		if len(steps) < len(p.Path) || !slices.EqualFunc(p.Path, steps[:len(p.Path)], func(name string, s pathStep) bool {
 			return s.bracket == (name == "*") && (s.bracket || s.name == name)
 		}) {
@@ -391,12 +391,12 @@ func (e *Engine) typedValue(apiVersion, kind, path string, value json.RawMessage
 	return value
 }
 
-// typedValues are findings of the kind's webhook with their values as
-// typedValue gives them.
-func (e *Engine) typedValues(apiVersion, kind string, fs []Finding) []Finding {
+// typedValues are findings of a kind's webhook with their values as
+// typedValue gives them, parts the kind's typed parts.
+func typedValues(parts []typedPart, fs []Finding) []Finding {
 	for i, f := range fs {
 		if f.HasPath && len(f.Value) > 0 {
-			fs[i].Value = e.typedValue(apiVersion, kind, f.Path, f.Value)
+			fs[i].Value = typedValue(parts, f.Path, f.Value)
 		}
 	}
 	return fs
