@@ -32,6 +32,48 @@ type markerBound struct {
 	path       string // the path, as CUE labels: #MLPolicy: paddle?: port?
 	constraint string
 	at         token.Pos
+	// marker is the marker as written (MaxLength=5), kind the kind of
+	// value it bounds (0 for any).
+	marker string
+	kind   cue.Kind
+}
+
+// markerKinds are the kinds of value the markers bound.
+var markerKinds = map[string]cue.Kind{
+	"MinLength": cue.StringKind, "MaxLength": cue.StringKind, "Pattern": cue.StringKind,
+	"MinItems": cue.ListKind, "MaxItems": cue.ListKind, "MinProperties": cue.StructKind,
+	"Minimum": cue.NumberKind, "Maximum": cue.NumberKind,
+}
+
+// markerKind is the kind of value a marker (Name=value) bounds; 0 for any.
+func markerKind(m string) cue.Kind {
+	name, _, _ := strings.Cut(strings.TrimPrefix(m, "items:"), "=")
+	if strings.HasPrefix(m, "items:") {
+		return cue.ListKind
+	}
+	return markerKinds[strings.TrimSuffix(name, ":")]
+}
+
+// selectorsOf is a bound's path as selectors.
+func (b markerBound) selectors() []cue.Selector {
+	var sels []cue.Selector
+	for _, label := range strings.Split(b.path, ": ") {
+		switch {
+		case label == "[string]":
+			sels = append(sels, cue.AnyString)
+		case strings.HasPrefix(label, "#"):
+			sels = append(sels, cue.Def(label))
+		case strings.HasPrefix(label, "_"):
+			sels = append(sels, cue.Hid(label, "_"))
+		default:
+			name := strings.TrimSuffix(label, "?")
+			if uq, err := strconv.Unquote(name); err == nil {
+				name = uq
+			}
+			sels = append(sels, cue.Str(name).Optional())
+		}
+	}
+	return sels
 }
 
 // markerBounds collects the validation markers of a policy file's fields.
@@ -56,7 +98,7 @@ func markerBounds(f *ast.File) ([]markerBound, []Problem) {
 							Message: fmt.Sprintf("the marker +kubebuilder:validation:%s goes to the CRD, but the field's place is not known before evaluation, so vet cannot check it: write the bound in CUE on the field (%s)", c.marker, c.constraint)})
 						continue
 					}
-					out = append(out, markerBound{path: strings.Join(p, ": "), constraint: c.constraint, at: d.Pos()})
+					out = append(out, markerBound{path: strings.Join(p, ": "), constraint: c.constraint, at: d.Pos(), marker: c.marker, kind: markerKind(c.marker)})
 				}
 				if s, isStruct := d.Value.(*ast.StructLit); isStruct {
 					walk(s.Elts, p, ok)
@@ -281,6 +323,10 @@ func markerConstraint(m string) (constraint, problem string) {
 	case "Pattern":
 		if uq, err := strconv.Unquote(value); err == nil {
 			value = uq
+		}
+		// The API server compiles a CRD's pattern as Go does.
+		if _, err := regexp.Compile(value); err != nil {
+			return "", fmt.Sprintf("the pattern does not compile (%v): the API server would refuse the CRD, and every value here", err)
 		}
 		return "=~" + strconv.Quote(value), ""
 	case "Enum":

@@ -45,6 +45,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l.checkListItems()
 	l.checkClosedFields()
 	l.checkOpenRules()
+	l.checkMarkerKinds()
 	return l.problems, l.keyReads
 }
 
@@ -1797,6 +1798,31 @@ func (l *linter) checkOpenRules() {
 			continue
 		}
 		l.problem(st.pos, "rule %s is an open list (a type, [...]), which finds nothing whatever the object: a rule is a list of findings written out, such as [if cond {path: ..., detail: ...}]", st.path[len(st.path)-2].Unquoted()+"."+st.path[len(st.path)-1].Unquoted())
+	}
+}
+
+// checkMarkerKinds checks that each validation marker of the policy
+// bounds a field of its kind: MaxLength on an int (or Minimum on a
+// string) goes to the CRD, which the API server then checks against
+// every runtime's value, refusing each as of the wrong type.
+func (l *linter) checkMarkerKinds() {
+	for _, b := range l.e.markerBounds {
+		if b.kind == 0 {
+			continue
+		}
+		v := l.c.schemas.LookupPath(cue.MakePath(b.selectors()...))
+		if !v.Exists() {
+			continue
+		}
+		switch err := v.Err(); {
+		case err == nil && v.IncompleteKind()&b.kind != 0:
+			continue
+		case err != nil && strings.Contains(err.Error(), "does not satisfy"):
+			// The bound fails the field's value at load ({} has fewer
+			// fields than MinProperties asks): its kind is the field's.
+			continue
+		}
+		l.problem(b.at, "+kubebuilder:validation:%s bounds a %v, and this field holds none: the bound would refuse every value of the field, in vet and in the cluster", b.marker, b.kind)
 	}
 }
 
