@@ -157,6 +157,9 @@ func (e *Engine) cueProblems(err error) []Problem {
 // are in (when it is known): a field not allowed gets the field meant.
 func (e *Engine) cueProblemsIn(err error, root cue.Value) []Problem {
 	out := e.cueProblemList(err)
+	if at, ok := e.policyPlaceOf(err, root); ok {
+		out = append([]Problem{at}, out...)
+	}
 	for i, ce := range errors.Errors(err) {
 		_ = i
 		format, _ := ce.Msg()
@@ -198,6 +201,38 @@ func (e *Engine) cueProblemsIn(err error, root cue.Value) []Problem {
 		}
 	}
 	return out
+}
+
+// policyPlaceOf is, for CUE errors none of which is in an admin's file
+// (a policy's value that the shipped CUE refuses: a closed definition of
+// the admin's own given as a review, say), the place in an admin's file
+// of the value nearest each error's path; false when an error has a place
+// there already, or no admin's file gives a value on the path.
+func (e *Engine) policyPlaceOf(err error, root cue.Value) (Problem, bool) {
+	if len(e.policyFiles) == 0 || !root.Exists() {
+		return Problem{}, false
+	}
+	errs := errors.Errors(err)
+	for _, ce := range errs {
+		for _, p := range errors.Positions(ce) {
+			if p.IsValid() && e.isPolicyFile(p.Filename()) {
+				return Problem{}, false
+			}
+		}
+	}
+	for _, ce := range errs {
+		path := ce.Path()
+		for k := len(path); k > 0; k-- {
+			for _, p := range conjunctPositions(root.LookupPath(errorPath(path[:k]))) {
+				if p.IsValid() && e.isPolicyFile(p.Filename()) {
+					at := Problem{Message: fmt.Sprintf("%s: the value this file gives here breaks cuetrainer's own CUE (the errors below, at its files)", strings.Join(path[:k], "."))}
+					at.File, at.Line, at.Column = splitWhere(e.position(p.Filename(), p.Line(), p.Column()))
+					return at, true
+				}
+			}
+		}
+	}
+	return Problem{}, false
 }
 
 // errorPath is the path of a CUE error's selectors.
