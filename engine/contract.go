@@ -191,6 +191,7 @@ var (
 	selOps         = cue.Str("ops")
 	selGenerate    = cue.Str("generate")
 	selSums        = cue.Str("sums")
+	selBases       = cue.Str("bases")
 	selMutations   = cue.Str("mutations")
 	selMutators    = cue.Str(fieldMutators)
 )

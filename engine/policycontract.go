@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -504,6 +505,46 @@ func addObjectID(ids map[string]bool, d ast.Decl) {
 			ids[name] = true
 		}
 	}
+}
+
+// objectTypes are the Go types (fitTypes) of the objects declared with a
+// literal apiVersion and kind, by id: where a path into an object can be
+// checked before any render.
+func (l *linter) objectTypes() map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for _, f := range l.e.cueFiles() {
+		ast.Walk(f, func(n ast.Node) bool {
+			fd, ok := n.(*ast.Field)
+			if !ok {
+				return true
+			}
+			if name, _, err := ast.LabelName(fd.Label); err != nil || name != selObjects.Unquoted() {
+				return true
+			}
+			body, ok := fd.Value.(*ast.StructLit)
+			if !ok {
+				return true
+			}
+			for _, d := range body.Elts {
+				obj, ok := d.(*ast.Field)
+				if !ok {
+					continue
+				}
+				id, _, err := ast.LabelName(obj.Label)
+				s, isStruct := obj.Value.(*ast.StructLit)
+				if err != nil || !isStruct {
+					continue
+				}
+				apiVersion, _, ok1 := stringField(s, "apiVersion")
+				kind, _, ok2 := stringField(s, "kind")
+				if newType, known := fitTypes[apiVersion+"\x00"+kind]; ok1 && ok2 && known {
+					out[id] = reflect.TypeOf(newType()).Elem()
+				}
+			}
+			return true
+		}, nil)
+	}
+	return out
 }
 
 // checkListItems checks the items an admin's lists write as struct

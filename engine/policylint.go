@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -46,6 +47,7 @@ func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
 	l.checkClosedFields()
 	l.checkOpenRules()
 	l.checkMarkerKinds()
+	l.checkRenderRefs()
 	return l.problems, l.keyReads
 }
 
@@ -109,6 +111,9 @@ type linter struct {
 	// rules are the rules (lists of findings) the files declare
 	// (checkOpenRules).
 	rules []site
+	// renderRefs are the entries of a render's (a plan's, a part's)
+	// generate, bases and sums, with their values (checkRenderRefs).
+	renderRefs []renderRef
 	// numbers counts, by their text, the values the comprehensions around
 	// the walk have tested for a number ((x & int) != _|_).
 	numbers map[string]int
@@ -190,6 +195,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 					} else if len(fp.sels) == 5 && fp.sels[0].String() == fieldRenderParts {
 						l.partDefs = append(l.partDefs, site{path: fp.sels, pos: d.Label.Pos()})
 					}
+				}
+				if n := len(fp.sels); n >= 5 && fp.sels[0] != selAdmission && fp.sels[n-1].IsString() && (fp.sels[n-2] == selGenerate || fp.sels[n-2] == selBases || fp.sels[n-2] == selSums) {
+					l.renderRefs = append(l.renderRefs, renderRef{site: site{path: fp.sels, pos: d.Label.Pos()}, value: d.Value})
 				}
 				if isRulePath(fp.sels) {
 					l.rules = append(l.rules, site{path: fp.sels, pos: d.Label.Pos()})
@@ -1823,6 +1831,111 @@ func (l *linter) checkMarkerKinds() {
 			continue
 		}
 		l.problem(b.at, "+kubebuilder:validation:%s bounds a %v, and this field holds none: the bound would refuse every value of the field, in vet and in the cluster", b.marker, b.kind)
+	}
+}
+
+// renderRef is an entry of a render's generate, bases or sums.
+type renderRef struct {
+	site
+	value ast.Expr
+}
+
+// checkRenderRefs checks the objects a render's generate, bases and sums
+// name, as checkEditObject an edit's: generate and bases by their keys,
+// sums by their object; and a base's literal path from the runtime
+// against the runtime's schema. A generator or a base of an object no
+// render builds, or a sum written into none, does nothing, in silence;
+// a base from a field the runtime has not copies null.
+func (l *linter) checkRenderRefs() {
+	ids := l.objectIDs()
+	named := func(pos token.Pos, what, id string) {
+		if slices.Contains(ids, id) {
+			return
+		}
+		msg := fmt.Sprintf("%s %q: no render builds an object of that id (%s), so it would do nothing", what, id, strings.Join(ids, ", "))
+		if sug := suggest(id, ids); sug != "" {
+			msg += fmt.Sprintf(": did you mean %s?", sug)
+		}
+		l.problem(pos, "%s", msg)
+	}
+	types := l.objectTypes()
+	// intoObject checks a literal path into the object id against its
+	// kind's Go type.
+	intoObject := func(id string, path ast.Expr) {
+		t, ok := types[id]
+		list, isList := path.(*ast.ListLit)
+		if !ok || !isList {
+			return
+		}
+		var steps []pathStep
+		for _, x := range list.Elts {
+			lit, ok := x.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return
+			}
+			name, err := literal.Unquote(lit.Value)
+			if err != nil {
+				return
+			}
+			steps = append(steps, pathStep{name: name})
+			if typeAt(t, steps) == nil {
+				msg := fmt.Sprintf("the object %q (a %s) has no field %s here, so the API server would prune what is written there", id, t.Name(), name)
+				var fields []string
+				if parent := typeAt(t, steps[:len(steps)-1]); parent != nil && parent.Kind() == reflect.Struct {
+					fields = sortedKeys(jsonFields(parent))
+				}
+				if sug := suggest(name, fields); sug != "" {
+					msg += fmt.Sprintf(": did you mean %s?", sug)
+				}
+				l.problem(lit.Pos(), "%s", msg)
+				return
+			}
+		}
+	}
+	for _, r := range l.renderRefs {
+		n := len(r.path)
+		block, name := r.path[n-2], r.path[n-1].Unquoted()
+		if block != selSums {
+			named(r.pos, block.Unquoted()+" of the object", name)
+		}
+		if gens, ok := r.value.(*ast.ListLit); ok && block == selGenerate {
+			for _, x := range gens.Elts {
+				if g, ok := x.(*ast.StructLit); ok {
+					intoObject(name, fieldValue(g, "path"))
+				}
+			}
+		}
+		s, ok := r.value.(*ast.StructLit)
+		if !ok {
+			continue
+		}
+		if object, lit, ok := stringField(s, fieldObject); ok && block == selSums {
+			named(lit.Pos(), "the sum's object", object)
+			intoObject(object, fieldValue(s, "path"))
+		}
+		from, ok := fieldValue(s, "from").(*ast.ListLit)
+		if block != selBases || !ok || len(from.Elts) == 0 {
+			continue
+		}
+		var steps []step
+		for _, x := range from.Elts {
+			lit, ok := x.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				break
+			}
+			name, err := literal.Unquote(lit.Value)
+			if err != nil {
+				break
+			}
+			steps = append(steps, step{sel: cue.Str(name), ok: true, name: name, pos: lit.Pos()})
+		}
+		if len(steps) < 2 || steps[0].name != fieldRuntime || l.runtimeKind() == "" {
+			continue
+		}
+		base := []cue.Selector{selAdmission, r.path[1], cue.Str(l.runtimeKind()), selObject}
+		if pos, msg, found := l.stepsProblem(base, fieldRuntime, steps[1:], "the base would copy nothing"); found {
+			l.problem(pos, "%s", msg)
+		}
 	}
 }
 

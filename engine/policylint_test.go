@@ -51,8 +51,9 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 	l.checkDefaults()
 	l.checkClosedFields()
 	l.checkOpenRules()
-	if len(l.rules) < 30 || len(l.inDefinitions) < 500 {
-		t.Errorf("checked %d rules and %d fields of definitions, want the schemas' forty-odd and hundreds", len(l.rules), len(l.inDefinitions))
+	l.checkRenderRefs()
+	if len(l.rules) < 30 || len(l.inDefinitions) < 500 || len(l.renderRefs) < 4 {
+		t.Errorf("checked %d rules, %d fields of definitions and %d generators, bases and sums, want the schemas' forty-odd, hundreds and four", len(l.rules), len(l.inDefinitions), len(l.renderRefs))
 	}
 	l.checkUnread()
 	l.checkListsOnce()
