@@ -699,6 +699,40 @@ func isLet(id *ast.Ident) bool {
 	return ok
 }
 
+// isForValue reports whether id is the value of a for clause.
+func isForValue(id *ast.Ident) bool {
+	fc, ok := id.Scope.(*ast.ForClause)
+	return ok && fc.Value != nil && id.Node == fc.Value
+}
+
+// checkKeyComparison checks a comparison of a for clause's key with a
+// literal: a list's key is an index (an int), a map's a string, so
+// for e, _ in env if e == "ORG_TOKEN" is always false.
+func (l *linter) checkKeyComparison(x *ast.BinaryExpr, fc *ast.ForClause, id *ast.Ident, lit *ast.BasicLit) {
+	if x.Op != token.EQL && x.Op != token.NEQ {
+		return
+	}
+	src, ok := l.resolveRead(fc.Source)
+	if !ok {
+		return
+	}
+	schema, _ := l.at(src.sels)
+	if !schema.Exists() || schema.Err() != nil {
+		return
+	}
+	var key string
+	switch k := schema.IncompleteKind(); {
+	case k == cue.ListKind && lit.Kind == token.STRING:
+		key = "an index (int)"
+	case k == cue.StructKind && lit.Kind != token.STRING:
+		key = "a string"
+	default:
+		return
+	}
+	outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+	l.problem(lit.Pos(), "%s is the key of %s, %s, and never %s, so this comparison is always %s: the item is the clause's second name (for %s, item in ...)", id.Name, exprText(fc.Source), key, lit.Value, outcome, id.Name)
+}
+
 // readOf is the read an expression passes on, through parentheses, a
 // default mark and a disjunction's first value: `*object.spec.trainer |
 // {}` reads object.spec.trainer (a let that gives a default, a
@@ -1554,7 +1588,14 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		return
 	}
 	root, steps := chain(read)
-	if id, isIdent := root.(*ast.Ident); len(steps) == 0 && (!isIdent || !isLet(id)) {
+	id, isIdent := root.(*ast.Ident)
+	if isIdent && len(steps) == 0 {
+		if fc, ok := id.Scope.(*ast.ForClause); ok && fc.Key != nil && id.Node == fc.Key {
+			l.checkKeyComparison(x, fc, id, lit)
+			return
+		}
+	}
+	if len(steps) == 0 && (!isIdent || !isLet(id) && !isForValue(id)) {
 		return // a read of a field alone, or no read
 	}
 	base, ok := l.resolve(root)
@@ -1625,14 +1666,17 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	}
 	kind := schema.IncompleteKind()
 	what := fmt.Sprintf("%s (%v)", name, kind)
-	if schema.IsConcrete() {
+	if schema.IsConcrete() && kind&(cue.StructKind|cue.ListKind) == 0 {
 		what = fmt.Sprintf("%s (always %v: its schema's)", name, schema)
 	}
 	switch {
-	case x.Op == token.EQL:
-		l.problem(lit.Pos(), "%s can never be %s, so this comparison is always false", what, lit.Value)
-	case x.Op == token.NEQ:
-		l.problem(lit.Pos(), "%s can never be %s, so this comparison is always true", what, lit.Value)
+	case x.Op == token.EQL || x.Op == token.NEQ:
+		outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+		hint := ""
+		if kind == cue.StructKind {
+			hint = ": compare one of its fields"
+		}
+		l.problem(lit.Pos(), "%s can never be %s, so this comparison is always %s%s", what, lit.Value, outcome, hint)
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
