@@ -38,7 +38,7 @@ var renderFields = map[string]bool{fieldRenderParts: true, fieldPlans: true, fie
 func (l *linter) checkContract() {
 	served := l.servedKinds()
 	reviews := l.c.reviews
-	for _, st := range l.sites {
+	for _, st := range append(l.sites, l.computedKindSites()...) {
 		if len(st.path) < 2 {
 			continue
 		}
@@ -189,6 +189,47 @@ func (l *linter) checkAPIVersion(st site, field string, served map[string]map[st
 	}
 	sort.Strings(names)
 	l.problem(st.pos, "%s: %s is not a version the CRDs serve, so no object of it exists: %s serves %s", field, apiVersion, group, strings.Join(names, ", "))
+}
+
+// computedKindSites are the apiVersions and kinds of the contract's
+// fields keyed by them that an admin's file gives under a label computed
+// at load (for kind in [...] {admission: v: (kind): ...}), which no site
+// of the files' literal labels names: each at the admin's place of its
+// value. checkContract checks them as the literal ones.
+func (l *linter) computedKindSites() []site {
+	literal := map[string]bool{}
+	for _, st := range l.sites {
+		if len(st.path) >= 2 {
+			literal[cue.MakePath(st.path[:min(len(st.path), 3)]...).String()] = true
+		}
+	}
+	var out []site
+	for _, field := range sortedKeys(byKindFields) {
+		root := l.c.schemas.LookupPath(cue.MakePath(cue.Str(field)))
+		versions, err := root.Fields()
+		if err != nil {
+			continue
+		}
+		for versions.Next() {
+			kinds, err := versions.Value().Fields()
+			if err != nil {
+				continue
+			}
+			for kinds.Next() {
+				path := []cue.Selector{cue.Str(field), versions.Selector(), kinds.Selector()}
+				if literal[cue.MakePath(path...).String()] {
+					continue
+				}
+				for _, pos := range conjunctPositions(kinds.Value()) {
+					if pos.IsValid() && l.e.isPolicyFile(pos.Filename()) {
+						out = append(out, site{path: path, pos: pos})
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // checkKind checks a kind key: a kind of a group that has CRDs must be one
