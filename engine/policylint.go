@@ -1994,6 +1994,20 @@ func (l *linter) checkClosedFields() {
 	for _, st := range l.inDefinitions {
 		parent := l.c.schemas.LookupPath(optional(st.path[:len(st.path)-1]))
 		name := st.path[len(st.path)-1]
+		// (A site of an admin's file: TestLintFindsNothingInTheSchemas walks
+		// the shipped ones, whose types have such fields.)
+		if !st.optional && !strings.HasPrefix(st.pos.Filename(), root+"/") && l.shipped(parent) {
+			// A field every object must give, added to a type cuetrainer
+			// ships: its runtimes (and every object made before) have
+			// none, and each would be refused.
+			v := parent.LookupPath(optional(st.path[len(st.path)-1:]))
+			if _, hasDefault := v.Default(); v.Err() == nil && !v.IsConcrete() && !hasDefault {
+				label := strings.TrimRight(name.String(), "?!")
+				l.problem(st.pos, "%s: a field with no default that every object must give, added to %s, which cuetrainer ships: its runtimes and every object written before have none, and would each be refused; give it a default (%s: *x | ...) or make it optional (%s?:)",
+					label, cue.MakePath(st.path[:len(st.path)-1]...), label, label)
+				continue
+			}
+		}
 		field := parent.LookupPath(optional(st.path[len(st.path)-1:]))
 		// An optional field is kept in a closed struct, with the error
 		// (CUE's own words) it would be if set.
@@ -2017,6 +2031,17 @@ func (l *linter) checkClosedFields() {
 		}
 		l.problem(st.pos, "%s", msg)
 	}
+}
+
+// shipped reports whether a value has a conjunct in cuetrainer's own
+// files (a type it ships, which a policy extends).
+func (l *linter) shipped(v cue.Value) bool {
+	for _, p := range conjunctPositions(v) {
+		if p.IsValid() && !l.e.isPolicyFile(p.Filename()) && p.Filename() != markerFile {
+			return true
+		}
+	}
+	return false
 }
 
 // checkDeclared checks each definition an admin's file declares as `#x: _`
