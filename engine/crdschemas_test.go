@@ -28,7 +28,7 @@ func TestEmbeddedCRDSchemas(t *testing.T) {
 		kind := str(spec["names"].(map[string]any)["kind"])
 		for _, ver := range spec["versions"].([]any) {
 			apiVersion := str(spec["group"]) + "/" + str(ver.(map[string]any)["name"])
-			made[crdSchemaKey(apiVersion, kind)] = e.makeCRDSchema(apiVersion, kind)
+			made[crdSchemaKey(apiVersion, kind)] = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
 			byKey[crdSchemaKey(apiVersion, kind)] = kindOf{apiVersion, kind}
 		}
 	}

@@ -108,7 +108,30 @@ func (l *linter) checkContract() {
 // map.
 func (l *linter) checkKnownKeysEntry(st site) {
 	entry := l.lookup(lpath{sels: st.path, ok: true})
-	if entry.LookupPath(cue.MakePath(cue.Str(fieldAt))).Validate(cue.Concrete(true)) == nil {
+	if at := entry.LookupPath(cue.MakePath(cue.Str(fieldAt))); at.Validate(cue.Concrete(true)) == nil {
+		// Each field of at is one an object the engine meets may have: a
+		// misspelt one (lables) or a dotted path (metadata.labels) names
+		// no map, and the entry checks nothing.
+		var fields []string
+		if at.Decode(&fields) != nil {
+			return
+		}
+		known := l.objectFieldNames()
+		for _, f := range fields {
+			switch {
+			case known[f]:
+				continue
+			case strings.Contains(f, "."):
+				l.problem(st.pos, "knownKeys: %s: at names %q, a dotted path: at names the fields one by one (%q), so this entry checks no map", st.path[1].Unquoted(), f, strings.Split(f, "."))
+			default:
+				msg := fmt.Sprintf("knownKeys: %s: at names %q, a field no object the engine admits or renders has, so this entry checks no map", st.path[1].Unquoted(), f)
+				if s := suggest(f, sortedKeys(known)); s != "" {
+					msg += fmt.Sprintf(": did you mean %s?", s)
+				}
+				l.problem(st.pos, "%s", msg)
+			}
+			return
+		}
 		return
 	}
 	name := st.path[1].Unquoted()
@@ -125,6 +148,57 @@ func (l *linter) checkKnownKeysEntry(st site) {
 		msg += `: give the end of their path, at: ["metadata", "labels"]`
 	}
 	l.problem(st.pos, "%s", msg)
+}
+
+// objectFieldNames are the names of the fields the objects the engine
+// meets may have: those of its kinds' CRD schemas, and of the Go types
+// of the kinds renders build (fitTypes).
+func (l *linter) objectFieldNames() map[string]bool {
+	if l.fieldNames != nil {
+		return l.fieldNames
+	}
+	names := map[string]bool{}
+	var walkSchema func(s map[string]any, depth int)
+	walkSchema = func(s map[string]any, depth int) {
+		if s == nil || depth > 40 {
+			return
+		}
+		props, _ := s["properties"].(map[string]any)
+		for name, p := range props {
+			names[name] = true
+			ps, _ := p.(map[string]any)
+			walkSchema(ps, depth+1)
+		}
+		for _, k := range []string{"items", "additionalProperties"} {
+			sub, _ := s[k].(map[string]any)
+			walkSchema(sub, depth+1)
+		}
+	}
+	for apiVersion, kinds := range l.c.reviews {
+		for kind := range kinds {
+			walkSchema(l.e.makeCRDSchema(l.c.schemas, apiVersion, kind), 0)
+		}
+	}
+	seen := map[reflect.Type]bool{}
+	var walkType func(t reflect.Type)
+	walkType = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for name, f := range jsonFields(t) {
+			names[name] = true
+			walkType(f.t)
+		}
+	}
+	for _, newType := range fitTypes {
+		walkType(reflect.TypeOf(newType()))
+	}
+	l.fieldNames = names
+	return names
 }
 
 // checkContextField checks that #Context has the field a lookup or a

@@ -99,6 +99,8 @@ type linter struct {
 	lists []listSite
 	// objects are the ids of the objects renders build (objectIDs).
 	objects []string
+	// fieldNames caches objectFieldNames.
+	fieldNames map[string]bool
 	// keyReads are the paths (field names) of the maps whose keys a rule
 	// reads as data: it iterates them, indexes them by a computed key or
 	// constrains every key by a pattern.

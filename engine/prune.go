@@ -48,17 +48,17 @@ func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
 		}
 	}
 	if !ok {
-		schema = e.makeCRDSchema(apiVersion, kind)
+		schema = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
 	}
 	e.schemas.byKey[key] = schema
 	return schema
 }
 
-// makeCRDSchema makes the kind's CRD schema from the CUE, as JSON would
-// read it (schemaFromJSON), as the schemas made ahead are; nil when the
-// kind has no CRD.
-func (e *Engine) makeCRDSchema(apiVersion, kind string) map[string]any {
-	v := e.cur.Load().schemas.LookupPath(pathCRDs.Append(cue.Str(kind)))
+// makeCRDSchema makes the kind's CRD schema from the CUE (the compiled
+// schemas), as JSON would read it (schemaFromJSON), as the schemas made
+// ahead are; nil when the kind has no CRD.
+func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[string]any {
+	v := schemas.LookupPath(pathCRDs.Append(cue.Str(kind)))
 	if !v.Exists() {
 		return nil
 	}
