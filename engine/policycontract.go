@@ -831,18 +831,7 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 	if !ok {
 		return
 	}
-	var steps []step
-	for _, x := range path.Elts {
-		lit, ok := x.(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
-			break // a list item or a computed field: the schema says no more
-		}
-		name, err := literal.Unquote(lit.Value)
-		if err != nil {
-			break
-		}
-		steps = append(steps, step{sel: cue.Str(name), ok: true, name: name, pos: lit.Pos()})
-	}
+	steps := literalSteps(path)
 	base := []cue.Selector{selAdmission, apiVersion, kind, selObject}
 	what := "the API server would prune what the mutation writes there"
 	if pos, msg, found := l.stepsProblem(base, kind.Unquoted(), steps, what); found {
@@ -858,6 +847,25 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 		at, name = append(at, st.sel), name+"."+st.name
 	}
 	l.checkMutationValue(at, name, s)
+}
+
+// literalSteps are the fields a literal path (a list of strings) names,
+// up to its first step that is no string literal (a list item, a field
+// computed at load): the schema says no more past it.
+func literalSteps(path *ast.ListLit) []step {
+	var steps []step
+	for _, x := range path.Elts {
+		lit, ok := x.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			break
+		}
+		name, err := literal.Unquote(lit.Value)
+		if err != nil {
+			break
+		}
+		steps = append(steps, step{sel: cue.Str(name), ok: true, name: name, pos: lit.Pos()})
+	}
+	return steps
 }
 
 // checkMutationValue checks what a mutation with a literal path writes

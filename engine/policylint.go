@@ -1914,26 +1914,18 @@ func (l *linter) checkRenderRefs() {
 			return
 		}
 		var steps []pathStep
-		for _, x := range list.Elts {
-			lit, ok := x.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return
-			}
-			name, err := literal.Unquote(lit.Value)
-			if err != nil {
-				return
-			}
-			steps = append(steps, pathStep{name: name})
+		for _, st := range literalSteps(list) {
+			steps = append(steps, pathStep{name: st.name})
 			if typeAt(t, steps) == nil {
-				msg := fmt.Sprintf("the object %q (a %s) has no field %s here, so the API server would prune what is written there", id, t.Name(), name)
+				msg := fmt.Sprintf("the object %q (a %s) has no field %s here, so the API server would prune what is written there", id, t.Name(), st.name)
 				var fields []string
 				if parent := typeAt(t, steps[:len(steps)-1]); parent != nil && parent.Kind() == reflect.Struct {
 					fields = sortedKeys(jsonFields(parent))
 				}
-				if sug := suggest(name, fields); sug != "" {
+				if sug := suggest(st.name, fields); sug != "" {
 					msg += fmt.Sprintf(": did you mean %s?", sug)
 				}
-				l.problem(lit.Pos(), "%s", msg)
+				l.problem(st.pos, "%s", msg)
 				return
 			}
 		}
@@ -1960,21 +1952,10 @@ func (l *linter) checkRenderRefs() {
 			intoObject(object, fieldValue(s, "path"))
 		}
 		from, ok := fieldValue(s, "from").(*ast.ListLit)
-		if block != selBases || !ok || len(from.Elts) == 0 {
+		if block != selBases || !ok {
 			continue
 		}
-		var steps []step
-		for _, x := range from.Elts {
-			lit, ok := x.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				break
-			}
-			name, err := literal.Unquote(lit.Value)
-			if err != nil {
-				break
-			}
-			steps = append(steps, step{sel: cue.Str(name), ok: true, name: name, pos: lit.Pos()})
-		}
+		steps := literalSteps(from)
 		if len(steps) < 2 || steps[0].name != fieldRuntime || l.runtimeKind() == "" {
 			continue
 		}
