@@ -1487,6 +1487,15 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 						msg += fmt.Sprintf(": did you mean %s?", near)
 					}
 					l.problem(field.Pos(), "%s", msg)
+					continue
+				}
+				// A literal argument the parameter refuses (#max: "40"
+				// for an int) fails the helper when the rule fires.
+				if lit, ok := field.Value.(*ast.BasicLit); ok {
+					param := def.LookupPath(cue.MakePath(cue.Def(name)))
+					if v := l.c.ctx.BuildExpr(lit); v.Err() == nil && param.Exists() && param.Unify(v).Err() != nil {
+						l.problem(lit.Pos(), "%s's parameter %s is %v, and this argument is %s: the helper would fail when the rule fires", id.Name, name, param.IncompleteKind(), lit.Value)
+					}
 				}
 			}
 		}
