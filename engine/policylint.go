@@ -1529,7 +1529,7 @@ func (l *linter) checkRuntimeOptionals(f *ast.File) {
 // checkKeyLiterals finds the string literals of a policy file that are
 // a slip from a label or annotation key with a meaning (knownKeys) and
 // are none themselves: a render part's pod label
-// trainer.kubeflow.org/trainjob-ancestor-stpe, a rule reading
+// trainer.kubeflow.org/suport, a rule reading
 // labels["trainer.kubeflow.com/support"], means nothing to any rule, and
 // neither Kubeflow nor the API server says so. A key of the policy's own
 // listed in knownKeys is one.
@@ -1978,7 +1978,7 @@ func (l *linter) checkRenderRefs() {
 // checkClosedFields checks that each field an admin's file declares
 // inside a definition is one the definition allows once loaded: a field
 // added through a reference to another, closed, definition
-// (#MLPolicy: torch?: queue?: string, where torch is #TorchPolicy) loads,
+// (#MLPolicy: x?: queue?: string, where x is a framework's #XPolicy) loads,
 // but no object may set it, and a runtime that does is refused as if
 // the policy were not there. Added to that definition itself, it is
 // allowed.
