@@ -26,7 +26,14 @@ import (
 // lintPolicy checks every policy file against the compiled CUE. It also
 // returns the paths of the maps whose keys the policy's rules read as data
 // (see opaqueKeys).
-func (e *Engine) lintPolicy(c *compiled) ([]Problem, [][]string) {
+func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]string) {
+	// A check that meets CUE it does not expect is cuetrainer's defect:
+	// the load says so, rather than the process dying.
+	defer func() {
+		if r := recover(); r != nil {
+			problems = append(problems, Problem{Message: fmt.Sprintf("cuetrainer's check of the policy failed (%v): please report it, with the policy", r)})
+		}
+	}()
 	l := newLinter(e, c)
 	for _, name := range sortedKeys(e.policyFiles) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
@@ -333,6 +340,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			if !l.checkDefaultType(terms, p) {
 				l.checkDefaultBounds(terms, p)
 			}
+			l.checkBoundAlone(terms)
 			for _, t := range terms {
 				l.walkExpr(t, p)
 			}
@@ -1239,6 +1247,31 @@ func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) bool {
 // 80, which the field's bounds refuse: what the admin meant as the
 // bounds of every value would not hold for the one most objects get, and
 // the CRD made from it would lose its minimum.
+// checkBoundAlone finds a disjunction's term that is a bound alone right
+// after a term that bounds the other way (int32 & >=1024 | <=65535):
+// | binds looser than &, so the field takes any value on the lone
+// bound's side, where the range meant both.
+func (l *linter) checkBoundAlone(terms []ast.Expr) {
+	lower := map[token.Token]bool{token.GTR: true, token.GEQ: true}
+	upper := map[token.Token]bool{token.LSS: true, token.LEQ: true}
+	for i := 1; i < len(terms); i++ {
+		alone, ok := terms[i].(*ast.UnaryExpr)
+		if !ok || !lower[alone.Op] && !upper[alone.Op] {
+			continue
+		}
+		prev, ok := terms[i-1].(*ast.BinaryExpr)
+		if !ok || prev.Op != token.AND {
+			continue
+		}
+		// The previous term's last bound, in the other direction.
+		last, ok := prev.Y.(*ast.UnaryExpr)
+		if !ok || !(lower[last.Op] && upper[alone.Op] || upper[last.Op] && lower[alone.Op]) {
+			continue
+		}
+		l.problem(alone.Pos(), "%s%s is an alternative of its own here (| binds looser than &), so the field takes any value %s%s, whatever the bound before it: write & for |", alone.Op, exprText(alone.X), alone.Op, exprText(alone.X))
+	}
+}
+
 func (l *linter) checkDefaultBounds(terms []ast.Expr, p lpath) {
 	var def *ast.UnaryExpr
 	var others []ast.Expr
