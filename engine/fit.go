@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
-	corev1 "k8s.io/api/core/v1"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -21,14 +19,6 @@ import (
 // (sigs.k8s.io/json, as the API server's strict field validation): a field
 // the kind has not, or a value of another type, is the policy's defect, at
 // the edit group that made it.
-
-// fitTypes are the Go types of the kinds the renders build, by apiVersion
-// and kind.
-var fitTypes = map[string]func() any{
-	"jobset.x-k8s.io/v1alpha2\x00JobSet": func() any { return &jobsetv1alpha2.JobSet{} },
-	"v1\x00ConfigMap":                    func() any { return &corev1.ConfigMap{} },
-	"v1\x00Secret":                       func() any { return &corev1.Secret{} },
-}
 
 // misfit says why obj does not fit its kind's Go type, "" when it does or
 // when the engine carries no type for its kind.

@@ -225,9 +225,7 @@ func (e *Engine) policyPlaceOf(err error, root cue.Value) (Problem, bool) {
 		for k := len(path); k > 0; k-- {
 			for _, p := range conjunctPositions(root.LookupPath(errorPath(path[:k]))) {
 				if p.IsValid() && e.isPolicyFile(p.Filename()) {
-					at := Problem{Message: fmt.Sprintf("%s: the value this file gives here breaks cuetrainer's own CUE (the errors below, at its files)", strings.Join(path[:k], "."))}
-					at.File, at.Line, at.Column = splitWhere(e.position(p.Filename(), p.Line(), p.Column()))
-					return at, true
+					return e.problemAt(p, "%s: the value this file gives here breaks cuetrainer's own CUE (the errors below, at its files)", strings.Join(path[:k], ".")), true
 				}
 			}
 		}

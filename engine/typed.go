@@ -31,6 +31,15 @@ var typedTypes = map[string]reflect.Type{
 	"trainer.kubeflow.org/v1alpha1.RuntimePatches": reflect.TypeFor[[]runtimePatch](),
 }
 
+// fitTypes are the Go types of the kinds the renders build, by apiVersion
+// and kind (fit.go decodes each object into its type; the policy's lint
+// checks a literal path into one against it).
+var fitTypes = map[string]func() any{
+	"jobset.x-k8s.io/v1alpha2\x00JobSet": func() any { return &jobsetv1alpha2.JobSet{} },
+	"v1\x00ConfigMap":                    func() any { return &corev1.ConfigMap{} },
+	"v1\x00Secret":                       func() any { return &corev1.Secret{} },
+}
+
 // The shape of Kubeflow Trainer v2.3.0's runtime patches
 // (pkg/apis/trainer/v1alpha1/trainjob_types.go): the fields and their json
 // tags are what the omission depends on, and their order what its
