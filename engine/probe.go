@@ -106,11 +106,7 @@ func (e *Engine) tryPolicy() []Problem {
 				}
 			}
 			if !failed[fieldLookups] {
-				p := e.checkLookupKinds(c, lookups, doc)
-				if p == nil {
-					p = e.checkLookupReads(c, lookups, doc)
-				}
-				if p != nil {
+				if p := e.checkLookupReads(c, lookups, doc); p != nil {
 					failed[fieldLookups] = true
 					problems = append(problems, *p)
 				}
@@ -141,23 +137,17 @@ func (e *Engine) tryPolicy() []Problem {
 	return problems
 }
 
-// checkLookupKinds evaluates the kind's lookups for a probe and checks
-// the kinds they name: a slip from a runtime kind, a kind renders create
-// (owned), a context kind or a kind reviewed (Trainingruntime), an
-// unknown kind of a group whose every kind is reviewed, or a group given
-// with its version, is never found, and the review would take the
-// object for absent, in silence.
-func (e *Engine) checkLookupKinds(c *compiled, s *Session, doc Document) *Problem {
-	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
-		return nil
-	}
-	known := e.lookupKinds(c)
-	input := e.opaque.aliases(nil).alias(doc.Object)
-	rctx := map[string]any{fieldOperation: opCreate}
-	refs := s.lookupRefs(c, doc, c.ctx.Encode(input), rctx)
+// checkLookupKinds checks the kinds a probe's lookups name (refs,
+// evaluated for its create with input, aliased, and rctx): a slip from a
+// runtime kind, a kind renders create (owned), a context kind or a kind
+// reviewed (Trainingruntime), an unknown kind of a group whose every kind
+// is reviewed, or a group given with its version or as "core", is never
+// found, and the review would take the object for absent, in silence.
+func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, input any, rctx map[string]any) *Problem {
 	if refs == nil {
 		return nil
 	}
+	known := e.lookupKinds(c)
 	type named struct {
 		at  cue.Path
 		ref lookupRef
@@ -260,7 +250,8 @@ func groupKind(group, kind string) string {
 }
 
 // checkLookupReads evaluates the kind's lookups for a probe with the whole
-// object and with the paths their reads name only, as lookupsFor gives
+// object (and checks the kinds they name, checkLookupKinds) and with the
+// paths their reads name only, as lookupsFor gives
 // them, on a create and on an update of the object to itself: a lookup
 // that names other objects with the whole object reads a path its reads
 // do not name, and the memo would keep what it named for objects that
@@ -285,6 +276,13 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			return map[string]any{fieldOperation: opUpdate, fieldOld: obj}
 		}
 		want := s.lookupRefs(c, doc, c.ctx.Encode(whole), ctxOf(whole))
+		if !update {
+			// The kinds they name first: a lookup of a kind never found
+			// names nothing with either.
+			if p := e.checkLookupKinds(c, doc, want, whole, ctxOf(whole)); p != nil {
+				return p
+			}
+		}
 		got := s.lookupRefs(c, doc, c.ctx.Encode(read), ctxOf(read))
 		if !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
