@@ -578,6 +578,8 @@ func (l *linter) objectIDs() []string {
 		return l.objects
 	}
 	seen := map[string]bool{}
+	l.objectGoTypes = map[string]reflect.Type{}
+	add := func(d ast.Decl) { l.addObject(seen, d) }
 	for _, f := range l.e.cueFiles() {
 		ast.Walk(f, func(n ast.Node) bool {
 			fd, ok := n.(*ast.Field)
@@ -599,12 +601,12 @@ func (l *linter) objectIDs() []string {
 				if c, ok := d.(*ast.Comprehension); ok {
 					if v, ok := c.Value.(*ast.StructLit); ok {
 						for _, e := range v.Elts {
-							addObjectID(seen, e)
+							add(e)
 						}
 					}
 					continue
 				}
-				addObjectID(seen, d)
+				add(d)
 			}
 			return true
 		}, nil)
@@ -613,53 +615,34 @@ func (l *linter) objectIDs() []string {
 	return l.objects
 }
 
-// addObjectID adds the label of a field declaration to ids.
-func addObjectID(ids map[string]bool, d ast.Decl) {
-	if f, ok := d.(*ast.Field); ok {
-		if name, _, err := ast.LabelName(f.Label); err == nil {
-			ids[name] = true
+// addObject adds the label of a field declaration to ids, and its Go
+// type (fitTypes) to the linter's objectGoTypes when it is declared with
+// a literal apiVersion and kind: where a path into the object can be
+// checked before any render.
+func (l *linter) addObject(ids map[string]bool, d ast.Decl) {
+	f, ok := d.(*ast.Field)
+	if !ok {
+		return
+	}
+	id, _, err := ast.LabelName(f.Label)
+	if err != nil {
+		return
+	}
+	ids[id] = true
+	if s, ok := f.Value.(*ast.StructLit); ok {
+		apiVersion, _, ok1 := stringField(s, "apiVersion")
+		kind, _, ok2 := stringField(s, "kind")
+		if newType, known := fitTypes[apiVersion+"\x00"+kind]; ok1 && ok2 && known {
+			l.objectGoTypes[id] = reflect.TypeOf(newType()).Elem()
 		}
 	}
 }
 
-// objectTypes are the Go types (fitTypes) of the objects declared with a
-// literal apiVersion and kind, by id: where a path into an object can be
-// checked before any render.
+// objectTypes are the Go types of the objects declared with a literal
+// apiVersion and kind, by id (objectIDs finds them).
 func (l *linter) objectTypes() map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for _, f := range l.e.cueFiles() {
-		ast.Walk(f, func(n ast.Node) bool {
-			fd, ok := n.(*ast.Field)
-			if !ok {
-				return true
-			}
-			if name, _, err := ast.LabelName(fd.Label); err != nil || name != selObjects.Unquoted() {
-				return true
-			}
-			body, ok := fd.Value.(*ast.StructLit)
-			if !ok {
-				return true
-			}
-			for _, d := range body.Elts {
-				obj, ok := d.(*ast.Field)
-				if !ok {
-					continue
-				}
-				id, _, err := ast.LabelName(obj.Label)
-				s, isStruct := obj.Value.(*ast.StructLit)
-				if err != nil || !isStruct {
-					continue
-				}
-				apiVersion, _, ok1 := stringField(s, "apiVersion")
-				kind, _, ok2 := stringField(s, "kind")
-				if newType, known := fitTypes[apiVersion+"\x00"+kind]; ok1 && ok2 && known {
-					out[id] = reflect.TypeOf(newType()).Elem()
-				}
-			}
-			return true
-		}, nil)
-	}
-	return out
+	l.objectIDs()
+	return l.objectGoTypes
 }
 
 // checkListItems checks the items an admin's lists write as struct

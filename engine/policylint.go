@@ -104,8 +104,10 @@ type linter struct {
 	// lists are the fields whose value is a list literal (checkListsOnce,
 	// checkListItems).
 	lists []listSite
-	// objects are the ids of the objects renders build (objectIDs).
-	objects []string
+	// objects are the ids of the objects renders build (objectIDs), and
+	// objectGoTypes the Go types of those declared with a literal kind.
+	objects       []string
+	objectGoTypes map[string]reflect.Type
 	// fieldNames caches objectFieldNames.
 	fieldNames map[string]bool
 	// keyReads are the paths (field names) of the maps whose keys a rule
