@@ -109,6 +109,11 @@ type Engine struct {
 	// knownKeys are the label and annotation keys with a meaning
 	// (knownKeys, metakeys.go).
 	knownKeys knownKeys
+	// renderObjects are the ids of the objects the renders, their parts and
+	// plans declare, sorted; nil when not all are known (no policy files,
+	// whose own renders the tests keep in step; an id under a computed
+	// label). A render's edit, generator or sum of another id is a defect.
+	renderObjects []string
 	// contextKinds maps apiVersion and kind to the #Context field that holds
 	// such objects, by name.
 	contextKinds map[string]map[string]string
@@ -281,7 +286,7 @@ func New(opts Options) (*Engine, error) {
 	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
 		var problems []Problem
-		problems, keyReads = e.lintPolicy(c)
+		problems, keyReads, e.renderObjects = e.lintPolicy(c)
 		if err := loadError(e.loadSummary(), problems); err != nil {
 			return nil, err
 		}

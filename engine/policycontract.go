@@ -595,14 +595,18 @@ func (l *linter) objectIDs() []string {
 			}
 			body, ok := fd.Value.(*ast.StructLit)
 			if !ok {
+				l.objectsOpen = true
 				return true
 			}
 			for _, d := range body.Elts {
 				if c, ok := d.(*ast.Comprehension); ok {
-					if v, ok := c.Value.(*ast.StructLit); ok {
-						for _, e := range v.Elts {
-							add(e)
-						}
+					v, ok := c.Value.(*ast.StructLit)
+					if !ok {
+						l.objectsOpen = true
+						continue
+					}
+					for _, e := range v.Elts {
+						add(e)
 					}
 					continue
 				}
@@ -622,10 +626,17 @@ func (l *linter) objectIDs() []string {
 func (l *linter) addObject(ids map[string]bool, d ast.Decl) {
 	f, ok := d.(*ast.Field)
 	if !ok {
+		if _, ok := d.(*ast.EmbedDecl); ok {
+			l.objectsOpen = true
+		}
 		return
+	}
+	if _, ok := f.Label.(*ast.ListLit); ok {
+		return // a pattern ([id=string]: ...) declares no object
 	}
 	id, _, err := ast.LabelName(f.Label)
 	if err != nil {
+		l.objectsOpen = true
 		return
 	}
 	ids[id] = true

@@ -26,7 +26,11 @@ import (
 // lintPolicy checks every policy file against the compiled CUE. It also
 // returns the paths of the maps whose keys the policy's rules read as data
 // (see opaqueKeys).
-func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]string) {
+//
+// objectIDs are the ids of the objects the renders declare (objectIDs),
+// nil when a render declares one under a computed label: a render then
+// knows which ids it may meet.
+func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]string, objectIDs []string) {
 	// A check that meets CUE it does not expect is cuetrainer's defect:
 	// the load says so, rather than the process dying.
 	defer func() {
@@ -55,7 +59,10 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkOpenRules()
 	l.checkMarkerKinds()
 	l.checkRenderRefs()
-	return l.problems, l.keyReads
+	if ids := l.objectIDs(); !l.objectsOpen {
+		objectIDs = ids
+	}
+	return l.problems, l.keyReads, objectIDs
 }
 
 func newLinter(e *Engine, c *compiled) *linter {
@@ -106,7 +113,10 @@ type linter struct {
 	lists []listSite
 	// objects are the ids of the objects renders build (objectIDs), and
 	// objectGoTypes the Go types of those declared with a literal kind.
+	// objectsOpen says that one is declared under a computed label (or
+	// in a value not a struct literal), so that objects may miss ids.
 	objects       []string
+	objectsOpen   bool
 	objectGoTypes map[string]reflect.Type
 	// fieldNames caches objectFieldNames.
 	fieldNames map[string]bool

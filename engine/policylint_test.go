@@ -379,3 +379,21 @@ func TestReadsThroughAliasesAndHelpers(t *testing.T) {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": review(tc.body)}, tc.want)
 	}
 }
+
+// TestComputedEditObjectChecked: an edit whose object id is computed (a
+// let) escapes the literal ids' check; the render skips an edit of an
+// object it does not build, so a misspelt one was never made, in silence.
+// The load's trial render now fails at the edit's group. An object
+// declared under a computed label leaves the renders' ids unknown: an
+// edit of it loads.
+func TestComputedEditObjectChecked(t *testing.T) {
+	part := func(decl, target string) string {
+		return "package schemas\n\nrenderParts: (#APIVersion): TrainJob: torch: {\n\t#name: _\n" + decl +
+			"\tlet target = \"" + target + "\"\n\tedits: team: {order: 99, ops: [{object: target, path: [\"metadata\", \"labels\"], op: \"merge\", value: {team: \"a\"}}]}\n}\n"
+	}
+	loadPolicyWant(t, "misspelt", map[string]string{"p.cue": part("", "jobSet")},
+		`p.cue:6:9: rule edits.team cannot be evaluated for TrainJob default/probe, a probe of the runtime torch-distributed (see probes): edit team names the object "jobSet", which no render builds (`)
+	loadPolicyWant(t, "declared", map[string]string{"p.cue": part("", "jobset")}, "")
+	computed := "\tlet id = \"teamConfig\"\n\tobjects: (id): {apiVersion: \"v1\", kind: \"ConfigMap\", metadata: name: \"\\(#name)-team\"}\n"
+	loadPolicyWant(t, "declared under a computed label", map[string]string{"p.cue": part(computed, "teamConfig")}, "")
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -172,6 +173,24 @@ func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any
 		}
 	}
 	rn.out.Errors = append(rn.out.Errors, f)
+}
+
+// undeclared reports what of the render's (an edit, a generator, a sum)
+// names an object no render declares: the render skips it as it skips
+// those of objects built once, but it would never be made. An id computed
+// by the CUE escapes the load's checks of literal ids; this is where it is
+// caught (at the load, when a probe's trial render makes it). Without
+// the ids of every render (see Engine.renderObjects) it says nothing.
+func (rn *rendering) undeclared(rule string, at cue.Path, what, id string) {
+	ids := rn.s.e.renderObjects
+	if ids == nil || slices.Contains(ids, id) {
+		return
+	}
+	msg := fmt.Sprintf("%s names the object %q, which no render builds (%s), so it would never be made", what, id, strings.Join(ids, ", "))
+	if sug := suggest(id, ids); sug != "" {
+		msg += fmt.Sprintf(": did you mean %s?", sug)
+	}
+	rn.defect(rule, at, "%s", msg)
 }
 
 // mergeTemplate makes the kind's strategic merges (merges in the CUE): the
@@ -377,7 +396,10 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 			}
 			obj, ok := objects[e.Object]
 			if !ok {
-				continue // an edit of an object this render does not build
+				// An edit of an object this render does not build (one
+				// built once), unless no render builds it.
+				rn.undeclared("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit "+g.Name, e.Object)
+				continue
 			}
 			if err := e.apply(obj); err != nil {
 				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
@@ -394,6 +416,7 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 	for _, id := range sortedKeys(rn.do.generate) {
 		obj, ok := objects[id]
 		if !ok {
+			rn.undeclared("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "a generator", id)
 			continue
 		}
 		for _, g := range rn.do.generate[id] {
@@ -410,10 +433,13 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 		}
 	}
 	for _, sum := range rn.do.sums {
-		if obj, ok := objects[sum.Object]; ok {
-			if err := sum.apply(obj); err != nil {
-				rn.defect("sums", cue.MakePath(selSums), "summing quantities of %s: %v", sum.Object, err)
-			}
+		obj, ok := objects[sum.Object]
+		if !ok {
+			rn.undeclared("sums", cue.MakePath(selSums), "a sum", sum.Object)
+			continue
+		}
+		if err := sum.apply(obj); err != nil {
+			rn.defect("sums", cue.MakePath(selSums), "summing quantities of %s: %v", sum.Object, err)
 		}
 	}
 	return len(rn.out.Errors) == 0
