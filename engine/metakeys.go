@@ -22,6 +22,8 @@ import (
 type knownKeyMap struct {
 	At   []string        `json:"at"`
 	Keys map[string]bool `json:"keys"`
+	// Values are, of some keys, the values the rules read.
+	Values map[string][]string `json:"values"`
 
 	// name is the entry's; sorted its keys in order.
 	name   string
@@ -130,8 +132,9 @@ func (w *keyWalk) at(suffix []string) bool {
 // does, or that are a slip from one it knows.
 func (w *keyWalk) check(i int, m map[string]any) {
 	own := w.known[i]
-	for key := range m {
+	for key, value := range m {
 		if own.Keys[key] {
+			w.checkValue(own, key, value)
 			continue
 		}
 		var detail string
@@ -143,6 +146,23 @@ func (w *keyWalk) check(i int, m map[string]any) {
 			continue
 		}
 		w.found = append(w.found, Finding{Phase: PhasePolicy, Rule: fieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
+	}
+}
+
+// checkValue finds a known key's value that the entry does not list but
+// that is a slip from one it does (values: support: deprecated).
+func (w *keyWalk) checkValue(own knownKeyMap, key string, value any) {
+	values := own.Values[key]
+	s, ok := value.(string)
+	if len(values) == 0 || !ok || slices.Contains(values, s) {
+		return
+	}
+	for _, v := range values {
+		if strings.EqualFold(s, v) || editDistance(strings.ToLower(s), v) <= max(1, len(v)/4) {
+			detail := fmt.Sprintf("no rule reads the value %q of this key: did you mean %q?", s, v)
+			w.found = append(w.found, Finding{Phase: PhasePolicy, Rule: fieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
+			return
+		}
 	}
 }
 

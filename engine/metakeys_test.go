@@ -58,3 +58,33 @@ func TestKnownKeysWalk(t *testing.T) {
 		t.Errorf("findings:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestKnownKeyValues: a value a slip from one the entry lists for its key
+// (its case, a letter or two) is warned of at the key; a value listed,
+// one far from any, a key without values and a value not a string are
+// not.
+func TestKnownKeyValues(t *testing.T) {
+	k := newKnownKeys(map[string]knownKeyMap{
+		"labels": {At: []string{"metadata", "labels"},
+			Keys:   map[string]bool{"support": true, "team": true},
+			Values: map[string][]string{"support": {"deprecated"}}},
+	})
+	labels := func(v any) map[string]any {
+		return map[string]any{"metadata": map[string]any{"labels": map[string]any{"support": v, "team": "Deprecated"}}}
+	}
+	for value, want := range map[any]string{
+		"Deprecated":  `metadata.labels.support: no rule reads the value "Deprecated" of this key: did you mean "deprecated"?`,
+		"depreciated": `metadata.labels.support: no rule reads the value "depreciated" of this key: did you mean "deprecated"?`,
+		"deprecated":  "",
+		"supported":   "",
+		true:          "",
+	} {
+		var got []string
+		for _, f := range k.findings(labels(value)) {
+			got = append(got, f.String())
+		}
+		if want == "" && len(got) > 0 || want != "" && !slices.Equal(got, []string{want}) {
+			t.Errorf("support: %v: findings %q, want %q", value, got, want)
+		}
+	}
+}
