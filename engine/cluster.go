@@ -126,19 +126,42 @@ func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l lookup
 	if owner := controllerOf(cm); owner == nil || uid == "" || str(owner["uid"]) != uid {
 		return nil, fmt.Errorf("invalid pinned copy %s: it exists but is controlled by another object", where)
 	}
-	data, _ := cm["data"].(map[string]any)
-	text, ok := data[p.Key].(string)
-	if !ok {
-		return nil, fmt.Errorf("invalid pinned copy %s: no data key %q", where, p.Key)
-	}
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
+	obj, err := s.e.parsePinned(cm, p.Key)
+	if err != nil {
 		return nil, fmt.Errorf("invalid pinned copy %s: %v", where, err)
 	}
 	d := Document{Object: obj}
 	if groupOf(d.APIVersion()) != l.Group || d.Kind() != l.Kind || d.Name() != l.Name {
 		return nil, fmt.Errorf("invalid pinned copy %s: it holds %s %q of group %q, not %s %q of group %q",
 			where, d.Kind(), d.Name(), groupOf(d.APIVersion()), l.Kind, l.Name, l.Group)
+	}
+	return obj, nil
+}
+
+// parsePinned parses the copy under key of a ConfigMap's data, once per
+// uid and resourceVersion of the ConfigMap: a controller reads the same
+// copy on every reconcile of its object. The object is shared: its
+// readers copy what they change (existing).
+func (e *Engine) parsePinned(cm map[string]any, key string) (map[string]any, error) {
+	m := meta(cm)
+	uid, version := str(m["uid"]), str(m["resourceVersion"])
+	cacheKey := uid + "/" + version + "/" + key
+	if uid != "" && version != "" {
+		if obj, ok := e.pinnedCopies.get(cacheKey); ok {
+			return obj, nil
+		}
+	}
+	data, _ := cm["data"].(map[string]any)
+	text, ok := data[key].(string)
+	if !ok {
+		return nil, fmt.Errorf("no data key %q", key)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
+		return nil, err
+	}
+	if uid != "" && version != "" {
+		e.pinnedCopies.put(cacheKey, obj)
 	}
 	return obj, nil
 }

@@ -232,6 +232,48 @@ func TestClusterPinnedCopy(t *testing.T) {
 	}
 }
 
+// TestPinnedCopyParsedOncePerVersion: a controller parses a pinned copy
+// once per resourceVersion of its ConfigMap (it reads the same one on
+// every reconcile), and reads a new version's.
+func TestPinnedCopyParsedOncePerVersion(t *testing.T) {
+	e := testEngine(t)
+	owner := []any{map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": "job", "uid": "job-uid", "controller": true}}
+	snapshot := func(version, image string) map[string]any {
+		return map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "job-runtime-snapshot", "namespace": "team", "uid": "cm-uid", "resourceVersion": version, "ownerReferences": owner},
+			"data":     map[string]any{"runtime": teamRuntime("rt-uid", "6"+version, nodeJob(image)).YAML()},
+		}
+	}
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	image := func() string {
+		t.Helper()
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
+		r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+		if r.Rejected() {
+			t.Fatalf("rejected: %v", findingStrings(r.Errors))
+		}
+		return imageOf(t, s.Render(r, RenderOptions{}))
+	}
+	cl.objects["/ConfigMap/team/job-runtime-snapshot"] = snapshot("1", "pinned:1")
+	if got := image(); got != "pinned:1" {
+		t.Fatalf("renders %q, want pinned:1", got)
+	}
+	// The same version again: the copy parsed before (a ConfigMap's data
+	// never changes without its resourceVersion; here it does, to tell).
+	cm := snapshot("1", "pinned:1")
+	cm["data"] = map[string]any{"runtime": "not: [yaml"}
+	cl.objects["/ConfigMap/team/job-runtime-snapshot"] = cm
+	if got := image(); got != "pinned:1" {
+		t.Errorf("the same version renders %q, want pinned:1, parsed once", got)
+	}
+	cl.objects["/ConfigMap/team/job-runtime-snapshot"] = snapshot("2", "pinned:2")
+	if got := image(); got != "pinned:2" {
+		t.Errorf("a new version renders %q, want its pinned:2", got)
+	}
+}
+
 // TestControllerApplyOrder: a controller applies the JobSet after the
 // objects it needs (here its runtime snapshot), though the render lists it
 // first.

@@ -65,6 +65,9 @@ type Engine struct {
 	// by identity, uid and resourceVersion (see existing).
 	existingMu    sync.Mutex
 	existingCache map[string]*stored
+	// pinnedCopies holds the objects parsed from pinned copies, by the
+	// ConfigMap's uid, resourceVersion and data key (see pinnedCopy).
+	pinnedCopies *lru[map[string]any]
 	// reviewCache holds the controller's reviews of stored objects (see
 	// reviewKey); reviewsMade counts the reviews evaluated, for tests.
 	reviewMu    sync.Mutex
@@ -216,7 +219,8 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize}
+	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
+		pinnedCopies: newLRU[map[string]any](existingCacheSize)}
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)
