@@ -843,6 +843,54 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 	l.checkMutationValue(at, name, s)
 }
 
+// checkReadsPaths checks the paths a mutator, a lookup or a plan declares
+// it reads (`reads: name: ["spec", "trainer"]`) against the kind's schema:
+// the evaluation is given the input's values at those paths alone, so a
+// misspelt field (`trainr`) or a dotted path (`"metadata.labels"`) gives
+// it nothing, and what reads there sees the field absent, in silence.
+func (l *linter) checkReadsPaths() {
+	for _, st := range l.lists {
+		p := st.path
+		if len(p) != 5 || p[3] != pathReads.Selectors()[0] || p[1].LabelType() != cue.StringLabel || p[2].LabelType() != cue.StringLabel {
+			continue
+		}
+		var who string
+		switch p[0] {
+		case selMutators:
+			who = "the mutations"
+		case cue.Str(fieldLookups):
+			who = "the lookups"
+		case selPlans:
+			who = "the plan"
+		default:
+			continue
+		}
+		steps := literalSteps(st.list)
+		kind := p[2].Unquoted()
+		if i := slices.IndexFunc(steps, func(s step) bool { return s.name == "*" }); i >= 0 {
+			// A path of reads names fields: the engine copies the value
+			// at it, and finds no field "*".
+			whole := make([]string, i)
+			for j := range whole {
+				whole[j] = steps[j].name
+			}
+			l.problem(steps[i].pos, "reads name fields, and \"*\" is none: %s would be given nothing there; read the list whole (%q)", who, whole)
+			continue
+		}
+		base := []cue.Selector{selAdmission, p[1], p[2], selObject}
+		pos, msg, found := l.stepsProblem(base, kind, steps, who+" would be given nothing there")
+		if !found {
+			continue
+		}
+		for _, step := range steps {
+			if step.pos == pos && strings.Contains(step.name, ".") {
+				msg = fmt.Sprintf("%q is a dotted path: reads name the fields one by one (%q), so %s would be given nothing there", step.name, strings.Split(step.name, "."), who)
+			}
+		}
+		l.problem(pos, "%s", msg)
+	}
+}
+
 // literalSteps are the fields a literal path (a list of strings) names,
 // up to its first step that is no string literal (a list item, a field
 // computed at load): the schema says no more past it.

@@ -55,6 +55,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkUnread()
 	l.checkListsOnce()
 	l.checkListItems()
+	l.checkReadsPaths()
 	l.checkClosedFields()
 	l.checkOpenRules()
 	l.checkMarkerKinds()

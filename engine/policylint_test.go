@@ -397,3 +397,24 @@ func TestComputedEditObjectChecked(t *testing.T) {
 	computed := "\tlet id = \"teamConfig\"\n\tobjects: (id): {apiVersion: \"v1\", kind: \"ConfigMap\", metadata: name: \"\\(#name)-team\"}\n"
 	loadPolicyWant(t, "declared under a computed label", map[string]string{"p.cue": part(computed, "teamConfig")}, "")
 }
+
+// TestReadsPathsChecked: a path a mutator, a lookup or a plan declares it
+// reads is checked against the kind's schema: a misspelt field, a dotted
+// path or a "*" (reads name fields: the engine copies the value at the
+// path) would give the evaluation nothing there. Paths the schema has
+// load.
+func TestReadsPathsChecked(t *testing.T) {
+	policy := func(decl string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\n" + decl + "\n"}
+	}
+	for _, tc := range []struct{ decl, want string }{
+		{`lookups: (#APIVersion): TrainJob: reads: team: ["metadata.labels"]`, `p.cue:3:49: "metadata.labels" is a dotted path: reads name the fields one by one (["metadata" "labels"]), so the lookups would be given nothing there`},
+		{`mutators: (#APIVersion): TrainJob: reads: team: ["metadata", "lables"]`, `p.cue:3:62: TrainJob.metadata has no field lables, so the mutations would be given nothing there: did you mean labels?`},
+		{`plans: (#APIVersion): TrainJob: reads: nodes: ["spec", "trainer", "numNode"]`, `p.cue:3:67: TrainJob.spec.trainer has no field numNode, so the plan would be given nothing there: did you mean numNodes?`},
+		{`lookups: (#APIVersion): TrainJob: reads: x: ["spec", "runtimePatches", "*", "manager"]`, `p.cue:3:72: reads name fields, and "*" is none: the lookups would be given nothing there; read the list whole (["spec" "runtimePatches"])`},
+		{`mutators: (#APIVersion): TrainJob: reads: team: ["metadata", "labels"]`, ""},
+		{`lookups: (#APIVersion): TrainJob: reads: patches: ["spec", "runtimePatches"]`, ""},
+	} {
+		loadPolicyWant(t, tc.decl, policy(tc.decl), tc.want)
+	}
+}
