@@ -194,6 +194,7 @@ var (
 	selBases       = cue.Str("bases")
 	selMutations   = cue.Str("mutations")
 	selMutators    = cue.Str(fieldMutators)
+	selUpdateReads = pathUpdateReads.Selectors()[0]
 )
 
 // Phase says which check produced a finding. The review's blocks of

@@ -844,14 +844,15 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 }
 
 // checkReadsPaths checks the paths a mutator, a lookup or a plan declares
-// it reads (`reads: name: ["spec", "trainer"]`) against the kind's schema:
+// it reads (`reads: name: ["spec", "trainer"]`; a lookup's updateReads
+// too) against the kind's schema:
 // the evaluation is given the input's values at those paths alone, so a
 // misspelt field (`trainr`) or a dotted path (`"metadata.labels"`) gives
 // it nothing, and what reads there sees the field absent, in silence.
 func (l *linter) checkReadsPaths() {
 	for _, st := range l.lists {
 		p := st.path
-		if len(p) != 5 || p[3] != pathReads.Selectors()[0] || p[1].LabelType() != cue.StringLabel || p[2].LabelType() != cue.StringLabel {
+		if len(p) != 5 || p[3] != pathReads.Selectors()[0] && p[3] != selUpdateReads || p[1].LabelType() != cue.StringLabel || p[2].LabelType() != cue.StringLabel {
 			continue
 		}
 		var who string

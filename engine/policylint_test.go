@@ -412,6 +412,7 @@ func TestReadsPathsChecked(t *testing.T) {
 		{`mutators: (#APIVersion): TrainJob: reads: team: ["metadata", "lables"]`, `p.cue:3:62: TrainJob.metadata has no field lables, so the mutations would be given nothing there: did you mean labels?`},
 		{`plans: (#APIVersion): TrainJob: reads: nodes: ["spec", "trainer", "numNode"]`, `p.cue:3:67: TrainJob.spec.trainer has no field numNode, so the plan would be given nothing there: did you mean numNodes?`},
 		{`lookups: (#APIVersion): TrainJob: reads: x: ["spec", "runtimePatches", "*", "manager"]`, `p.cue:3:72: reads name fields, and "*" is none: the lookups would be given nothing there; read the list whole (["spec" "runtimePatches"])`},
+		{`lookups: (#APIVersion): TrainJob: updateReads: x: ["spec", "runtimePatchs"]`, `p.cue:3:60: TrainJob.spec has no field runtimePatchs, so the lookups would be given nothing there: did you mean runtimePatches?`},
 		{`mutators: (#APIVersion): TrainJob: reads: team: ["metadata", "labels"]`, ""},
 		{`lookups: (#APIVersion): TrainJob: reads: patches: ["spec", "runtimePatches"]`, ""},
 	} {
