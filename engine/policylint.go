@@ -374,6 +374,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 	case *ast.ParenExpr:
 		l.walkExpr(x.X, p)
 	case *ast.CallExpr:
+		l.checkContains(x)
 		l.walkExpr(x.Fun, lpath{})
 		for _, a := range x.Args {
 			l.walkExpr(a, lpath{})
@@ -1644,29 +1645,15 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	if lit.Kind == token.NULL {
 		return
 	}
-	root, steps := chain(read)
-	id, isIdent := root.(*ast.Ident)
-	if isIdent && len(steps) == 0 {
+	if id, ok := read.(*ast.Ident); ok {
 		if fc, ok := id.Scope.(*ast.ForClause); ok && fc.Key != nil && id.Node == fc.Key {
 			l.checkKeyComparison(x, fc, id, lit)
 			return
 		}
 	}
-	if len(steps) == 0 && (!isIdent || !isLet(id) && !isForValue(id)) {
-		return // a read of a field alone, or no read
-	}
-	base, ok := l.resolve(root)
+	sels, name, ok := l.readAt(read)
 	if !ok {
 		return
-	}
-	sels := base.sels
-	name := root.(*ast.Ident).Name
-	for _, st := range steps {
-		if !st.ok {
-			return
-		}
-		sels = append(sels[:len(sels):len(sels)], st.sel)
-		name += "." + st.name
 	}
 	schema, where := l.at(sels)
 	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING {
@@ -1737,6 +1724,65 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// readAt resolves a read (object.spec.x, a let, a for clause's item and
+// the fields under them) to its schema's path, with its text; false for a
+// field read alone, or no read.
+func (l *linter) readAt(read ast.Expr) (sels []cue.Selector, name string, ok bool) {
+	root, steps := chain(read)
+	id, isIdent := root.(*ast.Ident)
+	if !isIdent || len(steps) == 0 && !isLet(id) && !isForValue(id) {
+		return nil, "", false
+	}
+	base, ok := l.resolve(root)
+	if !ok {
+		return nil, "", false
+	}
+	sels, name = base.sels, id.Name
+	for _, st := range steps {
+		if !st.ok {
+			return nil, "", false
+		}
+		sels = append(sels[:len(sels):len(sels)], st.sel)
+		name += "." + st.name
+	}
+	return sels, name, true
+}
+
+// checkContains checks list.Contains(read, literal), which compares each
+// item of the list with the literal as == does: a literal no item can be
+// (a name among env's entries, which are structs) makes it always false,
+// and the rule under it off.
+func (l *linter) checkContains(x *ast.CallExpr) {
+	fn, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "list") {
+		return
+	}
+	if name, _, err := ast.LabelName(fn.Sel); err != nil || name != "Contains" {
+		return
+	}
+	lit, ok := x.Args[1].(*ast.BasicLit)
+	if !ok || lit.Kind == token.NULL {
+		return
+	}
+	sels, name, ok := l.readAt(x.Args[0])
+	if !ok {
+		return
+	}
+	item, _ := l.at(append(sels[:len(sels):len(sels)], cue.AnyIndex))
+	if !item.Exists() || item.Err() != nil || item.IncompleteKind() == cue.TopKind {
+		return
+	}
+	value := l.c.ctx.BuildExpr(lit)
+	if value.Err() != nil || item.Unify(value).Err() == nil {
+		return
+	}
+	hint := ""
+	if item.IncompleteKind() == cue.StructKind {
+		hint = fmt.Sprintf(": compare a field of each, list.Contains([for e in %s {e.name}], %s)", name, lit.Value)
+	}
+	l.problem(lit.Pos(), "list.Contains compares each item of %s (%v) with %s, which none can be, so it is always false%s", name, item.IncompleteKind(), lit.Value, hint)
 }
 
 // versionText is a release or version written as text (v2.3, 1.2.0).
@@ -2171,4 +2217,19 @@ func definitionNames(v cue.Value, skip cue.Selector) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// isImportOf reports whether x names the file's import of the package at
+// path (under any name).
+func isImportOf(x ast.Expr, path string) bool {
+	id, ok := x.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	spec, ok := id.Node.(*ast.ImportSpec)
+	if !ok {
+		return false
+	}
+	p, err := literal.Unquote(spec.Path.Value)
+	return err == nil && p == path
 }

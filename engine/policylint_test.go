@@ -419,3 +419,21 @@ func TestReadsPathsChecked(t *testing.T) {
 		loadPolicyWant(t, tc.decl, policy(tc.decl), tc.want)
 	}
 }
+
+// TestContainsChecked: list.Contains of a read list with a literal no
+// item can be (a string among structs, a number among strings) is always
+// false, and fails the load at the literal; one of the items' names, or
+// of a literal an item can be, loads.
+func TestContainsChecked(t *testing.T) {
+	rule := func(cond string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nimport \"list\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet env = object.spec.trainer.env\n\tpolicy: debug: [if env != _|_ if " + cond + " {path: \"spec.trainer.env\", detail: \"x\"}]\n}\n"}
+	}
+	for _, tc := range []struct{ cond, want string }{
+		{`!list.Contains(env, "DEBUG")`, `p.cue:8:55: list.Contains compares each item of env (struct) with "DEBUG", which none can be, so it is always false: compare a field of each, list.Contains([for e in env {e.name}], "DEBUG")`},
+		{`list.Contains(object.spec.trainer.args, 3)`, `p.cue:8:75: list.Contains compares each item of object.spec.trainer.args (string) with 3, which none can be, so it is always false`},
+		{`!list.Contains([for e in env {e.name}], "DEBUG")`, ""},
+		{`object.spec.trainer.args != _|_ if list.Contains(object.spec.trainer.args, "--debug")`, ""},
+	} {
+		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
+	}
+}
