@@ -212,6 +212,10 @@ type compiled struct {
 	evaluations atomic.Int64
 }
 
+// pinnedCopiesSize bounds the pinned copies kept parsed (cluster.go), as
+// many as the cluster objects kept with their defaults.
+const pinnedCopiesSize = 1024
+
 // DefaultRecycleAfter is how many evaluations an engine's CUE runtime serves
 // before the engine compiles a fresh one.
 const DefaultRecycleAfter = 20000
@@ -220,7 +224,7 @@ const DefaultRecycleAfter = 20000
 // file, line and column.
 func New(opts Options) (*Engine, error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
-		pinnedCopies: newLRU[map[string]any](existingCacheSize)}
+		pinnedCopies: newLRU[map[string]any](pinnedCopiesSize)}
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)
