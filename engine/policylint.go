@@ -57,6 +57,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkListItems()
 	l.checkReadsPaths()
 	l.checkClosedFields()
+	l.checkGuardedFields()
 	l.checkOpenRules()
 	l.checkMarkerKinds()
 	l.checkRenderRefs()
@@ -139,6 +140,11 @@ type linter struct {
 	// numbers counts, by their text, the values the comprehensions around
 	// the walk have tested for a number ((x & int) != _|_).
 	numbers map[string]int
+	// guardedFields are the regular fields declared under a comprehension
+	// (if, for), and underComprehension how deep the walk is in them
+	// (checkGuardedFields).
+	guardedFields      []site
+	underComprehension int
 	// inDefinitions are the regular fields declared inside a definition
 	// (checkClosedFields).
 	inDefinitions []site
@@ -196,6 +202,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 			if top {
 				l.checkTopLevel(d)
 			}
+			if d.Constraint == token.OPTION {
+				l.checkOptionalDefault(d)
+			}
 			fp := p.child(sel, ok)
 			if fp.ok {
 				l.paths[d.Value] = fp
@@ -224,6 +233,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if isRulePath(fp.sels) {
 					l.rules = append(l.rules, site{path: fp.sels, pos: d.Label.Pos()})
 				}
+				if last := fp.sels[len(fp.sels)-1]; last.LabelType() == cue.StringLabel && l.underComprehension > 0 {
+					l.guardedFields = append(l.guardedFields, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
+				}
 				if last := fp.sels[len(fp.sels)-1]; last.LabelType() == cue.StringLabel && slices.ContainsFunc(fp.sels[:len(fp.sels)-1], cue.Selector.IsDefinition) {
 					l.inDefinitions = append(l.inDefinitions, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
@@ -241,7 +253,9 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 		case *ast.Comprehension:
 			end := l.walkClauses(d.Clauses)
 			if s, ok := d.Value.(*ast.StructLit); ok {
+				l.underComprehension++
 				l.walkDecls(s.Elts, p, top)
+				l.underComprehension--
 			} else {
 				l.walkExpr(d.Value, p)
 			}
@@ -1635,6 +1649,14 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		return
 	}
 	read, other := x.X, x.Y
+	if s, ok := other.(*ast.StructLit); ok {
+		l.checkStructComparison(x, read, s)
+		return
+	}
+	if s, ok := read.(*ast.StructLit); ok {
+		l.checkStructComparison(x, other, s)
+		return
+	}
 	lit, ok := other.(*ast.BasicLit)
 	if !ok {
 		read, other = x.Y, x.X
@@ -1644,6 +1666,15 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	}
 	if lit.Kind == token.NULL {
 		return
+	}
+	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING {
+		if s, err := literal.Unquote(lit.Value); err == nil && looksLikeRegexp.MatchString(s) {
+			if _, _, ok := l.readAt(read); ok {
+				op := map[token.Token]string{token.EQL: "=~", token.NEQ: "!~"}[x.Op]
+				l.problem(lit.Pos(), "%s looks like a regular expression, but %s compares text, which would have to be it letter for letter: did you mean %s?", lit.Value, x.Op, op)
+				return
+			}
+		}
 	}
 	if id, ok := read.(*ast.Ident); ok {
 		if fc, ok := id.Scope.(*ast.ForClause); ok && fc.Key != nil && id.Node == fc.Key {
@@ -1724,6 +1755,63 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// looksLikeRegexp is a text that reads as a regular expression rather
+// than as a value: anchored (^..., ...$) or with a wildcard (.*, .+).
+var looksLikeRegexp = regexp.MustCompile(`^\^|[^\\]\$$|\.[*+]`)
+
+// checkStructComparison checks a read compared with a struct literal
+// (object.spec.runtimeRef == {name: "x"}): == compares every field, and
+// the object always has the fields its schema gives a default or
+// requires, so a literal without them is never equal.
+func (l *linter) checkStructComparison(x *ast.BinaryExpr, read ast.Expr, lit *ast.StructLit) {
+	if x.Op != token.EQL && x.Op != token.NEQ {
+		return
+	}
+	sels, name, ok := l.readAt(read)
+	if !ok {
+		return
+	}
+	schema, _ := l.at(sels)
+	if !schema.Exists() || schema.Err() != nil || schema.IncompleteKind() != cue.StructKind {
+		return
+	}
+	given := map[string]bool{}
+	for _, d := range lit.Elts {
+		if f, ok := d.(*ast.Field); ok {
+			if n, _, err := ast.LabelName(f.Label); err == nil {
+				given[n] = true
+			}
+		}
+	}
+	var missing []string
+	it, err := schema.Fields()
+	if err != nil {
+		return
+	}
+	for it.Next() {
+		if n := it.Selector().Unquoted(); !given[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+	l.problem(lit.Pos(), "%s always has %s (its schema's defaults or required fields), which this literal has not, so the comparison is always %s: compare the fields meant (%s.%s == ...)", name, strings.Join(missing, ", "), outcome, name, firstField(lit))
+}
+
+// firstField names a struct literal's first field, "field" without one.
+func firstField(s *ast.StructLit) string {
+	for _, d := range s.Elts {
+		if f, ok := d.(*ast.Field); ok {
+			if n, _, err := ast.LabelName(f.Label); err == nil {
+				return n
+			}
+		}
+	}
+	return "field"
 }
 
 // readAt resolves a read (object.spec.x, a let, a for clause's item and
@@ -2064,6 +2152,47 @@ func (l *linter) checkRenderRefs() {
 		if pos, msg, found := l.stepsProblem(base, fieldRuntime, steps[1:], "the base would copy nothing"); found {
 			l.problem(pos, "%s", msg)
 		}
+	}
+}
+
+// checkOptionalDefault checks an optional field for a default
+// (`mode?: *"collective" | "ps"`): CUE never applies one to an optional
+// field, absent stays absent, while the CRD made from the schema gives
+// it and the API server applies it. vet, renders and the cluster would
+// differ.
+func (l *linter) checkOptionalDefault(f *ast.Field) {
+	name, _, err := ast.LabelName(f.Label)
+	if err != nil {
+		return
+	}
+	for _, t := range disjuncts(f.Value) {
+		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
+			value, _ := format.Node(f.Value)
+			l.problem(u.Pos(), "%s?: has a default, which CUE never applies to an optional field, though the CRD made from it does (the API server defaults it): vet, renders and the cluster would differ; make it a regular field (%s: %s) or drop the default", name, name, value)
+			return
+		}
+	}
+}
+
+// checkGuardedFields checks each field declared under a comprehension
+// against the closed struct it goes into: CUE checks a field's name only
+// when the comprehension makes it, which at load (the input unknown) and
+// on the probes it may never do, so a misspelt field of the contract
+// (`object:` for a lookup's `objects:`) would be dropped in silence, or
+// fail on a user's object.
+func (l *linter) checkGuardedFields() {
+	for _, st := range l.guardedFields {
+		n := len(st.path)
+		parent := l.c.schemas.LookupPath(optional(st.path[:n-1]))
+		name := st.path[n-1]
+		if !parent.Exists() || parent.Err() != nil || parent.IncompleteKind() != cue.StructKind || parent.Allows(name) {
+			continue
+		}
+		msg := fmt.Sprintf("%s does not allow %s, which CUE checks only when the comprehension around it makes it: it would be refused then, or never read", cue.MakePath(st.path[:n-1]...), name.Unquoted())
+		if sug := suggest(name.Unquoted(), fieldNames(parent)); sug != "" {
+			msg += fmt.Sprintf(": did you mean %s?", sug)
+		}
+		l.problem(st.pos, "%s", msg)
 	}
 }
 

@@ -437,3 +437,22 @@ func TestContainsChecked(t *testing.T) {
 		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
 	}
 }
+
+// TestComparisonSlipsChecked: a read compared with a struct literal that
+// lacks fields the object always has (its defaults) is never equal, and a
+// text that reads as a regular expression compared with == is meant for
+// =~: both fail the load at the literal; a literal with every field, and
+// plain text, load.
+func TestComparisonSlipsChecked(t *testing.T) {
+	rule := func(cond string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: slip: [if " + cond + " {path: \"metadata.name\", detail: \"x\"}]\n}\n"}
+	}
+	for _, tc := range []struct{ cond, want string }{
+		{`object.spec.runtimeRef == {name: "torch-distributed"}`, `p.cue:5:46: object.spec.runtimeRef always has apiGroup, kind (its schema's defaults or required fields), which this literal has not, so the comparison is always false: compare the fields meant (object.spec.runtimeRef.name == ...)`},
+		{`object.metadata.name != "^tmp-.*$"`, `p.cue:5:44: "^tmp-.*$" looks like a regular expression, but != compares text, which would have to be it letter for letter: did you mean !~?`},
+		{`object.spec.runtimeRef == {name: "torch-distributed", apiGroup: "trainer.kubeflow.org", kind: "ClusterTrainingRuntime"}`, ""},
+		{`object.metadata.name == "tmp-1"`, ""},
+	} {
+		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
+	}
+}
