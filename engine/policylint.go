@@ -44,6 +44,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 		l.checkRegexps(e.policyFiles[name].file)
 		l.checkKeyLiterals(e.policyFiles[name].file)
 		l.checkRuntimeOptionals(e.policyFiles[name].file)
+		l.checkAttributes(e.policyFiles[name].file)
 	}
 	for _, name := range sortedKeys(e.policyFiles) {
 		l.checkDefinitionArgs(e.policyFiles[name].file)
@@ -2153,6 +2154,61 @@ func (l *linter) checkRenderRefs() {
 			l.problem(pos, "%s", msg)
 		}
 	}
+}
+
+// fieldAttributes are the field attributes cuetrainer reads: an
+// attribute a slip from one (@shema) would be one of the admin's own,
+// which nothing reads.
+var fieldAttributes = []string{"schema", "crd"}
+
+// checkAttributes checks a file's field attributes: a slip from one
+// cuetrainer reads, @schema naming no definition (the lint then reads the
+// field as the value it is, and says nothing of its reads), and @tag,
+// which CUE fills only from tags given to the cue command, and cuetrainer
+// gives none, so the field keeps its default in silence.
+func (l *linter) checkAttributes(f *ast.File) {
+	ast.Walk(f, func(n ast.Node) bool {
+		fd, ok := n.(*ast.Field)
+		if !ok {
+			return true
+		}
+		for _, a := range fd.Attrs {
+			key, body := a.Split()
+			switch {
+			case key == "tag":
+				l.problem(a.Pos(), "%s: cuetrainer sets no tags, so the field would keep its value as written: write the value", a.Text)
+			case key == "schema":
+				name := strings.TrimSpace(strings.SplitN(body, ",", 2)[0])
+				if !strings.HasPrefix(name, "#") || !l.c.schemas.LookupPath(cue.MakePath(cue.Def(name))).Exists() {
+					msg := fmt.Sprintf("%s names %q, which is no definition of the schemas: the field's reads would not be checked against a schema", a.Text, name)
+					if sug := suggest(name, l.definitionNames()); sug != "" {
+						msg += fmt.Sprintf(": did you mean %s?", sug)
+					}
+					l.problem(a.Pos(), "%s", msg)
+				}
+			case !slices.Contains(fieldAttributes, key):
+				if sug := suggest(key, fieldAttributes); sug != "" {
+					l.problem(a.Pos(), "%s: no attribute of that name is read: did you mean @%s?", a.Text, sug)
+				}
+			}
+		}
+		return true
+	}, nil)
+}
+
+// definitionNames are the names of the schemas' top-level definitions.
+func (l *linter) definitionNames() []string {
+	var names []string
+	it, err := l.c.schemas.Fields(cue.Definitions(true))
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		if it.Selector().IsDefinition() {
+			names = append(names, it.Selector().String())
+		}
+	}
+	return names
 }
 
 // checkOptionalDefault checks an optional field for a default

@@ -456,3 +456,22 @@ func TestComparisonSlipsChecked(t *testing.T) {
 		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
 	}
 }
+
+// TestAttributesChecked: a slip from an attribute cuetrainer reads
+// (@shema), @schema naming no definition, and @tag (cuetrainer sets no
+// tags) fail the load at the attribute; @schema of a definition, and
+// attributes of the admin's own, load.
+func TestAttributesChecked(t *testing.T) {
+	policy := func(attr string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\n#Team: {name: string}\n_team: _ " + attr + "\n"}
+	}
+	for _, tc := range []struct{ attr, want string }{
+		{`@shema(#Team)`, `p.cue:4:10: @shema(#Team): no attribute of that name is read: did you mean @schema?`},
+		{`@schema(#Tema)`, `p.cue:4:10: @schema(#Tema) names "#Tema", which is no definition of the schemas: the field's reads would not be checked against a schema: did you mean #Team?`},
+		{`@tag(team)`, `p.cue:4:10: @tag(team): cuetrainer sets no tags, so the field would keep its value as written: write the value`},
+		{`@schema(#Team)`, ""},
+		{`@owner(platform)`, ""},
+	} {
+		loadPolicyWant(t, tc.attr, policy(tc.attr), tc.want)
+	}
+}
