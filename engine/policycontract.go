@@ -832,6 +832,14 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 		l.problem(pos, "%s", msg)
 		return
 	}
+	if len(steps) > 0 && steps[0].name == "status" {
+		// The status subresource: the API server drops what a create or
+		// an update of the object writes to its status.
+		if sub, err := l.c.schemas.LookupPath(cue.MakePath(append([]cue.Selector{selCRDs, kind}, pathCRDStatus.Selectors()...)...)).Bool(); err == nil && sub {
+			l.problem(steps[0].pos, "%s has a status subresource, so the API server drops the status a create or an update writes: the mutation would never be kept", kind.Unquoted())
+			return
+		}
+	}
 	if len(steps) == 0 || len(steps) != len(path.Elts) {
 		return // a computed step: the schema says no more
 	}

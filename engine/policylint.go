@@ -390,6 +390,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		l.walkExpr(x.X, p)
 	case *ast.CallExpr:
 		l.checkContains(x)
+		l.checkSearchArgs(x)
 		l.walkExpr(x.Fun, lpath{})
 		for _, a := range x.Args {
 			l.walkExpr(a, lpath{})
@@ -1756,6 +1757,40 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// searchFuncs are the strings functions that search their first argument
+// for their second, with what they ask. (strings.Contains("cpu gpu", x)
+// is an idiom of its own: a text that holds the values allowed.)
+var searchFuncs = map[string]string{"HasPrefix": "begins with", "HasSuffix": "ends with"}
+
+// checkSearchArgs checks a strings search written the other way round
+// (strings.HasPrefix("registry.example.com/", object.spec.trainer.image)):
+// the text searched comes first, so with a literal there and a read
+// second it asks whether the literal begins with the object's value, and
+// the rule fires on every object but the one it means.
+func (l *linter) checkSearchArgs(x *ast.CallExpr) {
+	fn, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "strings") {
+		return
+	}
+	name, _, err := ast.LabelName(fn.Sel)
+	asks, known := searchFuncs[name]
+	if err != nil || !known {
+		return
+	}
+	lit, ok := x.Args[0].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return
+	}
+	if _, isLit := x.Args[1].(*ast.BasicLit); isLit {
+		return
+	}
+	_, read, ok := l.readAt(x.Args[1])
+	if !ok {
+		return
+	}
+	l.problem(lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
 }
 
 // looksLikeRegexp is a text that reads as a regular expression rather

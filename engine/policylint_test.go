@@ -475,3 +475,19 @@ func TestAttributesChecked(t *testing.T) {
 		loadPolicyWant(t, tc.attr, policy(tc.attr), tc.want)
 	}
 }
+
+// TestSearchArgsChecked: strings.HasPrefix and HasSuffix with a literal
+// as the text searched and a read as the prefix ask the other way round,
+// and fail the load at the literal; the right order, and two reads, load.
+func TestSearchArgsChecked(t *testing.T) {
+	rule := func(cond string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"\"\n\tpolicy: registry: [if " + cond + " {path: \"spec.trainer.image\", detail: \"x\"}]\n}\n"}
+	}
+	for _, tc := range []struct{ cond, want string }{
+		{`!strings.HasPrefix("registry.example.com/", image)`, `p.cue:8:43: strings.HasPrefix("registry.example.com/", image) asks whether the text "registry.example.com/" begins with image: the text searched comes first; did you mean strings.HasPrefix(image, "registry.example.com/")?`},
+		{`!strings.HasPrefix(image, "registry.example.com/")`, ""},
+		{`strings.HasSuffix(image, object.metadata.name)`, ""},
+	} {
+		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
+	}
+}
