@@ -195,6 +195,9 @@ var (
 	selMutations   = cue.Str("mutations")
 	selMutators    = cue.Str(fieldMutators)
 	selUpdateReads = pathUpdateReads.Selectors()[0]
+	// selReplacesPlainML is a framework's registry entry's: whether it runs
+	// instead of PlainML.
+	selReplacesPlainML = cue.Str("replacesPlainML")
 )
 
 // Phase says which check produced a finding. The review's blocks of

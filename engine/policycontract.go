@@ -61,6 +61,7 @@ func (l *linter) checkContract() {
 				}
 				l.problem(st.pos, "%s", msg)
 			}
+			l.checkReplacesPlainML(st, name)
 		case (field == "#MLPolicy" || field == "#PodGroupPolicy") && len(st.path) == 2 && st.path[1].IsString() && !st.optional:
 			// A policy a runtime chooses is optional: a regular field of
 			// the definition would be in every runtime's, by its default.
@@ -101,6 +102,26 @@ func (l *linter) checkContract() {
 		l.checkContextField(st, st.path[4].Unquoted(), "the lookup gives what it finds")
 	}
 	l.checkPlannedParts()
+}
+
+// checkReplacesPlainML checks that a framework that replaces PlainML has
+// a render part of its name: PlainML's part gives the trainer its pod
+// count (numNodes), so without one nothing would, and every TrainJob on
+// the framework's runtimes would run one pod, in silence.
+func (l *linter) checkReplacesPlainML(st site, name string) {
+	replaces, err := l.lookup(lpath{sels: []cue.Selector{selFrameworks, cue.Str(name), selReplacesPlainML}, ok: true}).Bool()
+	if err != nil || !replaces {
+		return
+	}
+	parts := l.lookup(lpath{sels: []cue.Selector{selRenderParts}, ok: true})
+	for _, apiVersion := range fieldNames(parts) {
+		for _, kind := range fieldNames(parts.LookupPath(cue.MakePath(cue.Str(apiVersion)))) {
+			if parts.LookupPath(cue.MakePath(cue.Str(apiVersion), cue.Str(kind), cue.Str(name))).Exists() {
+				return
+			}
+		}
+	}
+	l.problem(st.pos, "frameworks: %s replaces PlainML, whose render part gives the trainer its pod count, but has no render part of its own (renderParts: (#APIVersion): TrainJob: %s): a TrainJob's numNodes would reach no pod; write the part, or drop replacesPlainML", name, name)
 }
 
 // checkKnownKeysEntry checks that a knownKeys entry says where its maps
