@@ -29,7 +29,7 @@ import "strings"
 	zone?: strings.MaxRunes(4)
 }
 
-frameworks: paddle: {labels: ["paddle"], replacesPlainML: true}
+frameworks: paddle: {labels: ["paddle"]}
 `
 
 // boundsRuntime is a runtime of boundsPolicy's framework whose policy is
@@ -120,7 +120,7 @@ func TestMarkerMistakes(t *testing.T) {
 		{"+kubebuilder:printcolumn:name=Port", "cuetrainer reads only the +kubebuilder:validation: and default markers of a policy, so this one would do nothing"},
 		{"+kubebuilder:validation:Optional", ""},
 	} {
-		src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// " + tc.marker + "\n\tmasterPort: *36000 | int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"], replacesPlainML: true}\n"
+		src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// " + tc.marker + "\n\tmasterPort: *36000 | int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"]}\n"
 		loadPolicyWant(t, tc.marker, map[string]string{"p.cue": src}, tc.want)
 	}
 }
@@ -129,6 +129,6 @@ func TestMarkerMistakes(t *testing.T) {
 // field without a CUE default fails the load: the CRD's and vet's defaults
 // are the CUE's, so the marker would do nothing.
 func TestDefaultMarkerWithoutCUEDefault(t *testing.T) {
-	src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// +kubebuilder:default=36000\n\tmasterPort?: int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"], replacesPlainML: true}\n"
+	src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// +kubebuilder:default=36000\n\tmasterPort?: int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"]}\n"
 	loadPolicyWant(t, "no CUE default", map[string]string{"p.cue": src}, "p.cue:4:2: +kubebuilder:default=36000: the field has no CUE default, which is what the CRD and vet take, so the marker would do nothing: write masterPort: *36000 | ...")
 }
