@@ -109,6 +109,7 @@ func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases *
 		rn.buildObjects(objects) &&
 		rn.applyEdits(objects) &&
 		rn.checkFit(objects) &&
+		rn.checkIdentities(objects) &&
 		rn.runGenerators(objects) &&
 		rn.finish(objects)
 	return rn.out
@@ -407,6 +408,28 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// checkIdentities checks that each object the render builds has a name,
+// and is in the namespace of the object it is owned by: the API server
+// refuses an object without a name, and an owner reference does not
+// cross namespaces (the garbage collector would delete the object).
+func (rn *rendering) checkIdentities(objects map[string]map[string]any) bool {
+	ok := true
+	namespace := str(rn.do.metadata["namespace"])
+	for _, id := range sortedKeys(objects) {
+		md := meta(objects[id])
+		at := cue.MakePath(selObjects, cue.Str(id))
+		switch own := str(md["namespace"]); {
+		case str(md["name"]) == "":
+			rn.defect("objects."+id, at, "the object %s has no metadata.name, which the API server requires", id)
+			ok = false
+		case namespace != "" && own != namespace && md["ownerReferences"] != nil:
+			rn.defect("objects."+id, at, "the object %s is in namespace %q, and owned by an object of namespace %q: an owner reference does not cross namespaces, so the garbage collector would delete it", id, own, namespace)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // runGenerators runs what the CUE cannot compute (generate.go), then the
