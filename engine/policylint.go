@@ -2181,6 +2181,18 @@ func (l *linter) checkRenderRefs() {
 			continue
 		}
 		steps := literalSteps(from)
+		if len(steps) >= 2 && steps[0].name == fieldMerged {
+			// A merge of the render's kind, by name.
+			names := fieldNames(l.c.schemas.LookupPath(cue.MakePath(append(pathMerges.Selectors(), r.path[1], r.path[2])...)))
+			if !slices.Contains(names, steps[1].name) {
+				msg := fmt.Sprintf("merged has no %s (the merges of %s are %s), so the base would copy nothing", steps[1].name, r.path[2].Unquoted(), strings.Join(names, ", "))
+				if sug := suggest(steps[1].name, names); sug != "" {
+					msg += fmt.Sprintf(": did you mean %s?", sug)
+				}
+				l.problem(steps[1].pos, "%s", msg)
+			}
+			continue
+		}
 		if len(steps) < 2 || steps[0].name != fieldRuntime || l.runtimeKind() == "" {
 			continue
 		}
