@@ -195,9 +195,9 @@ var (
 	selMutations   = cue.Str("mutations")
 	selMutators    = cue.Str(fieldMutators)
 	selUpdateReads = pathUpdateReads.Selectors()[0]
-	// selReplacesPlainML is a framework's registry entry's: whether it runs
-	// instead of PlainML.
-	selReplacesPlainML = cue.Str("replacesPlainML")
+	// selNeedsRenderPart is a framework's registry entry's: whether the
+	// framework must have a render part of its name.
+	selNeedsRenderPart = cue.Str("needsRenderPart")
 )
 
 // Phase says which check produced a finding. The review's blocks of

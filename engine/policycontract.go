@@ -61,7 +61,7 @@ func (l *linter) checkContract() {
 				}
 				l.problem(st.pos, "%s", msg)
 			}
-			l.checkReplacesPlainML(st, name)
+			l.checkRenderPartNeeded(st, name)
 		case (field == "#MLPolicy" || field == "#PodGroupPolicy") && len(st.path) == 2 && st.path[1].IsString() && !st.optional:
 			// A policy a runtime chooses is optional: a regular field of
 			// the definition would be in every runtime's, by its default.
@@ -104,13 +104,13 @@ func (l *linter) checkContract() {
 	l.checkPlannedParts()
 }
 
-// checkReplacesPlainML checks that a framework that replaces PlainML has
-// a render part of its name: PlainML's part gives the trainer its pod
-// count (numNodes), so without one nothing would, and every TrainJob on
-// the framework's runtimes would run one pod, in silence.
-func (l *linter) checkReplacesPlainML(st site, name string) {
-	replaces, err := l.lookup(lpath{sels: []cue.Selector{selFrameworks, cue.Str(name), selReplacesPlainML}, ok: true}).Bool()
-	if err != nil || !replaces {
+// checkRenderPartNeeded checks that a framework whose registry entry
+// says it needs a render part (needsRenderPart: one that counts its pods
+// in place of the shared part) has one of its name: without it, a
+// TrainJob's numNodes would reach no pod, in silence.
+func (l *linter) checkRenderPartNeeded(st site, name string) {
+	needs, err := l.lookup(lpath{sels: []cue.Selector{selFrameworks, cue.Str(name), selNeedsRenderPart}, ok: true}).Bool()
+	if err != nil || !needs {
 		return
 	}
 	parts := l.lookup(lpath{sels: []cue.Selector{selRenderParts}, ok: true})
@@ -121,7 +121,7 @@ func (l *linter) checkReplacesPlainML(st site, name string) {
 			}
 		}
 	}
-	l.problem(st.pos, "frameworks: %s replaces PlainML, whose render part gives the trainer its pod count, but has no render part of its own (renderParts: (#APIVersion): TrainJob: %s): a TrainJob's numNodes would reach no pod; write the part, or drop replacesPlainML", name, name)
+	l.problem(st.pos, "frameworks: %s needs a render part of its own (needsRenderPart: its pods are counted by it, in place of the shared part), and declares none (renderParts: (#APIVersion): TrainJob: %s): a TrainJob's numNodes would reach no pod", name, name)
 }
 
 // checkKnownKeysEntry checks that a knownKeys entry says where its maps
@@ -522,6 +522,69 @@ func (l *linter) checkListsOnce() {
 		}
 		if len(at) > 1 && varies {
 			l.problem(st.pos, "%s is declared by %d lists (%s): CUE unifies them item by item, so it fails on every object where they differ in length; give each its own name", where, len(at), strings.Join(at, ", "))
+		}
+	}
+}
+
+// checkEditGroups checks that each edit group a policy declares has a
+// name of its own: a render is unified with its parts (and a plan's
+// groups join its own), so a group of the same name in another render,
+// part or plan (a paddle part's edits.scheduler beside the shipped
+// render's, made only for gang-scheduled runtimes) is one group to CUE,
+// whose ops lists unify item by item and fail the render of a user's
+// TrainJob where they differ, at cuetrainer's own line.
+func (l *linter) checkEditGroups() {
+	type decl struct {
+		owner, file string
+		pos         token.Pos
+	}
+	groups := map[string][]decl{}
+	var walk func(decls []ast.Decl, labels []string)
+	walk = func(decls []ast.Decl, labels []string) {
+		for _, d := range decls {
+			switch d := d.(type) {
+			case *ast.Field:
+				name, _, err := ast.LabelName(d.Label)
+				if err != nil {
+					name = "*" // (#APIVersion), a pattern
+				}
+				path := append(labels[:len(labels):len(labels)], name)
+				if n := len(path); n >= 2 && path[n-2] == selEdits.Unquoted() && name != "*" {
+					// A render's (render: v: K, or a definition it is), a
+					// part's or a plan's: which kind's, the CUE decides.
+					groups[name] = append(groups[name], decl{owner: strings.Join(path[:n-2], "."), file: d.Pos().Filename(), pos: d.Label.Pos()})
+					continue
+				}
+				if s, ok := d.Value.(*ast.StructLit); ok && len(path) < 8 {
+					walk(s.Elts, path)
+				}
+			case *ast.EmbedDecl:
+				if s, ok := d.Expr.(*ast.StructLit); ok {
+					walk(s.Elts, labels)
+				}
+			case *ast.Comprehension:
+				if s, ok := d.Value.(*ast.StructLit); ok {
+					walk(s.Elts, labels)
+				}
+			}
+		}
+	}
+	for _, f := range l.e.cueFiles() {
+		walk(f.Decls, nil)
+	}
+	for _, name := range sortedKeys(groups) {
+		ds := groups[name]
+		for _, d := range ds {
+			if !l.e.isPolicyFile(d.file) {
+				continue
+			}
+			for _, other := range ds {
+				if other.owner != d.owner || other.file != d.file {
+					at := fmt.Sprintf("%s:%d", l.e.displayFile(other.pos.Filename()), other.pos.Line())
+					l.problem(d.pos, "edits.%s is also a group of %s (%s): a render and its parts and plan are one to CUE, so the two groups' ops would unify item by item and fail a render where they differ; give this group a name of its own", name, other.owner, at)
+					break
+				}
+			}
 		}
 	}
 }

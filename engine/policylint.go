@@ -55,6 +55,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkContract()
 	l.checkUnread()
 	l.checkListsOnce()
+	l.checkEditGroups()
 	l.checkListItems()
 	l.checkReadsPaths()
 	l.checkClosedFields()
