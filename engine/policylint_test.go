@@ -491,3 +491,22 @@ func TestSearchArgsChecked(t *testing.T) {
 		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
 	}
 }
+
+// TestFindingPathChecked: a finding's literal path is checked against its
+// kind's schema: a field the object has not, or an index into a list that
+// is no number (an interpolation without its \( )), fails the load at the
+// path; a map's key in brackets, a number and an interpolation load.
+func TestFindingPathChecked(t *testing.T) {
+	rule := func(path string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: slip: [for i, e in *object.spec.trainer.env | [] if e.name == \"X\" {path: \"" + path + "\", detail: \"x\"}]\n}\n"}
+	}
+	for _, tc := range []struct{ path, want string }{
+		{`spec.trainer.numnodes`, `p.cue:5:83: the finding's path "spec.trainer.numnodes": TrainJob.spec.trainer has no field numnodes, so the user would be pointed at a field that is not there: did you mean numNodes?`},
+		{`spec.trainer.env[i].name`, `p.cue:5:83: the finding's path "spec.trainer.env[i].name": TrainJob.spec.trainer.env is a list, and [i] is no index into it: did you mean [\(i)]?`},
+		{`spec.trainer.env[0].name`, ""},
+		{`spec.trainer.env[\\(i)].name`, ""},
+		{`metadata.labels[example.com/team]`, ""},
+	} {
+		loadPolicyWant(t, tc.path, rule(tc.path), tc.want)
+	}
+}
