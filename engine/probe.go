@@ -277,6 +277,9 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		}
 		want := s.lookupRefs(c, doc, c.ctx.Encode(whole), ctxOf(whole))
 		if !update {
+			if p := e.checkLookupsDecode(c, doc, whole, ctxOf(whole)); p != nil {
+				return p
+			}
 			// The kinds they name first: a lookup of a kind never found
 			// names nothing with either.
 			if p := e.checkLookupKinds(c, doc, want, whole, ctxOf(whole)); p != nil {
@@ -304,6 +307,36 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			e.atLookup(&p, c, doc, whole, ctxOf(whole), firstDifference(want, got))
 			return &p
 		}
+	}
+	return nil
+}
+
+// checkLookupsDecode checks that each lookup a probe's lookups make is a
+// whole reference (group, kind, namespace, name): one that is not names
+// nothing, which a user's invalid object may do, but a probe's, valid,
+// may not (a lookup without its namespace was never made, and every
+// TrainJob was refused as if the object did not exist).
+func (e *Engine) checkLookupsDecode(c *compiled, doc Document, input any, rctx map[string]any) *Problem {
+	v := c.lookups[doc.APIVersion()][doc.Kind()].Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx}))
+	var at []cue.Path
+	if v.LookupPath(pathLookupRuntime).Exists() {
+		at = append(at, pathLookupRuntime)
+	}
+	for _, group := range []cue.Path{pathLookupObjects, pathLookupExisting} {
+		it, err := v.LookupPath(group).Fields()
+		for err == nil && it.Next() {
+			at = append(at, cue.MakePath(append(group.Selectors(), it.Selector())...))
+		}
+	}
+	for _, path := range at {
+		var l lookupRef
+		err := v.LookupPath(path).Decode(&l)
+		if err == nil {
+			continue
+		}
+		p := Problem{Message: fmt.Sprintf("%s: lookups of %s make a reference that is not whole for %s, a probe of the runtime %s (see probes), so it would name nothing: %s", path, doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), e.Details(err))}
+		e.atLookup(&p, c, doc, input, rctx, path)
+		return &p
 	}
 	return nil
 }
