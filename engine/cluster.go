@@ -49,6 +49,11 @@ func (l lookupRef) key() string { return l.Group + "/" + l.Kind + "/" + l.Namesp
 // renders from pinned copies). Objects of the kinds the engine admits come
 // back with their defaults, evaluated once per uid and resourceVersion.
 func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (*stored, error) {
+	if s.e.clusterScoped(l.Group, l.Kind) {
+		// A cluster-scoped object has no namespace, whatever the lookup
+		// says: the cluster's reads leave it out too (controller.cluster).
+		l.Namespace = ""
+	}
 	s.mu.RLock()
 	s.note(l.key())
 	st, ok := s.objects[l.key()]
@@ -82,6 +87,13 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 		return nil, fmt.Errorf("%s %s is too big to evaluate: %s", l.Kind, l.Name, st.tooBig)
 	}
 	return st, nil
+}
+
+// clusterScoped reports whether the engine knows the kind for
+// cluster-scoped: a runtime kind registered as not namespaced.
+func (e *Engine) clusterScoped(group, kind string) bool {
+	k, ok := e.runtimeKinds[kind+"."+group]
+	return ok && !k.Namespaced
 }
 
 // clusterGet reads an object from the session's cluster once: one
