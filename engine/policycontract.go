@@ -793,20 +793,20 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 	}
 	v, cur := l.at([]cue.Selector{selAdmission, apiVersion, kind, selObject})
 	name := kind.Unquoted()
-	for _, st := range findingPathSteps(text) {
+	for _, st := range fieldPathSteps(text) {
 		if !v.Exists() || v.Err() != nil {
 			return
 		}
 		var sel cue.Selector
 		switch k := v.IncompleteKind(); {
-		case st.index && k == cue.ListKind:
+		case st.bracket && k == cue.ListKind:
 			i, err := strconv.Atoi(st.name)
 			if err != nil {
 				l.problem(lit.Pos(), "the finding's path %s: %s is a list, and [%s] is no index into it: did you mean [\\(%s)]?", lit.Value, name, st.name, st.name)
 				return
 			}
 			sel = cue.Index(i)
-		case st.index:
+		case st.bracket:
 			sel = cue.Str(st.name) // a map's key
 		case k == cue.StructKind && isSchema(v) && !v.Allows(cue.Str(openProbe)) && !v.Allows(cue.Str(st.name)):
 			// A path may name what the object has not on purpose (as
@@ -820,46 +820,12 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 			sel = cue.Str(st.name)
 		}
 		v, cur = l.at(append(cur[:len(cur):len(cur)], sel))
-		if st.index {
+		if st.bracket {
 			name += "[" + st.name + "]"
 		} else {
 			name += "." + st.name
 		}
 	}
-}
-
-// findingPathStep is a step of a Kubernetes field path: a field, or an
-// index or a map's key in brackets.
-type findingPathStep struct {
-	name  string
-	index bool
-}
-
-// findingPathSteps splits a field path (spec.env[0].name,
-// metadata.labels[example.com/team]) into its steps.
-func findingPathSteps(path string) []findingPathStep {
-	var steps []findingPathStep
-	for len(path) > 0 {
-		switch {
-		case path[0] == '.':
-			path = path[1:]
-		case path[0] == '[':
-			end := strings.IndexByte(path, ']')
-			if end < 0 {
-				return steps
-			}
-			steps = append(steps, findingPathStep{name: path[1:end], index: true})
-			path = path[end+1:]
-		default:
-			end := strings.IndexAny(path, ".[")
-			if end < 0 {
-				end = len(path)
-			}
-			steps = append(steps, findingPathStep{name: path[:end]})
-			path = path[end:]
-		}
-	}
-	return steps
 }
 
 // checkItem checks an item's literal fields against its schema.
