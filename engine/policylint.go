@@ -1465,15 +1465,6 @@ func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool
 // evaluates, so a rule that does not fire on the probes would fail first
 // on a user's object. CUE's regular expressions are Go's (RE2).
 func (l *linter) checkRegexps(f *ast.File) {
-	pkg := ""
-	for spec := range f.ImportSpecs() {
-		if p, err := literal.Unquote(spec.Path.Value); err == nil && p == "regexp" {
-			pkg = "regexp"
-			if spec.Name != nil {
-				pkg = spec.Name.Name
-			}
-		}
-	}
 	ast.Walk(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.BinaryExpr:
@@ -1486,12 +1477,10 @@ func (l *linter) checkRegexps(f *ast.File) {
 			}
 		case *ast.CallExpr:
 			sel, ok := x.Fun.(*ast.SelectorExpr)
-			if !ok || len(x.Args) == 0 {
+			if !ok || len(x.Args) == 0 || !isImportOf(sel.X, "regexp") {
 				break
 			}
-			id, ok := sel.X.(*ast.Ident)
-			fn, isIdent := sel.Sel.(*ast.Ident)
-			if ok && isIdent && pkg != "" && id.Name == pkg && fn.Name != "Valid" && fn.Name != "QuoteMeta" {
+			if fn, isIdent := sel.Sel.(*ast.Ident); isIdent && fn.Name != "Valid" && fn.Name != "QuoteMeta" {
 				l.checkRegexp(x.Args[0])
 			}
 		}
