@@ -90,10 +90,9 @@ func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (
 }
 
 // clusterScoped reports whether the engine knows the kind for
-// cluster-scoped: a runtime kind registered as not namespaced.
+// cluster-scoped (clusterKinds).
 func (e *Engine) clusterScoped(group, kind string) bool {
-	k, ok := e.runtimeKinds[kind+"."+group]
-	return ok && !k.Namespaced
+	return e.clusterKinds[kind+"."+group]
 }
 
 // clusterGet reads an object from the session's cluster once: one

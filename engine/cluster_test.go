@@ -879,3 +879,77 @@ func TestSchemaCheckedTakesTheInput(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterScopedCRDLookup: a lookup of a kind whose CRD (crds) has
+// scope Cluster leaves the namespace it gives out, as the cluster's reads
+// do, so the object is found; a namespaced kind keeps it.
+func TestClusterScopedCRDLookup(t *testing.T) {
+	e := loadPolicyWant(t, "quota", map[string]string{"p.cue": `package schemas
+
+#Quota: {
+	apiVersion: "platform.example.com/v1"
+	kind:       "Quota"
+	metadata: name: string
+	spec?: gpus?: int
+}
+crds: Quota: {
+	group:    "platform.example.com"
+	version:  "v1"
+	plural:   "quotas"
+	singular: "quota"
+	scope:    "Cluster"
+	schema:   #Quota
+}
+
+#Context: quota?: {...}
+
+lookups: (#APIVersion): TrainJob: {
+	input: _
+	reads: ns: ["metadata", "namespace"]
+	objects: quota: {
+		group:     "platform.example.com"
+		kind:      "Quota"
+		namespace: *input.metadata.namespace | "default"
+		name:      "gpus"
+	}
+}
+
+admission: (#APIVersion): TrainJob: {
+	context: _
+	policy: quotaInstalled: [if context.quota == _|_ {
+		path:   "metadata.namespace"
+		detail: "the cluster's GPU quota must be installed"
+	}]
+}
+`}, "")
+	if e == nil {
+		t.FailNow()
+	}
+	for _, tc := range []struct {
+		group, kind string
+		want        bool
+	}{
+		{"platform.example.com", "Quota", true},
+		{"trainer.kubeflow.org", "ClusterTrainingRuntime", true},
+		{"trainer.kubeflow.org", "TrainingRuntime", false},
+		{"trainer.kubeflow.org", "TrainJob", false},
+	} {
+		if got := e.clusterScoped(tc.group, tc.kind); got != tc.want {
+			t.Errorf("clusterScoped(%s, %s) = %v, want %v", tc.group, tc.kind, got, tc.want)
+		}
+	}
+	cl := &mapCluster{}
+	cl.add(t, clusterRuntime)
+	cl.objects["platform.example.com/Quota//gpus"] = map[string]any{
+		"apiVersion": "platform.example.com/v1", "kind": "Quota",
+		"metadata": map[string]any{"name": "gpus", "uid": "q-uid", "resourceVersion": "1"},
+	}
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
+	r := s.AdmitRequest(context.Background(), readOne(t, clusterTrainJob), Request{})
+	if r.Rejected() {
+		t.Errorf("the quota in the cluster was not found: %v", findingStrings(r.Errors))
+	}
+	if n := cl.read["platform.example.com/Quota/team/gpus"]; n != 0 {
+		t.Errorf("the quota was read under the TrainJob's namespace %d times", n)
+	}
+}

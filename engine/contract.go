@@ -107,7 +107,10 @@ var (
 	pathCRDGroup          = cue.MakePath(cue.Str("group"))
 	pathCRDVersion        = cue.MakePath(cue.Str("version"))
 	pathCRDStatus         = cue.MakePath(cue.Str("status"))
+	pathCRDScope          = cue.MakePath(cue.Str("scope"))
 	pathCRDPrinterColumns = cue.MakePath(cue.Str("printerColumns"))
+	// A crds entry's scope for a kind without a namespace.
+	crdScopeCluster = "Cluster"
 
 	// A plans entry's and a lookups entry's input paths they read (the
 	// engine gives them only those).

@@ -125,6 +125,10 @@ type Engine struct {
 	// runtimeKinds are the kinds a TrainJob's runtimeRef may name, by
 	// their registry key (runtimeKinds).
 	runtimeKinds map[string]runtimeKind
+	// clusterKinds are the kinds the engine knows for cluster-scoped, by
+	// "<kind>.<group>": runtime kinds not namespaced, and kinds whose CRD
+	// (crds) has scope Cluster.
+	clusterKinds map[string]bool
 	// opaque says which map keys reach an evaluation as tokens.
 	opaque *opaqueKeys
 	// serverManaged are the paths of the fields a schema-checked review and
@@ -284,6 +288,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if err := c.schemas.LookupPath(pathRuntimeKinds).Decode(&e.runtimeKinds); err != nil {
 		return nil, e.cueError("reading runtimeKinds", err)
+	}
+	if e.clusterKinds, err = e.readClusterKinds(c); err != nil {
+		return nil, err
 	}
 	if err := e.checkManifests(c); err != nil {
 		return nil, err
@@ -622,6 +629,35 @@ type runtimeKind struct {
 	Group      string `json:"group"`
 	Kind       string `json:"kind"`
 	Namespaced bool   `json:"namespaced"`
+}
+
+// readClusterKinds reads the kinds a policy's CUE says are cluster-scoped: the
+// runtime kinds registered as not namespaced, and the kinds whose CRD has
+// scope Cluster.
+func (e *Engine) readClusterKinds(c *compiled) (map[string]bool, error) {
+	out := map[string]bool{}
+	for key, k := range e.runtimeKinds {
+		if !k.Namespaced {
+			out[key] = true
+		}
+	}
+	it, err := c.schemas.LookupPath(pathCRDs).Fields()
+	for err == nil && it.Next() {
+		var group, scope string
+		if group, err = it.Value().LookupPath(pathCRDGroup).String(); err != nil {
+			break
+		}
+		if scope, err = it.Value().LookupPath(pathCRDScope).String(); err != nil {
+			break
+		}
+		if scope == crdScopeCluster {
+			out[it.Selector().Unquoted()+"."+group] = true
+		}
+	}
+	if err != nil {
+		return nil, e.cueError("reading crds", err)
+	}
+	return out, nil
 }
 
 // loadBuiltin reads the shipped runtimes out of the runtimes package.
