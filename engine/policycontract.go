@@ -808,7 +808,7 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 			sel = cue.Index(i)
 		case st.bracket:
 			sel = cue.Str(st.name) // a map's key
-		case k == cue.StructKind && isSchema(v) && !v.Allows(cue.Str(openProbe)) && !v.Allows(cue.Str(st.name)):
+		case closedSchema(v, false) && !v.Allows(cue.Str(st.name)):
 			// A path may name what the object has not on purpose (as
 			// Kubeflow's webhooks do: spec.templateSpec); a slip from
 			// a field it has is a typo.

@@ -1047,8 +1047,7 @@ func (l *linter) stepsProblem(base []cue.Selector, name string, steps []step, wh
 		// schema, however concrete its fields' defaults. A value with an
 		// error (a plan, incomplete before its runtime) says nothing
 		// here, but its fields may.
-		schema := len(cur) > 0 && cur[0].IsDefinition() || isSchema(v)
-		closed := v.Err() == nil && st.sel.LabelType() == cue.StringLabel && v.IncompleteKind() == cue.StructKind && !v.Allows(cue.Str(openProbe)) && schema
+		closed := st.sel.LabelType() == cue.StringLabel && closedSchema(v, len(cur) > 0 && cur[0].IsDefinition())
 		if closed {
 			l.checked++
 		}
@@ -1066,6 +1065,14 @@ func (l *linter) stepsProblem(base []cue.Selector, name string, steps []step, wh
 		name += "." + st.name
 	}
 	return token.NoPos, "", false
+}
+
+// closedSchema reports whether v is a struct that says which fields the
+// object may have: a schema (isSchema, or any struct under a top-level
+// definition, inDefinition), closed. A value with an error (a plan,
+// incomplete before its runtime) says nothing.
+func closedSchema(v cue.Value, inDefinition bool) bool {
+	return v.Err() == nil && v.IncompleteKind() == cue.StructKind && (inDefinition || isSchema(v)) && !v.Allows(cue.Str(openProbe))
 }
 
 // isSchema reports whether a struct is a type rather than data: it has an
