@@ -137,13 +137,13 @@ func (e *Engine) tryPolicy() []Problem {
 	return problems
 }
 
-// checkLookupKinds checks the kinds a probe's lookups name (refs,
-// evaluated for its create with input, aliased, and rctx): a slip from a
+// checkLookupKinds checks the kinds a probe's lookups name (refs, decoded
+// from lookups, evaluated for its create): a slip from a
 // runtime kind, a kind renders create (owned), a context kind or a kind
 // reviewed (Trainingruntime), an unknown kind of a group whose every kind
 // is reviewed, or a group given with its version or as "core", is never
 // found, and the review would take the object for absent, in silence.
-func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, input any, rctx map[string]any) *Problem {
+func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, lookups cue.Value) *Problem {
 	if refs == nil {
 		return nil
 	}
@@ -193,7 +193,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, i
 			continue
 		}
 		p := Problem{Message: fmt.Sprintf("%s: lookups of %s name %s, which the review would always take for absent: %s", n.at, doc.Kind(), gk, why)}
-		e.atLookup(&p, c, doc, input, rctx, cue.MakePath(append(n.at.Selectors(), selLookupKind)...))
+		e.atLookup(&p, lookups, cue.MakePath(append(n.at.Selectors(), selLookupKind)...))
 		return &p
 	}
 	return nil
@@ -275,14 +275,15 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			}
 			return map[string]any{fieldOperation: opUpdate, fieldOld: obj}
 		}
-		want := s.lookupRefs(c, doc, c.ctx.Encode(whole), ctxOf(whole))
+		lookups, _ := c.lookupsValue(doc, whole, ctxOf(whole))
+		want := s.refsOf(lookups)
 		if !update {
-			if p := e.checkLookupsDecode(c, doc, whole, ctxOf(whole)); p != nil {
+			if p := e.checkLookupsDecode(doc, lookups); p != nil {
 				return p
 			}
 			// The kinds they name first: a lookup of a kind never found
 			// names nothing with either.
-			if p := e.checkLookupKinds(c, doc, want, whole, ctxOf(whole)); p != nil {
+			if p := e.checkLookupKinds(c, doc, want, lookups); p != nil {
 				return p
 			}
 		}
@@ -290,7 +291,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		if !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got, doc.APIVersion(), doc.Kind())}
-			e.atLookup(&p, c, doc, whole, ctxOf(whole), firstDifference(want, got))
+			e.atLookup(&p, lookups, firstDifference(want, got))
 			return &p
 		}
 		// And with the carried values as tokens, as the memo gives them.
@@ -304,7 +305,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		if !ok || !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got)}
-			e.atLookup(&p, c, doc, whole, ctxOf(whole), firstDifference(want, got))
+			e.atLookup(&p, lookups, firstDifference(want, got))
 			return &p
 		}
 	}
@@ -316,8 +317,8 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 // nothing, which a user's invalid object may do, but a probe's, valid,
 // may not (a lookup without its namespace was never made, and every
 // TrainJob was refused as if the object did not exist).
-func (e *Engine) checkLookupsDecode(c *compiled, doc Document, input any, rctx map[string]any) *Problem {
-	v := c.lookups[doc.APIVersion()][doc.Kind()].Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx}))
+// v is the lookups evaluated for the probe's create.
+func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 	var at []cue.Path
 	if v.LookupPath(pathLookupRuntime).Exists() {
 		at = append(at, pathLookupRuntime)
@@ -335,7 +336,7 @@ func (e *Engine) checkLookupsDecode(c *compiled, doc Document, input any, rctx m
 			continue
 		}
 		p := Problem{Message: fmt.Sprintf("%s: lookups of %s make a reference that is not whole for %s, a probe of the runtime %s (see probes), so it would name nothing: %s", path, doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), e.Details(err))}
-		e.atLookup(&p, c, doc, input, rctx, path)
+		e.atLookup(&p, v, path)
 		return &p
 	}
 	return nil
@@ -409,8 +410,8 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 		}
 		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
 			doc.Kind(), strings.TrimPrefix(doc.File, probeFile), id, doc.APIVersion(), doc.Kind(), id)}
-		e.atLookup(&p, c, doc, e.opaque.aliases(nil).alias(doc.Object), map[string]any{fieldOperation: opCreate},
-			pathLookupExisting.Append(cue.Str(id)).Append(pathReads.Selectors()...))
+		lookups, _ := c.lookupsValue(doc, e.opaque.aliases(nil).alias(doc.Object), map[string]any{fieldOperation: opCreate})
+		e.atLookup(&p, lookups, pathLookupExisting.Append(cue.Str(id)).Append(pathReads.Selectors()...))
 		return &p
 	}
 	return nil
@@ -665,11 +666,10 @@ func renderDifference(want, got Rendered) string {
 	return ""
 }
 
-// atLookup puts p at path of the kind's lookups evaluated for input
-// (aliased) and rctx: in the admin's file, where the lookup is.
-func (e *Engine) atLookup(p *Problem, c *compiled, doc Document, input any, rctx map[string]any, path cue.Path) {
-	v := c.lookups[doc.APIVersion()][doc.Kind()].Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx}))
-	p.File, p.Line, p.Column = splitWhere(e.sourceOf(v.LookupPath(path)))
+// atLookup puts p at path of a kind's evaluated lookups: in the admin's
+// file, where the lookup is.
+func (e *Engine) atLookup(p *Problem, lookups cue.Value, path cue.Path) {
+	p.File, p.Line, p.Column = splitWhere(e.sourceOf(lookups.LookupPath(path)))
 }
 
 // reviewDifference says how two reviews of one object differ, "" when they

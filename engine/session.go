@@ -1114,11 +1114,25 @@ type lookupRefs struct {
 // that does not decode names nothing: the review reports what is wrong with
 // the input.
 func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx map[string]any) *lookupRefs {
-	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
+	v, ok := c.lookupsValue(doc, input, rctx)
 	if !ok {
 		return nil
 	}
-	v := lk.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx}))
+	return s.refsOf(v)
+}
+
+// lookupsValue is the kind's lookups evaluated for input (its values, or
+// an encoded cue.Value) and rctx; ok false when the kind has none.
+func (c *compiled) lookupsValue(doc Document, input any, rctx map[string]any) (v cue.Value, ok bool) {
+	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
+	if !ok {
+		return cue.Value{}, false
+	}
+	return lk.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx})), true
+}
+
+// refsOf decodes what evaluated lookups v name.
+func (s *Session) refsOf(v cue.Value) *lookupRefs {
 	refs := &lookupRefs{objects: decodeRefs(v.LookupPath(pathLookupObjects))}
 	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
 		var l lookupRef
