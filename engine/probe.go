@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -90,9 +91,10 @@ func (e *Engine) tryPolicy() []Problem {
 			s.trial = true
 			// The mutating webhook's changes, on a create and on an update
 			// of the object to itself.
-			for _, req := range []Request{{Operation: "CREATE", Now: probeTime}, {Operation: "UPDATE", OldObject: doc.Object, Now: probeTime}} {
+			for _, req := range []Request{{Operation: opCreate, Now: probeTime}, {Operation: opUpdate, OldObject: doc.Object, Now: probeTime}} {
 				var me *MutationError
-				if _, err := s.Mutate(doc, req); errors.As(err, &me) && !failed["mutations."+me.Rule] {
+				made, err := s.Mutate(doc, req)
+				if errors.As(err, &me) && !failed["mutations."+me.Rule] {
 					failed["mutations."+me.Rule] = true
 					p := Problem{Message: fmt.Sprintf("the mutations cannot be carried out for %s, a probe of the runtime %s (see probes), on %s: %s", doc.Kind(), st.doc.Name(), req.Operation, me.Detail)}
 					p.File, p.Line, p.Column = splitWhere(me.Source)
@@ -100,6 +102,12 @@ func (e *Engine) tryPolicy() []Problem {
 				}
 				if !failed[fieldMutators] {
 					if p := e.checkMutatorReads(c, s, doc, req, st.doc.Name()); p != nil {
+						failed[fieldMutators] = true
+						problems = append(problems, *p)
+					}
+				}
+				if made != nil && req.Operation == opCreate && !failed[fieldMutators] {
+					if p := e.checkMutationsIdempotent(c, s, doc, made, st.doc.Name()); p != nil {
 						failed[fieldMutators] = true
 						problems = append(problems, *p)
 					}
@@ -372,6 +380,103 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 		where, doc.Kind(), doc.Kind(), runtime, req.Operation, doc.APIVersion(), doc.Kind())}
 	p.File, p.Line, p.Column = splitWhere(e.sourceOf(whole.LookupPath(where)))
 	return &p
+}
+
+// checkMutationsIdempotent makes a probe's mutations once more on the
+// object its create's mutations made (created), as on an update of that
+// object to itself: a mutation that changes it again (an append, a
+// counter) would change the object on every update, since the API server
+// calls a mutating webhook on each one, and calls it again when another
+// webhook changed the object (reinvocationPolicy). The problem is at the
+// first such mutation.
+func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document, created map[string]any, runtime string) *Problem {
+	again := Document{Object: created}
+	in, old := e.mutatorInput(again, created)
+	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, opUpdate, probeTime.UTC().Format(time.RFC3339))
+	if ms.err != nil {
+		return nil // said of the update of the probe to itself
+	}
+	for _, r := range ms.rules {
+		out, err := (&mutations{rules: []ruleEdits{r}}).made(again)
+		if err != nil || out == nil {
+			continue
+		}
+		if at, what := valueDifference(created, out, ""); at != "" || what != "" {
+			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation is not idempotent: for %s, a probe of the runtime %s (see probes), made again on the object its create made, as on an update of it, it changes %s again (%s); the API server calls a mutating webhook on every update of the object, so each would change it once more. Make the mutation leave an object it already made alone (an upsert by a key rather than an append, a guard on the value it sets)",
+				r.name, doc.Kind(), runtime, orWhole(at), what)}
+			p.File, p.Line, p.Column = splitWhere(r.source)
+			return &p
+		}
+	}
+	return nil
+}
+
+// valueDifference is the first path (dotted, list indexes in brackets)
+// where two decoded JSON values differ, and how; "", "" when they do not.
+func valueDifference(a, b any, at string) (string, string) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := sortedKeys(x)
+		for _, k := range sortedKeys(y) {
+			if _, ok := x[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			xv, xok := x[k]
+			yv, yok := y[k]
+			child := strings.TrimPrefix(at+"."+k, ".")
+			switch {
+			case !xok:
+				return child, "a field is added"
+			case !yok:
+				return child, "the field is removed"
+			}
+			if p, what := valueDifference(xv, yv, child); p != "" || what != "" {
+				return p, what
+			}
+		}
+		return "", ""
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			break
+		}
+		for i := range min(len(x), len(y)) {
+			if p, what := valueDifference(x[i], y[i], fmt.Sprintf("%s[%d]", at, i)); p != "" || what != "" {
+				return p, what
+			}
+		}
+		if len(x) != len(y) {
+			return at, fmt.Sprintf("its length goes from %d to %d", len(x), len(y))
+		}
+		return "", ""
+	}
+	if reflect.DeepEqual(a, b) {
+		return "", ""
+	}
+	return at, fmt.Sprintf("%s becomes %s", jsonText(a), jsonText(b))
+}
+
+// orWhole names a path, or the object when it is the root.
+func orWhole(path string) string {
+	if path == "" {
+		return "the object"
+	}
+	return path
+}
+
+// jsonText is a decoded JSON value as JSON.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // checkExistingReads renders a probe again as a controller does once the
