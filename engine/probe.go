@@ -26,10 +26,10 @@ func (e *Engine) tryPolicy() []Problem {
 	var problems []Problem
 	// A rule that fails is said once, on the first document it fails on.
 	failed := map[string]bool{}
-	ruleFailed := func(f Finding, r Result) {
+	ruleFailed := func(f Finding, r Result, on string) {
 		if !failed[f.Rule] {
 			failed[f.Rule] = true
-			problems = append(problems, e.ruleProblem(f, r))
+			problems = append(problems, e.ruleProblem(f, r, on))
 		}
 	}
 	admitted := e.builtinRuntimes("")
@@ -49,7 +49,7 @@ func (e *Engine) tryPolicy() []Problem {
 		for _, f := range r.Errors {
 			switch {
 			case f.Phase == PhaseRuleError:
-				ruleFailed(f, r)
+				ruleFailed(f, r, "")
 			case e.declared[r.Doc.Name()]:
 				p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
 				if f.Phase == PhaseInput {
@@ -78,7 +78,20 @@ func (e *Engine) tryPolicy() []Problem {
 	// The carried values are checked on sessions that keep nothing: an
 	// evaluation commits nothing to its session.
 	alone, withRuntimes := e.NewSession(SessionOptions{NoBuiltinRuntimes: true}), e.NewSession(SessionOptions{})
+	// An update of an object to itself, in a session of its own: the
+	// rules that read the old object run only on an UPDATE.
+	tryUpdate := func(doc Document, old map[string]any) {
+		u := e.NewSession(SessionOptions{})
+		u.trial = true
+		r := u.AdmitRequest(context.Background(), doc, Request{Operation: opUpdate, OldObject: old, Now: probeTime})
+		for _, f := range r.Errors {
+			if f.Phase == PhaseRuleError {
+				ruleFailed(f, r, "on an UPDATE of it to itself")
+			}
+		}
+	}
 	for _, st := range admitted {
+		tryUpdate(st.doc, st.doc.Object)
 		if !failed[fieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
 		}
@@ -122,8 +135,11 @@ func (e *Engine) tryPolicy() []Problem {
 			r := s.Admit(doc)
 			for _, f := range r.Errors {
 				if f.Phase == PhaseRuleError {
-					ruleFailed(f, r)
+					ruleFailed(f, r, "")
 				}
+			}
+			if r.Object != nil && !r.Rejected() {
+				tryUpdate(doc, r.Object)
 			}
 			if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 				continue
@@ -131,7 +147,7 @@ func (e *Engine) tryPolicy() []Problem {
 			out := s.Render(r, RenderOptions{})
 			for _, f := range out.Errors {
 				if f.Phase == PhaseRuleError {
-					ruleFailed(f, r)
+					ruleFailed(f, r, "")
 				}
 			}
 			if !failed[fieldExisting] {
@@ -587,11 +603,15 @@ func (r *lookupRefs) String() string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// ruleProblem is a rule that failed on a document at load.
-func (e *Engine) ruleProblem(f Finding, r Result) Problem {
+// ruleProblem is a rule that failed on a document at load (on says on
+// which request, when not its create).
+func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	what := r.Identity()
 	if strings.HasPrefix(r.Doc.File, probeFile) {
 		what = fmt.Sprintf("%s, a probe of the runtime %s (see probes)", what, strings.TrimPrefix(r.Doc.File, probeFile))
+	}
+	if on != "" {
+		what += ", " + on
 	}
 	p := Problem{Message: fmt.Sprintf("rule %s cannot be evaluated for %s: %s", f.Rule, what, f.Detail)}
 	p.File, p.Line, p.Column = splitWhere(f.Source)
