@@ -192,6 +192,8 @@ var (
 	selExisting    = cue.Str("existing")
 	selEdits       = cue.Str("edits")
 	selOps         = cue.Str("ops")
+	selValue       = cue.Str("value")
+	selItems       = cue.Str("items")
 	selGenerate    = cue.Str("generate")
 	selSums        = cue.Str("sums")
 	selBases       = cue.Str("bases")

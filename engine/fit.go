@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,8 +19,9 @@ import (
 // meant. So, with a policy directory, each object a render builds of a
 // kind whose Go type the engine carries is decoded into it strictly
 // (sigs.k8s.io/json, as the API server's strict field validation): a field
-// the kind has not, or a value of another type, is the policy's defect, at
-// the edit group that made it.
+// the kind has not, a value of another type, or a label or annotation that
+// apimachinery refuses (a label value with spaces) is the policy's defect,
+// at the edit group that made it.
 
 // misfit says why obj does not fit its kind's Go type, "" when it does or
 // when the engine carries no type for its kind.
@@ -44,8 +47,9 @@ func misfit(obj map[string]any) string {
 	return strings.Join(whys, "; ")
 }
 
-// misfit is misfit, and also says of an object of a kind no render owns
-// (owned: a Configmap, a core/v1 apiVersion) that the controller does not
+// misfit is misfit with its metadata's checks (allMetaErrors), and also
+// says of an object of a kind no render owns (owned: a Configmap, a
+// core/v1 apiVersion) that the controller does not
 // watch it, and that a kind the cluster has not fails its apply.
 func (rn *rendering) misfit(obj map[string]any) string {
 	d := Document{Object: obj}
@@ -61,7 +65,14 @@ func (rn *rendering) misfit(obj map[string]any) string {
 		}
 		return why
 	}
-	return misfit(obj)
+	why := misfit(obj)
+	// Its metadata's and its templates' label and annotation keys and
+	// values, which the API server (for a template, the controller that
+	// creates its pods) refuses in apimachinery's words.
+	for _, e := range allMetaErrors(obj, nil, rn.a) {
+		why = strings.TrimPrefix(why+"; "+e.Error(), "; ")
+	}
+	return why
 }
 
 // checkFit finds, with a policy directory, the objects a render built that
@@ -95,17 +106,56 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 	for _, id := range sortedKeys(pending) {
 		blame("objects."+id, cue.MakePath(selObjects, cue.Str(id)), "the render's objects make")
 	}
-	// applyEdits sorted the groups in the order it made them.
+	// applyEdits sorted the groups in the order it made them. Each is
+	// blamed at the op that made the misfit, where the value it writes
+	// comes from (an admin's part may give the value a shipped group
+	// writes: #podLabels).
 	for _, g := range rn.do.groups {
-		if len(pending) == 0 {
-			break
-		}
-		for _, e := range g.Ops {
-			if obj, ok := again[e.Object]; ok {
-				_ = e.apply(obj)
+		for i, e := range g.Ops {
+			if len(pending) == 0 {
+				return false
 			}
+			obj, ok := again[e.Object]
+			if !ok {
+				continue
+			}
+			before := deepCopy(obj).(map[string]any)
+			_ = e.apply(obj)
+			at := cue.MakePath(selEdits, cue.Str(g.Name), selOps, cue.Index(i))
+			if pending[e.Object] && rn.misfit(obj) != "" {
+				at = rn.misfitPart(at, e, before)
+			}
+			blame("edits."+g.Name, at, "edit "+g.Name+" makes")
 		}
-		blame("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit "+g.Name+" makes")
 	}
 	return false
+}
+
+// misfitPart narrows the blame for the op e at (made on before) to the
+// field of its value, or the item, without which the object would fit:
+// where that comes from is where the mistake is (a part's #podLabels,
+// which a shipped group writes). It is at when no one part is to blame.
+func (rn *rendering) misfitPart(at cue.Path, e edit, before map[string]any) cue.Path {
+	fits := func(trial edit) bool {
+		obj := deepCopy(before).(map[string]any)
+		return trial.withOwnValues().apply(obj) == nil && rn.misfit(obj) == ""
+	}
+	if m, ok := e.Value.(map[string]any); ok {
+		for _, k := range sortedKeys(m) {
+			trial := e
+			trial.Value = maps.Clone(m)
+			delete(trial.Value.(map[string]any), k)
+			if fits(trial) {
+				return at.Append(selValue, cue.Str(k))
+			}
+		}
+	}
+	for i := range e.Items {
+		trial := e
+		trial.Items = slices.Delete(slices.Clone(e.Items), i, i+1)
+		if fits(trial) {
+			return at.Append(selItems, cue.Index(i))
+		}
+	}
+	return at
 }

@@ -7,7 +7,7 @@ import (
 
 // TestRenderFitsKinds: with a policy directory, an object a render builds
 // that does not fit its kind's Go type (a field it has not, a value of
-// another type) is the policy's defect, at the edit group that made it,
+// another type) is the policy's defect, at the edit that made it,
 // also when no probe reaches the edit; an object that fits renders as
 // before.
 func TestRenderFitsKinds(t *testing.T) {
@@ -48,8 +48,8 @@ spec: {runtimeRef: {name: torch-distributed}}
 		t.Fatalf("errors %v, want the edit group's misfit", findingStrings(out.Errors))
 	}
 	f := out.Errors[0]
-	if f.Phase != PhaseRuleError || f.Rule != "edits.debug" || !strings.Contains(f.Source, "p.cue:7:") ||
+	if f.Phase != PhaseRuleError || f.Rule != "edits.debug" || !strings.Contains(f.Source, "p.cue:9:") ||
 		!strings.Contains(f.Detail, `unknown field "spec.replicatedJobs[0].template.spec.template.spec.containers[0].envs"`) {
-		t.Errorf("got %+v, want edits.debug's defect at p.cue:7 naming the field", f)
+		t.Errorf("got %+v, want edits.debug's defect at its op, p.cue:9, naming the field", f)
 	}
 }

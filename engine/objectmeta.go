@@ -23,11 +23,25 @@ func objectMetaFindings(obj map[string]any) []Finding {
 	if md == nil {
 		return nil
 	}
-	path := field.NewPath("metadata")
+	errs := metaErrors(md, field.NewPath("metadata"), true)
+	out := make([]Finding, 0, len(errs))
+	for _, e := range errs {
+		f := Finding{Phase: PhaseCRD, Rule: "objectMeta", Path: e.Field, HasPath: true, Type: e.Type.String(), Detail: e.Detail}
+		if _, omit := e.BadValue.(field.OmitValueType); !omit && e.Type != field.ErrorTypeTooLong {
+			f.Value, _ = json.Marshal(e.BadValue)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// metaErrors are apimachinery's checks of the metadata md at path: its
+// labels and annotations, and its name when name says so.
+func metaErrors(md map[string]any, path *field.Path, name bool) field.ErrorList {
 	var errs field.ErrorList
-	if name, ok := md["name"].(string); ok && name != "" {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
-			errs = append(errs, field.Invalid(path.Child("name"), name, msg))
+	if n, ok := md["name"].(string); ok && n != "" && name {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(n, false) {
+			errs = append(errs, field.Invalid(path.Child("name"), n, msg))
 		}
 	}
 	// Each check goes over a map: its errors in a stable order.
@@ -41,15 +55,31 @@ func objectMetaFindings(obj map[string]any) []Finding {
 	if annotations, ok := stringMap(md["annotations"]); ok {
 		errs = append(errs, sorted(apivalidation.ValidateAnnotations(annotations, path.Child("annotations")))...)
 	}
-	out := make([]Finding, 0, len(errs))
-	for _, e := range errs {
-		f := Finding{Phase: PhaseCRD, Rule: "objectMeta", Path: e.Field, HasPath: true, Type: e.Type.String(), Detail: e.Detail}
-		if _, omit := e.BadValue.(field.OmitValueType); !omit && e.Type != field.ErrorTypeTooLong {
-			f.Value, _ = json.Marshal(e.BadValue)
+	return errs
+}
+
+// allMetaErrors are metaErrors' label and annotation checks of every
+// metadata in v, the object's own and its templates' (a JobSet's jobs',
+// their pods'), at their paths from path, each with its opaque keys put
+// back by a (an evaluation's objects hold tokens for them).
+func allMetaErrors(v any, path *field.Path, a *keyAliases) field.ErrorList {
+	var errs field.ErrorList
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if md, ok := x[k].(map[string]any); ok && k == "metadata" {
+				md, _ = a.restore(md).(map[string]any)
+				errs = append(errs, metaErrors(md, path.Child(k), false)...)
+				continue
+			}
+			errs = append(errs, allMetaErrors(x[k], path.Child(k), a)...)
 		}
-		out = append(out, f)
+	case []any:
+		for i, item := range x {
+			errs = append(errs, allMetaErrors(item, path.Index(i), a)...)
+		}
 	}
-	return out
+	return errs
 }
 
 // stringMap is m when it is a map of strings (a map of other values is the
