@@ -102,6 +102,7 @@ func (e *Engine) tryPolicy() []Problem {
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
 			s.trial = true
+			var created map[string]any // by its create's mutations
 			// The mutating webhook's changes, on a create and on an update
 			// of the object to itself.
 			for _, req := range []Request{{Operation: opCreate, Now: probeTime}, {Operation: opUpdate, OldObject: doc.Object, Now: probeTime}} {
@@ -125,6 +126,9 @@ func (e *Engine) tryPolicy() []Problem {
 						problems = append(problems, *p)
 					}
 				}
+				if made != nil && req.Operation == opCreate {
+					created = made
+				}
 			}
 			if !failed[fieldLookups] {
 				if p := e.checkLookupReads(c, lookups, doc); p != nil {
@@ -140,6 +144,12 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			if r.Object != nil && !r.Rejected() {
 				tryUpdate(doc, r.Object)
+				if created != nil && !failed[fieldMutators] {
+					if p := e.checkMutationsValid(c, doc, created, st.doc.Name()); p != nil {
+						failed[fieldMutators] = true
+						problems = append(problems, *p)
+					}
+				}
 			}
 			if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 				continue
@@ -425,6 +435,43 @@ func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document,
 		}
 	}
 	return nil
+}
+
+// checkMutationsValid admits the object a probe's create mutations made
+// (created) of a probe that is admitted: one refused was made invalid by a
+// mutation (a label value with spaces, a value its schema refuses), and the
+// user's every object would be refused for it. The problem is at the first
+// mutation that, made alone, makes the probe refused, with what refuses it
+// (at the mutations when only some together do).
+func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[string]any, runtime string) *Problem {
+	admit := func(obj map[string]any) Result {
+		s := e.NewSession(SessionOptions{})
+		s.trial = true
+		return s.Admit(Document{File: doc.File, Line: doc.Line, Object: obj})
+	}
+	if !admit(created).Rejected() {
+		return nil
+	}
+	in, _ := e.mutatorInput(doc, nil)
+	s := e.NewSession(SessionOptions{})
+	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, nil, opCreate, probeTime.UTC().Format(time.RFC3339))
+	for _, r := range ms.rules {
+		out, err := (&mutations{rules: []ruleEdits{r}}).made(doc)
+		if err != nil || out == nil {
+			continue
+		}
+		if got := admit(out); got.Rejected() {
+			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation makes %s, a probe of the runtime %s (see probes), invalid: the review refuses the object it made (%s), so every such object would be refused, after the mutating webhook, for what the mutation wrote",
+				r.name, doc.Kind(), runtime, got.Errors[0].String())}
+			p.File, p.Line, p.Column = splitWhere(r.source)
+			return &p
+		}
+	}
+	// No one mutation alone: they do together.
+	p := Problem{Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
+		doc.Kind(), runtime, admit(created).Errors[0].String())}
+	p.File, p.Line, p.Column = splitWhere(e.sourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(pathMutations)))
+	return &p
 }
 
 // valueDifference is the first path (dotted, list indexes in brackets)
