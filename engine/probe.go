@@ -913,6 +913,23 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 	return problems
 }
 
+// objectMetaSchema is the API server's ObjectMeta (apimachinery's
+// metav1.ObjectMeta), as much as a path into it needs: its fields, and
+// which are maps and which lists.
+var objectMetaSchema = func() map[string]any {
+	str := map[string]any{"type": "string"}
+	stringMap := map[string]any{"type": "object", "additionalProperties": str}
+	list := func(items map[string]any) map[string]any { return map[string]any{"type": "array", "items": items} }
+	opaque := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	props := map[string]any{"labels": stringMap, "annotations": stringMap, "finalizers": list(str),
+		"ownerReferences": list(opaque), "managedFields": list(opaque),
+		"generation": map[string]any{"type": "integer"}, "deletionGracePeriodSeconds": map[string]any{"type": "integer"}}
+	for _, f := range []string{"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
+		props[f] = str
+	}
+	return map[string]any{"type": "object", "properties": props}
+}()
+
 // partPathProblem says why path leads nowhere in schema (an OpenAPI
 // schema as the CRD has it), "" when it may lead to a value.
 func partPathProblem(schema map[string]any, path []string) string {
@@ -924,6 +941,9 @@ func partPathProblem(schema map[string]any, path []string) string {
 		}
 		if seg == "*" {
 			items, _ := s["items"].(map[string]any)
+			if _, isMap := s["additionalProperties"].(map[string]any); isMap {
+				return at + " is a map, and \"*\" takes a list's items"
+			}
 			if s["type"] != "array" || items == nil {
 				return at + " is not a list"
 			}
@@ -932,7 +952,11 @@ func partPathProblem(schema map[string]any, path []string) string {
 		}
 		props, _ := s["properties"].(map[string]any)
 		if props == nil && s["additionalProperties"] == nil {
-			return "" // an object the schema leaves to the API server (metadata)
+			if at != "metadata" {
+				return "" // an object the schema leaves to the API server
+			}
+			// The API server's ObjectMeta, which a CRD's schema leaves out.
+			s, props = objectMetaSchema, objectMetaSchema["properties"].(map[string]any)
 		}
 		next, ok := props[seg].(map[string]any)
 		if !ok {
