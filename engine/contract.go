@@ -133,8 +133,10 @@ var (
 
 	// A review's object, input, findings by phase, warnings and summary.
 	pathObject = cue.MakePath(cue.Str(fieldObject))
-	pathInput  = cue.MakePath(cue.Str(fieldInput))
-	pathReview = map[Phase]cue.Path{
+	// A review's object's name.
+	pathObjectName = cue.MakePath(cue.Str(fieldObject), cue.Str("metadata"), cue.Str("name"))
+	pathInput      = cue.MakePath(cue.Str(fieldInput))
+	pathReview     = map[Phase]cue.Path{
 		PhaseCRD:     cue.MakePath(cue.Str(string(PhaseCRD))),
 		PhaseWebhook: cue.MakePath(cue.Str(string(PhaseWebhook))),
 		PhasePolicy:  cue.MakePath(cue.Str(string(PhasePolicy))),

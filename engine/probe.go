@@ -65,6 +65,7 @@ func (e *Engine) tryPolicy() []Problem {
 	c := e.cur.Load()
 	problems = append(problems, e.checkCarriedTokens(c)...)
 	problems = append(problems, e.checkPartPaths(c)...)
+	problems = append(problems, e.checkReviewObjects(c)...)
 	// A carried entry is said once, on the first document it fails on.
 	carryFailed := func(p *Problem) {
 		if p != nil && !failed[p.File+"\x00"+p.Message] {
@@ -908,6 +909,35 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 					problems = append(problems, p)
 				}
 			}
+		}
+	}
+	return problems
+}
+
+// probeName is the name of the object checkReviewObjects gives a review.
+const probeName = "cuetrainer-probe"
+
+// checkReviewObjects checks that each review's object is made of its
+// input: the engine fills input and reads back object, so a review of a
+// kind of the policy's own that leaves object open (object: _, as the
+// reviews of the shipped kinds declare it) reads nothing and admits every
+// object, in silence. Each review is given an object of its kind with a
+// name alone; one whose object lacks the name fails the load at object.
+func (e *Engine) checkReviewObjects(c *compiled) []Problem {
+	var problems []Problem
+	for _, apiVersion := range sortedKeys(c.reviews) {
+		for _, kind := range sortedKeys(c.reviews[apiVersion]) {
+			review := c.reviews[apiVersion][kind]
+			input := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": probeName, "namespace": "default"}}
+			rv := review.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: map[string]any{fieldOperation: opCreate}}))
+			if v := rv.LookupPath(pathObjectName); v.Exists() {
+				if name, err := v.String(); err != nil || name == probeName {
+					continue // made of the input, or its schema says why not
+				}
+			}
+			p := Problem{Message: fmt.Sprintf("admission: %q: %s: object: the review's object is not made of its input: the engine fills input with the object submitted and reads back object, with its defaults, for the rules to read; an object left open (object: _) reads nothing, and every %s would be admitted. Make it of the input: object: input (or your kind's schema & input)", apiVersion, kind, kind)}
+			p.File, p.Line, p.Column = splitWhere(e.sourceOf(review.LookupPath(pathObject)))
+			problems = append(problems, p)
 		}
 	}
 	return problems
