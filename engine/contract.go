@@ -196,12 +196,14 @@ var (
 	selOps         = cue.Str("ops")
 	selValue       = cue.Str("value")
 	selItems       = cue.Str("items")
-	selGenerate    = cue.Str("generate")
-	selSums        = cue.Str("sums")
-	selBases       = cue.Str("bases")
-	selMutations   = cue.Str("mutations")
-	selMutators    = cue.Str(fieldMutators)
-	selUpdateReads = pathUpdateReads.Selectors()[0]
+	// A frameworks entry's label values.
+	selFrameworkLabels = cue.Str("labels")
+	selGenerate        = cue.Str("generate")
+	selSums            = cue.Str("sums")
+	selBases           = cue.Str("bases")
+	selMutations       = cue.Str("mutations")
+	selMutators        = cue.Str(fieldMutators)
+	selUpdateReads     = pathUpdateReads.Selectors()[0]
 	// selNeedsRenderPart is a framework's registry entry's: whether the
 	// framework must have a render part of its name.
 	selNeedsRenderPart = cue.Str("needsRenderPart")

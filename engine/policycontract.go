@@ -39,6 +39,8 @@ var renderFields = map[string]bool{fieldRenderParts: true, fieldPlans: true, fie
 func (l *linter) checkContract() {
 	served := l.servedKinds()
 	reviews := l.c.reviews
+	// A label two frameworks list is said once.
+	sharedLabels := map[string]bool{}
 	for _, st := range append(l.sites, l.computedKindSites()...) {
 		if len(st.path) < 2 {
 			continue
@@ -63,6 +65,7 @@ func (l *linter) checkContract() {
 				l.problem(st.pos, "%s", msg)
 			}
 			l.checkRenderPartNeeded(st, name)
+			l.checkFrameworkLabels(st, name, sharedLabels)
 		case (field == "#MLPolicy" || field == "#PodGroupPolicy") && len(st.path) == 2 && st.path[1].IsString() && !st.optional:
 			// A policy a runtime chooses is optional: a regular field of
 			// the definition would be in every runtime's, by its default.
@@ -103,6 +106,30 @@ func (l *linter) checkContract() {
 		l.checkContextField(st, st.path[4].Unquoted(), "the lookup gives what it finds")
 	}
 	l.checkPlannedParts()
+}
+
+// checkFrameworkLabels checks that no other framework lists one of the
+// trainer.kubeflow.org/framework label values the framework name lists:
+// the Kubeflow SDK picks a runtime's trainer by the value, so a framework
+// that lists another's value would have its runtimes taken for the
+// other's, and the runtime checks would take a runtime of either for
+// both. said holds the values already said.
+func (l *linter) checkFrameworkLabels(st site, name string, said map[string]bool) {
+	frameworks := l.lookup(lpath{sels: []cue.Selector{selFrameworks}, ok: true})
+	labelsOf := func(framework string) []string {
+		var labels []string
+		_ = frameworks.LookupPath(cue.MakePath(cue.Str(framework), selFrameworkLabels)).Decode(&labels)
+		return labels
+	}
+	for _, label := range labelsOf(name) {
+		for _, other := range fieldNames(frameworks) {
+			if other == name || said[label] || !slices.Contains(labelsOf(other), label) {
+				continue
+			}
+			said[label] = true
+			l.problem(st.pos, "frameworks: %s lists the label value %q, which frameworks: %s lists too: the Kubeflow SDK picks a runtime's trainer by its framework label (#Labels.framework), so the runtimes of one would be taken for the other's; give %s a value of its own", name, label, other, name)
+		}
+	}
 }
 
 // checkRenderPartNeeded checks that a framework whose registry entry
