@@ -177,6 +177,34 @@ func (m *measure) duplicates(x []any, s map[string]any, path []string) {
 	}
 }
 
+// listTypeFindings are the API server's checks of an object's list-type
+// map and set lists (x-kubernetes-list-type, from the markers of the Go
+// types a CRD embeds: a runtime's replicatedJobs by name, a pod's volumes,
+// a container's ports by port and protocol): an item whose key, or value,
+// an earlier item has is a duplicate, wherever the list is.
+func listTypeFindings(obj map[string]any, schema map[string]any) []Finding {
+	var m measure
+	m.listTypes(obj, schema, nil)
+	return m.out
+}
+
+// listTypes finds the duplicates of every list-type list in v, whose
+// schema is s, at path.
+func (m *measure) listTypes(v any, s map[string]any, path []string) {
+	switch x := v.(type) {
+	case []any:
+		m.duplicates(x, s, path)
+		items, _ := s["items"].(map[string]any)
+		for i, e := range x {
+			m.listTypes(e, items, append(path, strconv.Itoa(i)))
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			m.listTypes(x[k], fieldSchema(s, k), append(path, k))
+		}
+	}
+}
+
 func (m *measure) tooLong(path []string, n, max int, what string) {
 	m.out = append(m.out, Finding{Phase: PhaseInput, Rule: "maxEvaluatedItems", Path: openAPIPath(path), HasPath: len(path) > 0, Type: "Too many",
 		Value: jsonValue(n), Detail: fmt.Sprintf("cuetrainer evaluates at most %d %s where the schema sets no bound", max, what)})

@@ -158,3 +158,68 @@ func BenchmarkAdmitHugeList(b *testing.B) {
 		}
 	}
 }
+
+// TestListTypes: the API server's list-type checks reach every list the
+// CRD marks, not only those the CUE checks: a runtime's replicatedJobs by
+// name, a pod's volumes, a container's ports by port and the protocol
+// its default gives; a duplicate the CUE finds (a TrainJob's env) is said
+// once; distinct items are fine.
+func TestListTypes(t *testing.T) {
+	e := testEngine(t)
+	runtime := func(jobs, volumes, ports string) string {
+		return `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: rt}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: ` + jobs + `
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                volumes: [{name: data, emptyDir: {}}, {name: ` + volumes + `, emptyDir: {}}]
+                containers:
+                - name: node
+                  image: pytorch
+                  ports: [{containerPort: 29500}, {containerPort: ` + ports + `, protocol: TCP}]
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: pytorch}]
+`
+	}
+	for _, tc := range []struct {
+		name, jobs, volumes, ports string
+		want                       []string
+	}{
+		{"distinct", "launcher", "cache", "8080", nil},
+		{"jobs", "node", "cache", "8080", []string{`spec.template.spec.replicatedJobs[1]: Duplicate value: {"name":"node"}`}},
+		{"volumes", "launcher", "data", "8080", []string{`spec.template.spec.replicatedJobs[0].template.spec.template.spec.volumes[1]: Duplicate value: {"name":"data"}`}},
+		{"ports", "launcher", "cache", "29500", []string{`spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].ports[1]: Duplicate value: {"containerPort":29500,"protocol":"TCP"}`}},
+	} {
+		r := e.NewSession(SessionOptions{NoBuiltinRuntimes: true}).Admit(readOne(t, runtime(tc.jobs, tc.volumes, tc.ports)))
+		var dups []string
+		for _, f := range r.Errors {
+			if f.Type == "Duplicate value" {
+				dups = append(dups, f.String())
+			}
+		}
+		if strings.Join(dups, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: duplicates %q, want %q", tc.name, dups, tc.want)
+		}
+	}
+	job := readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job, namespace: team}
+spec: {runtimeRef: {name: torch-distributed}, trainer: {env: [{name: A, value: "1"}, {name: A, value: "2"}]}}
+`)
+	r := e.NewSession(SessionOptions{}).Admit(job)
+	if got := strings.Count(strings.Join(findingStrings(r.Errors), "\n"), "Duplicate value"); got != 1 {
+		t.Errorf("a TrainJob's duplicate env: said %d times, want once: %v", got, findingStrings(r.Errors))
+	}
+}

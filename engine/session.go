@@ -863,6 +863,15 @@ func (ad *admission) decode() bool {
 		}
 		crd = append(crd, fs...)
 	}
+	if !ad.req.SchemaChecked {
+		// The API server's list-type checks, on the object with its
+		// defaults (a key may be defaulted), where the CUE makes none.
+		obj := decoded
+		if obj == nil {
+			obj = ad.realObject()
+		}
+		crd = withoutSaid(crd, listTypeFindings(obj, ad.schema))
+	}
 	if hasPhase(crd, PhaseCRD) && !ad.req.SchemaChecked {
 		crd = withCELNote(crd, ad.schema, PhaseCRD)
 	}
@@ -901,6 +910,18 @@ func (ad *admission) decode() bool {
 	}
 	doc := ad.doc
 	return ad.keep(&stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary})
+}
+
+// withoutSaid is fs with more, but for the findings of more at a path and
+// of a type one of fs has.
+func withoutSaid(fs, more []Finding) []Finding {
+	for _, f := range more {
+		said := slices.ContainsFunc(fs, func(g Finding) bool { return g.Path == f.Path && g.Type == f.Type })
+		if !said {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 // keep ends the admission with st, the object to keep (nil for none), and
