@@ -787,6 +787,9 @@ func (l *linter) checkListItems() {
 			if c, ok := x.(*ast.Comprehension); ok {
 				x = c.Value
 			}
+			if typed {
+				l.checkHelperItem(st.path, item, x)
+			}
 			s, ok := x.(*ast.StructLit)
 			if !ok {
 				continue
@@ -804,6 +807,48 @@ func (l *linter) checkListItems() {
 			if n == 5 && st.path[0] == selAdmission && st.path[1].IsString() && st.path[2].IsString() {
 				l.checkFindingPath(st.path[1], st.path[2], s)
 			}
+		}
+	}
+}
+
+// checkHelperItem checks an item a list makes of a definition
+// (#TooLong & {#path: ...}, or the definition alone) against the item's
+// schema: a field the definition always gives that the item has not (an
+// error helper's type and detail in a warning, which has a message) makes
+// the rule fail on every object it fires on, never on the probes if they
+// do not make it fire.
+func (l *linter) checkHelperItem(path []cue.Selector, item cue.Value, x ast.Expr) {
+	var defs []ast.Expr
+	if b, ok := x.(*ast.BinaryExpr); ok && b.Op == token.AND {
+		defs = append(defs, b.X, b.Y)
+	} else {
+		defs = append(defs, x)
+	}
+	for _, d := range defs {
+		id, ok := d.(*ast.Ident)
+		if !ok || !strings.HasPrefix(id.Name, "#") {
+			continue
+		}
+		p, ok := l.resolve(id)
+		if !ok {
+			continue
+		}
+		def := l.lookup(p)
+		if def.IncompleteKind() != cue.StructKind {
+			continue
+		}
+		it, err := def.Fields()
+		for err == nil && it.Next() {
+			name := it.Selector().Unquoted()
+			if item.Allows(it.Selector()) {
+				continue
+			}
+			msg := fmt.Sprintf("%s: an item made of %s, which gives %s: the item has no field %s, so the rule would fail on every object it fires on", cue.MakePath(path...), id.Name, name, name)
+			if fields := fieldNames(item); len(fields) > 0 {
+				msg += fmt.Sprintf(" (its fields are %s)", strings.Join(fields, ", "))
+			}
+			l.problem(d.Pos(), "%s", msg)
+			return
 		}
 	}
 }
