@@ -491,3 +491,12 @@ func jsonValue(v any) json.RawMessage {
 	}
 	return b
 }
+
+// jsonText is a decoded JSON value as JSON.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -532,15 +531,6 @@ func orWhole(path string) string {
 		return "the object"
 	}
 	return path
-}
-
-// jsonText is a decoded JSON value as JSON.
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // checkExistingReads renders a probe again as a controller does once the

@@ -108,6 +108,7 @@ func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases *
 		rn.decodeOutputs() &&
 		rn.buildObjects(objects) &&
 		rn.applyEdits(objects) &&
+		rn.checkOverwrites(objects) &&
 		rn.checkFit(objects) &&
 		rn.checkIdentities(objects) &&
 		rn.runGenerators(objects) &&
