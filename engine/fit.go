@@ -21,7 +21,7 @@ import (
 // (sigs.k8s.io/json, as the API server's strict field validation): a field
 // the kind has not, a value of another type, or a label or annotation that
 // apimachinery refuses (a label value with spaces) is the policy's defect,
-// at the edit group that made it.
+// at the edit that made it (checkFit).
 
 // misfit says why obj does not fit its kind's Go type, "" when it does or
 // when the engine carries no type for its kind.
