@@ -449,7 +449,8 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 		s.trial = true
 		return s.Admit(Document{File: doc.File, Line: doc.Line, Object: obj})
 	}
-	if !admit(created).Rejected() {
+	together := admit(created)
+	if !together.Rejected() {
 		return nil
 	}
 	in, _ := e.mutatorInput(doc, nil)
@@ -469,7 +470,7 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 	}
 	// No one mutation alone: they do together.
 	p := Problem{Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
-		doc.Kind(), runtime, admit(created).Errors[0].String())}
+		doc.Kind(), runtime, together.Errors[0].String())}
 	p.File, p.Line, p.Column = splitWhere(e.sourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(pathMutations)))
 	return &p
 }
