@@ -151,8 +151,8 @@ func (m *measure) walk(v any, s map[string]any, path []string) {
 func (m *measure) duplicates(x []any, s map[string]any, path []string) {
 	keys, _ := s["x-kubernetes-list-map-keys"].([]any)
 	listType, _ := s["x-kubernetes-list-type"].(string)
-	if listType != "map" && listType != "set" {
-		return
+	if listType != "map" && listType != "set" || len(x) < 2 {
+		return // a list of one item has no duplicate
 	}
 	seen := make(map[string]bool, len(x))
 	for i, item := range x {
