@@ -912,13 +912,17 @@ const probeName = "cuetrainer-probe"
 // input: the engine fills input and reads back object, so a review of a
 // kind of the policy's own that leaves object open (object: _, as the
 // reviews of the shipped kinds declare it) reads nothing and admits every
-// object, in silence. Each review is given an object of its kind with a
-// name alone; one whose object lacks the name fails the load at object.
+// object, in silence. Each review a policy writes to is given an object
+// of its kind with a name alone; one whose object lacks the name fails the
+// load at object.
 func (e *Engine) checkReviewObjects(c *compiled) []Problem {
 	var problems []Problem
 	for _, apiVersion := range sortedKeys(c.reviews) {
 		for _, kind := range sortedKeys(c.reviews[apiVersion]) {
 			review := c.reviews[apiVersion][kind]
+			if !e.fromPolicy(review) {
+				continue // the shipped reviews make their objects of input
+			}
 			input := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": probeName, "namespace": "default"}}
 			rv := review.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: map[string]any{fieldOperation: opCreate}}))
 			if v := rv.LookupPath(pathObjectName); v.Exists() {
