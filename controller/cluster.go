@@ -31,6 +31,9 @@ type cluster struct {
 	liveGroups map[string]bool
 	// cached, when set and true, lets reader serve liveGroups too.
 	cached func() bool
+	// applied names what the controller applied a moment ago: the API
+	// server is asked for such an object the cache does not have yet.
+	applied *applied
 }
 
 var _ engine.Cluster = cluster{}
@@ -67,7 +70,11 @@ func (c cluster) Get(ctx context.Context, group, kind, namespace, name string) (
 	if live {
 		reader = c.live
 	}
-	if err := reader.Get(ctx, key, u); err != nil {
+	err = reader.Get(ctx, key, u)
+	if apierrors.IsNotFound(err) && !live && c.live != nil && c.applied.recent(objectKey{group, kind, namespace, name}) {
+		err = c.live.Get(ctx, key, u)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

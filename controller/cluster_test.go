@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,5 +70,46 @@ func TestClusterReads(t *testing.T) {
 	c.cached = nil
 	if got := from("ClusterTrainingRuntime", "", "torch"); got != "live" {
 		t.Errorf("the webhooks' cluster read torch from %s, want live", got)
+	}
+}
+
+// TestClusterReadsWhatItApplied: an object the controller applied a moment
+// ago, which the cache does not have yet, is read from the API server (the
+// next reconcile must not make a runtime snapshot again); past the window,
+// the cache is believed again.
+func TestClusterReadsWhatItApplied(t *testing.T) {
+	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{cmGVK.GroupVersion()})
+	mapper.Add(cmGVK, meta.RESTScopeNamespace)
+	snapshot := &unstructured.Unstructured{}
+	snapshot.SetGroupVersionKind(cmGVK)
+	snapshot.SetNamespace("ns")
+	snapshot.SetName("train-runtime-snapshot")
+	now := time.Unix(1000, 0)
+	applies := newApplied(func() time.Time { return now })
+	c := cluster{reader: fake.NewClientBuilder().Build(), live: fake.NewClientBuilder().WithObjects(snapshot).Build(), mapper: mapper, applied: applies}
+	found := func() bool {
+		t.Helper()
+		got, err := c.Get(context.Background(), "", "ConfigMap", "ns", "train-runtime-snapshot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got != nil
+	}
+	if found() {
+		t.Errorf("an object the controller did not apply was read from the API server")
+	}
+	applies.note(objectKey{"", "ConfigMap", "ns", "train-runtime-snapshot"})
+	if !found() {
+		t.Errorf("the snapshot just applied, not in the cache yet, was taken as missing")
+	}
+	now = now.Add(appliedWindow + time.Second)
+	if found() {
+		t.Errorf("past the window, the API server was still asked")
+	}
+	// Expired entries are forgotten at the next note.
+	applies.note(objectKey{"", "ConfigMap", "ns", "other"})
+	if n := len(applies.at); n != 1 {
+		t.Errorf("%d objects remembered, want the one just applied", n)
 	}
 }

@@ -93,7 +93,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 		served.ReadCacheReads(crds.Unchanged)
 	}
-	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged}
+	applies := newApplied(nil)
+	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged, applied: applies}
 	if o.Webhooks {
 		webhooks.Register(mgr.GetWebhookServer(), e.Admitted(), webhooks.Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Now: o.Now, Metrics: served})
 	}
@@ -118,7 +119,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release, Metrics: served}); err != nil {
 		return err
 	}
-	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: served}
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: served, Applied: applies}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	concurrency := o.Concurrency

@@ -46,6 +46,8 @@ type TrainJobReconciler struct {
 	Now      func() time.Time
 	// Metrics records the renders' durations; none when nil.
 	Metrics *metrics.Metrics
+	// Applied is told each object applied, for Cluster's reads.
+	Applied *applied
 }
 
 // Reconcile renders one TrainJob and applies the result.
@@ -95,6 +97,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			r.fail(tj, err.Error())
 			return ctrl.Result{}, err
 		}
+		r.Applied.note(objectKey{u.GroupVersionKind().Group, u.GetKind(), u.GetNamespace(), u.GetName()})
 	}
 	result, err := r.deadline(ctx, tj, &out.Controller)
 	if err != nil {
