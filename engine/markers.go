@@ -403,7 +403,8 @@ func disjuncts(x ast.Expr) []ast.Expr {
 
 // markerValues are the only values a field's CRD lets it hold, as its
 // markers say them: an Enum marker, or an XValidation rule `self in
-// [...]` of string literals; nil when they say no such list.
+// [...]` of string literals (for a string, when the rule says so); nil
+// when they say no such list.
 func markerValues(v cue.Value) []string {
 	var values []string
 	for _, cg := range v.Doc() {
@@ -436,8 +437,10 @@ func markerValues(v cue.Value) []string {
 	return values
 }
 
-// selfInRule is an XValidation marker whose rule is `self in [...]`.
-var selfInRule = regexp.MustCompile(`^XValidation:rule="self in \[([^\]]*)\]"`)
+// selfInRule is an XValidation marker whose rule is `self in [...]`, or
+// `type(self) != string || self in [...]` (the strings an int-or-string
+// may be: no int equals a string either).
+var selfInRule = regexp.MustCompile(`^XValidation:rule="(?:type\(self\) != string \|\| )?self in \[([^\]]*)\]"`)
 
 // quoteEach is values quoted, comma-separated: "a", "b".
 func quoteEach(values []string) string {

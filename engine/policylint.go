@@ -1694,6 +1694,12 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 			if err == nil && !slices.Contains(allowed, s) {
 				outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
 				msg := fmt.Sprintf("%s can only be one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(allowed), lit.Value, outcome)
+				if schema.IncompleteKind()&cue.IntKind != 0 {
+					msg = fmt.Sprintf("%s is a number or one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(allowed), lit.Value, outcome)
+					if _, err := strconv.Atoi(s); err == nil {
+						msg += fmt.Sprintf(": compare the number, %s", s)
+					}
+				}
 				if near := suggest(s, allowed); near != "" {
 					msg += fmt.Sprintf(": did you mean %q?", near)
 				}

@@ -354,6 +354,11 @@ func TestComparisonsChecked(t *testing.T) {
 		{`object.spec.trainer.numNodes > 4`, ""},
 		{`object.spec.managedBy == "kueue.x-k8s.io/multikueue"`, ""},
 		{`(*object.metadata.labels.team | "") == "a"`, ""},
+		// An int or one of the CRD rule's words (type(self) != string ||
+		// self in [...]): a quoted number is neither.
+		{`object.spec.trainer.numProcPerNode == "16"`, `object.spec.trainer.numProcPerNode is a number or one of "auto", "cpu", "gpu" (its CRD's validation), never "16", so this comparison is always false: compare the number, 16`},
+		{`(*object.spec.trainer.numProcPerNode | 1) == "auto"`, ""},
+		{`(*object.spec.trainer.numProcPerNode | 1) == 16`, ""},
 	} {
 		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
 	}
