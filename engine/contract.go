@@ -173,6 +173,7 @@ var (
 	// admits and renders.
 	pathProbeRuntime   = cue.MakePath(cue.Str(fieldRuntime))
 	pathProbeDocuments = cue.MakePath(cue.Str("documents"))
+	pathProbeVariants  = cue.MakePath(cue.Str("variants"))
 
 	// A document written in CUE: an object has a kind.
 	pathKind = cue.MakePath(cue.Str("kind"))

@@ -421,3 +421,14 @@ func benchmarkLoad(b *testing.B, dirs ...string) {
 		}
 	}
 }
+
+// TestProbesThatCannotBeMade: a probes entry whose documents cannot be
+// made for a runtime (here the runtime's reference limited to names no
+// shipped runtime has) fails the load at the entry: its rules would
+// otherwise go untried on every such runtime, in silence.
+func TestProbesThatCannotBeMade(t *testing.T) {
+	loadPolicyWant(t, "names limited", map[string]string{"p.cue": `package schemas
+
+probes: (#APIVersion): ClusterTrainingRuntime: #ref: name: =~"^org-"
+`}, `p.cue:3:60: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: `)
+}

@@ -95,7 +95,16 @@ func (e *Engine) tryPolicy() []Problem {
 		if !failed[fieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
 		}
-		for _, doc := range e.probes(c, st) {
+		docs, variants, err := e.probes(c, st)
+		if err != nil {
+			// Said once for the kind: the entry is the same for its others.
+			if key := fieldProbes + "." + st.doc.APIVersion() + "." + st.doc.Kind(); !failed[key] {
+				failed[key] = true
+				problems = append(problems, e.probesProblems(st, err)...)
+			}
+			continue
+		}
+		for _, doc := range docs {
 			if !failed[fieldCarried] {
 				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name())))
 			}
@@ -167,8 +176,61 @@ func (e *Engine) tryPolicy() []Problem {
 				}
 			}
 		}
+		// The variants after: a rule that fails on the runtime is said there.
+		for _, v := range variants {
+			e.tryVariant(v, ruleFailed)
+		}
 	}
 	return problems
+}
+
+// tryVariant admits a variant of a runtime in a session of its own and,
+// when it is admitted, admits and renders each of its documents in a
+// session that holds it, reporting the rules that cannot be evaluated.
+func (e *Engine) tryVariant(v probeVariant, ruleFailed func(Finding, Result, string)) {
+	base := e.NewSession(SessionOptions{})
+	base.trial = true
+	r, held := base.evaluate(context.Background(), v.runtime, Request{})
+	r = base.commit(r, held)
+	for _, f := range r.Errors {
+		if f.Phase == PhaseRuleError {
+			ruleFailed(f, r, "")
+		}
+	}
+	if r.Rejected() || held == nil {
+		return
+	}
+	for _, doc := range v.documents {
+		s := e.NewSession(SessionOptions{})
+		s.trial = true
+		s.objects[held.key()] = held
+		r := s.Admit(doc)
+		for _, f := range r.Errors {
+			if f.Phase == PhaseRuleError {
+				ruleFailed(f, r, "")
+			}
+		}
+		if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
+			continue
+		}
+		for _, f := range s.Render(r, RenderOptions{}).Errors {
+			if f.Phase == PhaseRuleError {
+				ruleFailed(f, r, "")
+			}
+		}
+	}
+}
+
+// probesProblems say that a probes entry's documents or variants cannot
+// be made for a runtime, at the admin's line when the CUE error has one:
+// the rules would go untried on it, in silence.
+func (e *Engine) probesProblems(st *stored, err error) []Problem {
+	var ps []Problem
+	for _, p := range e.cueProblems(err) {
+		p.Message = fmt.Sprintf("the probes of the %s %s cannot be made: %s", st.doc.Kind(), st.doc.Name(), p.Message)
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // checkLookupKinds checks the kinds a probe's lookups name (refs, decoded
@@ -663,22 +725,56 @@ var probeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // probeFile names the file of a probe document, before its runtime's name.
 const probeFile = "probe of "
 
-// probes are the documents the CUE makes to try the rules on a runtime:
-// probes: [apiVersion]: [kind]: {runtime, documents}, for the runtime's
-// kind.
-func (e *Engine) probes(c *compiled, st *stored) []Document {
+// probeVariant is a runtime made from another to try the rules on, and
+// the documents tried on it.
+type probeVariant struct {
+	runtime   Document
+	documents []Document
+}
+
+// probes are the documents the CUE makes to try the rules on a runtime,
+// and the variants of the runtime it makes with their documents:
+// probes: [apiVersion]: [kind]: {runtime, documents, variants}, for the
+// runtime's kind. Each document's file names the runtime they come from.
+func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, error) {
 	p, ok := c.probes[st.doc.APIVersion()][st.doc.Kind()]
 	if !ok {
-		return nil
+		return nil, nil, nil
 	}
-	v := p.FillPath(pathProbeRuntime, st.doc.Object).LookupPath(pathProbeDocuments)
-	var objs []map[string]any
-	if err := v.Decode(&objs); err != nil {
-		return nil
+	p = p.FillPath(pathProbeRuntime, st.doc.Object)
+	file := probeFile + st.doc.Name()
+	var docs []map[string]any
+	if err := p.LookupPath(pathProbeDocuments).Decode(&docs); err != nil {
+		return nil, nil, err
 	}
+	var variants []struct {
+		Edits     []edit           `json:"edits"`
+		Documents []map[string]any `json:"documents"`
+	}
+	if v := p.LookupPath(pathProbeVariants); v.Exists() {
+		if err := v.Decode(&variants); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := make([]probeVariant, len(variants))
+	for i, v := range variants {
+		obj, _ := deepCopy(st.doc.Object).(map[string]any)
+		for j, ed := range v.Edits {
+			if err := ed.withOwnValues().apply(obj); err != nil {
+				return nil, nil, fmt.Errorf("variants[%d].edits[%d]: %w", i, j, err)
+			}
+		}
+		variant := Document{Object: obj}
+		variant.File = probeFile + variant.Name()
+		out[i] = probeVariant{runtime: variant, documents: documentsOf(variant.File, v.Documents)}
+	}
+	return documentsOf(file, docs), out, nil
+}
+
+func documentsOf(file string, objs []map[string]any) []Document {
 	docs := make([]Document, len(objs))
 	for i, obj := range objs {
-		docs[i] = Document{File: probeFile + st.doc.Name(), Object: obj}
+		docs[i] = Document{File: file, Object: obj}
 	}
 	return docs
 }
