@@ -178,16 +178,17 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 		// The variants after: a rule that fails on the runtime is said there.
 		for _, v := range variants {
-			e.tryVariant(v, ruleFailed)
+			e.tryVariant(v, ruleFailed, tryUpdate)
 		}
 	}
 	return problems
 }
 
 // tryVariant admits a variant of a runtime in a session of its own and,
-// when it is admitted, admits and renders each of its documents in a
-// session that holds it, reporting the rules that cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, ruleFailed func(Finding, Result, string)) {
+// when it is admitted, again as an update of itself (tryUpdate), and
+// admits and renders each of its documents in a session that holds it,
+// reporting the rules that cannot be evaluated.
+func (e *Engine) tryVariant(v probeVariant, ruleFailed func(Finding, Result, string), tryUpdate func(Document, map[string]any)) {
 	base := e.NewSession(SessionOptions{})
 	base.trial = true
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
@@ -200,6 +201,7 @@ func (e *Engine) tryVariant(v probeVariant, ruleFailed func(Finding, Result, str
 	if r.Rejected() || held == nil {
 		return
 	}
+	tryUpdate(v.runtime, held.doc.Object)
 	for _, doc := range v.documents {
 		s := e.NewSession(SessionOptions{})
 		s.trial = true
@@ -764,9 +766,13 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 				return nil, nil, fmt.Errorf("variants[%d].edits[%d]: %w", i, j, err)
 			}
 		}
-		variant := Document{Object: obj}
-		variant.File = probeFile + variant.Name()
-		out[i] = probeVariant{runtime: variant, documents: documentsOf(variant.File, v.Documents)}
+		// Its documents are said to be the runtime's, as the variant.
+		variant := Document{File: file, Object: obj}
+		as := variant.Kind() + " " + variant.Name()
+		if ns := variant.Namespace(); ns != "" {
+			as = variant.Kind() + " " + ns + "/" + variant.Name()
+		}
+		out[i] = probeVariant{runtime: variant, documents: documentsOf(file+" (as "+as+")", v.Documents)}
 	}
 	return documentsOf(file, docs), out, nil
 }
