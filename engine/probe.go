@@ -31,6 +31,14 @@ func (e *Engine) tryPolicy() []Problem {
 			problems = append(problems, e.ruleProblem(f, r, on))
 		}
 	}
+	// rulesFailed says the rules among findings of r that failed.
+	rulesFailed := func(findings []Finding, r Result, on string) {
+		for _, f := range findings {
+			if f.Phase == PhaseRuleError {
+				ruleFailed(f, r, on)
+			}
+		}
+	}
 	admitted := e.builtinRuntimes("")
 	e.builtinMu.Lock()
 	rejected := e.builtinReported[""]
@@ -84,11 +92,7 @@ func (e *Engine) tryPolicy() []Problem {
 		u := e.NewSession(SessionOptions{})
 		u.trial = true
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: opUpdate, OldObject: old, Now: probeTime})
-		for _, f := range r.Errors {
-			if f.Phase == PhaseRuleError {
-				ruleFailed(f, r, "on an UPDATE of it to itself")
-			}
-		}
+		rulesFailed(r.Errors, r, "on an UPDATE of it to itself")
 	}
 	for _, st := range admitted {
 		tryUpdate(st.doc, st.doc.Object)
@@ -146,11 +150,7 @@ func (e *Engine) tryPolicy() []Problem {
 				}
 			}
 			r := s.Admit(doc)
-			for _, f := range r.Errors {
-				if f.Phase == PhaseRuleError {
-					ruleFailed(f, r, "")
-				}
-			}
+			rulesFailed(r.Errors, r, "")
 			if r.Object != nil && !r.Rejected() {
 				tryUpdate(doc, r.Object)
 				if created != nil && !failed[fieldMutators] {
@@ -164,11 +164,7 @@ func (e *Engine) tryPolicy() []Problem {
 				continue
 			}
 			out := s.Render(r, RenderOptions{})
-			for _, f := range out.Errors {
-				if f.Phase == PhaseRuleError {
-					ruleFailed(f, r, "")
-				}
-			}
+			rulesFailed(out.Errors, r, "")
 			if !failed[fieldExisting] {
 				if p := e.checkExistingReads(c, lookups, doc, r, out); p != nil {
 					failed[fieldExisting] = true
@@ -178,7 +174,7 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 		// The variants after: a rule that fails on the runtime is said there.
 		for _, v := range variants {
-			e.tryVariant(v, ruleFailed, tryUpdate)
+			e.tryVariant(v, rulesFailed, tryUpdate)
 		}
 	}
 	return problems
@@ -188,16 +184,12 @@ func (e *Engine) tryPolicy() []Problem {
 // when it is admitted, again as an update of itself (tryUpdate), and
 // admits and renders each of its documents in a session that holds it,
 // reporting the rules that cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, ruleFailed func(Finding, Result, string), tryUpdate func(Document, map[string]any)) {
+func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any)) {
 	base := e.NewSession(SessionOptions{})
 	base.trial = true
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
 	r = base.commit(r, held)
-	for _, f := range r.Errors {
-		if f.Phase == PhaseRuleError {
-			ruleFailed(f, r, "")
-		}
-	}
+	rulesFailed(r.Errors, r, "")
 	if r.Rejected() || held == nil {
 		return
 	}
@@ -207,19 +199,11 @@ func (e *Engine) tryVariant(v probeVariant, ruleFailed func(Finding, Result, str
 		s.trial = true
 		s.objects[held.key()] = held
 		r := s.Admit(doc)
-		for _, f := range r.Errors {
-			if f.Phase == PhaseRuleError {
-				ruleFailed(f, r, "")
-			}
-		}
+		rulesFailed(r.Errors, r, "")
 		if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 			continue
 		}
-		for _, f := range s.Render(r, RenderOptions{}).Errors {
-			if f.Phase == PhaseRuleError {
-				ruleFailed(f, r, "")
-			}
-		}
+		rulesFailed(s.Render(r, RenderOptions{}).Errors, r, "")
 	}
 }
 
@@ -768,10 +752,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 		}
 		// Its documents are said to be the runtime's, as the variant.
 		variant := Document{File: file, Object: obj}
-		as := variant.Kind() + " " + variant.Name()
-		if ns := variant.Namespace(); ns != "" {
-			as = variant.Kind() + " " + ns + "/" + variant.Name()
-		}
+		as := Result{Doc: variant}.Identity()
 		out[i] = probeVariant{runtime: variant, documents: documentsOf(file+" (as "+as+")", v.Documents)}
 	}
 	return documentsOf(file, docs), out, nil
