@@ -64,7 +64,7 @@ fuzz:
 # test: formatting, vet, the CUE, and every Go test with the race detector.
 # The integration tests skip without the control plane, unless CI=true.
 # The engine's package is the longest (its tests load policies, and each
-# load tries the policy on every probe): about 35 minutes on 2 cores.
+# load tries the policy on every probe): 24 to 30 minutes on 2 cores.
 test: fmt-check vet cue-vet
 	$(GO) test -race -count=1 -timeout 50m ./...
 
