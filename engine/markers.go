@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -435,6 +436,55 @@ func markerValues(v cue.Value) []string {
 		}
 	}
 	return values
+}
+
+// attrValues is the field attribute that names where a field's values
+// are registered: @values(<registry>, <field>), the <field> of every entry
+// of the top-level map <registry>. A TrainJob's runtimeRef.kind is marked
+// @values(runtimeKinds, kind): its CRD lets it be any text, and the webhook
+// refuses a kind that runtimeKinds does not register.
+const attrValues = "values"
+
+// registryValues are the values a field marked @values(<registry>, <field>)
+// holds on an object the webhooks admit, read from root (the schemas with
+// the policy, whose entries count too), sorted; where is the attribute's
+// registry and field, "runtimeKinds.kind". err says why the attribute
+// names no such values; values and err are nil for a field without it.
+func registryValues(root, v cue.Value) (values []string, where string, err error) {
+	a := v.Attribute(attrValues)
+	if a.Err() != nil {
+		return nil, "", nil
+	}
+	return valuesAt(root, a.Contents())
+}
+
+// valuesAt reads the values an @values attribute's contents name.
+func valuesAt(root cue.Value, contents string) (values []string, where string, err error) {
+	args := strings.Split(contents, ",")
+	if len(args) != 2 {
+		return nil, "", fmt.Errorf("@%s(%s) takes a top-level map and the field of its entries that holds a value: @%s(runtimeKinds, kind)", attrValues, contents, attrValues)
+	}
+	registry, field := strings.TrimSpace(args[0]), strings.TrimSpace(args[1])
+	where = registry + "." + field
+	m := root.LookupPath(cue.ParsePath(registry))
+	it, err := m.Fields()
+	if !m.Exists() || err != nil {
+		return nil, where, fmt.Errorf("@%s(%s): %s is no map of the schemas", attrValues, contents, registry)
+	}
+	for it.Next() {
+		s, err := it.Value().LookupPath(cue.ParsePath(field)).String()
+		if err != nil {
+			return nil, where, fmt.Errorf("@%s(%s): the entry %s has no text %s", attrValues, contents, it.Selector(), field)
+		}
+		if !slices.Contains(values, s) {
+			values = append(values, s)
+		}
+	}
+	if len(values) == 0 {
+		return nil, where, fmt.Errorf("@%s(%s): %s has no entries", attrValues, contents, registry)
+	}
+	slices.Sort(values)
+	return values, where, nil
 }
 
 // selfInRule is an XValidation marker whose rule is `self in [...]`, or

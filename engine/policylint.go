@@ -1707,6 +1707,20 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 				return
 			}
 		}
+		// A registry's entries (@values): any other value is refused by
+		// the webhook that reads the registry.
+		if allowed, where, err := registryValues(l.c.schemas, schema); err == nil && len(allowed) > 0 {
+			s, err := literal.Unquote(lit.Value)
+			if err == nil && !slices.Contains(allowed, s) {
+				outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+				msg := fmt.Sprintf("%s is one of %s on every object the webhooks admit (the values of %s: they refuse any other), never %s, so this comparison is always %s", name, quoteEach(allowed), where, lit.Value, outcome)
+				if near := suggest(s, allowed); near != "" {
+					msg += fmt.Sprintf(": did you mean %q?", near)
+				}
+				l.problem(lit.Pos(), "%s", msg)
+				return
+			}
+		}
 	}
 	// Only a schema says what a field may hold: a value computed at load
 	// says what the probes held; a constant of the object's (its apiVersion
@@ -2209,7 +2223,7 @@ func (l *linter) checkRenderRefs() {
 // fieldAttributes are the field attributes cuetrainer reads: an
 // attribute a slip from one (@shema) would be one of the admin's own,
 // which nothing reads.
-var fieldAttributes = []string{"schema", "crd"}
+var fieldAttributes = []string{"schema", "crd", attrValues}
 
 // checkAttributes checks a file's field attributes: a slip from one
 // cuetrainer reads, @schema naming no definition (the lint then reads the
@@ -2235,6 +2249,10 @@ func (l *linter) checkAttributes(f *ast.File) {
 						msg += fmt.Sprintf(": did you mean %s?", sug)
 					}
 					l.problem(a.Pos(), "%s", msg)
+				}
+			case key == attrValues:
+				if _, _, err := valuesAt(l.c.schemas, body); err != nil {
+					l.problem(a.Pos(), "%v: the comparisons of the field would not be checked against its values", err)
 				}
 			case !slices.Contains(fieldAttributes, key):
 				if sug := suggest(key, fieldAttributes); sug != "" {

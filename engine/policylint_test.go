@@ -359,6 +359,12 @@ func TestComparisonsChecked(t *testing.T) {
 		{`object.spec.trainer.numProcPerNode == "16"`, `object.spec.trainer.numProcPerNode is a number or one of "auto", "cpu", "gpu" (its CRD's validation), never "16", so this comparison is always false: compare the number, 16`},
 		{`(*object.spec.trainer.numProcPerNode | 1) == "auto"`, ""},
 		{`(*object.spec.trainer.numProcPerNode | 1) == 16`, ""},
+		// Any text to its CRD, but the webhook refuses a kind or a group
+		// the registry (@values(runtimeKinds, ...)) does not hold.
+		{`object.spec.runtimeRef.kind == "ClusterTrainingRuntimes"`, `object.spec.runtimeRef.kind is one of "ClusterTrainingRuntime", "TrainingRuntime" on every object the webhooks admit (the values of runtimeKinds.kind: they refuse any other), never "ClusterTrainingRuntimes", so this comparison is always false: did you mean "ClusterTrainingRuntime"?`},
+		{`object.spec.runtimeRef.apiGroup != "trainer.kubeflow.io"`, `object.spec.runtimeRef.apiGroup is one of "trainer.kubeflow.org" on every object the webhooks admit (the values of runtimeKinds.group: they refuse any other), never "trainer.kubeflow.io", so this comparison is always true`},
+		{`object.spec.runtimeRef.kind == "TrainingRuntime"`, ""},
+		{`object.spec.runtimeRef.apiGroup != "trainer.kubeflow.org"`, ""},
 	} {
 		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
 	}
@@ -463,8 +469,9 @@ func TestComparisonSlipsChecked(t *testing.T) {
 }
 
 // TestAttributesChecked: a slip from an attribute cuetrainer reads
-// (@shema), @schema naming no definition, and @tag (cuetrainer sets no
-// tags) fail the load at the attribute; @schema of a definition, and
+// (@shema), @schema naming no definition, @values naming no registry's
+// values, and @tag (cuetrainer sets no tags) fail the load at the
+// attribute; @schema of a definition, @values of a registry's field, and
 // attributes of the admin's own, load.
 func TestAttributesChecked(t *testing.T) {
 	policy := func(attr string) map[string]string {
@@ -476,6 +483,10 @@ func TestAttributesChecked(t *testing.T) {
 		{`@tag(team)`, `p.cue:4:10: @tag(team): cuetrainer sets no tags, so the field would keep its value as written: write the value`},
 		{`@schema(#Team)`, ""},
 		{`@owner(platform)`, ""},
+		{`@values(runtimeKind, kind)`, `p.cue:4:10: @values(runtimeKind, kind): runtimeKind is no map of the schemas: the comparisons of the field would not be checked against its values`},
+		{`@values(runtimeKinds, knd)`, `p.cue:4:10: @values(runtimeKinds, knd): the entry "TrainingRuntime.trainer.kubeflow.org" has no text knd: the comparisons of the field would not be checked against its values`},
+		{`@values(runtimeKinds)`, `p.cue:4:10: @values(runtimeKinds) takes a top-level map and the field of its entries that holds a value: @values(runtimeKinds, kind): the comparisons of the field would not be checked against its values`},
+		{`@values(runtimeKinds, kind)`, ""},
 	} {
 		loadPolicyWant(t, tc.attr, policy(tc.attr), tc.want)
 	}
