@@ -160,7 +160,7 @@ func descend(cur any, step any, create bool) (any, error) {
 				return im, nil
 			}
 		}
-		return nil, fmt.Errorf("no item %v", s)
+		return nil, fmt.Errorf("no item of the list is %s", pathString([]any{s}))
 	}
 	return nil, fmt.Errorf("bad path step %v", step)
 }

@@ -106,20 +106,30 @@ func (e *Engine) problemAt(pos token.Pos, format string, args ...any) Problem {
 // sourceOf is where in the CUE a value was written, FILE:LINE:COLUMN, in
 // an admin's file when one of its values is; "" when nothing says.
 func (e *Engine) sourceOf(v cue.Value) string {
-	if !v.Exists() {
+	p := e.writtenAt(v)
+	if !p.IsValid() {
 		return ""
 	}
-	first := ""
+	return e.position(p.Filename(), p.Line(), p.Column())
+}
+
+// writtenAt is where in the CUE a value was written: in an admin's file
+// when one of its values is, else its first position (none when nothing
+// says).
+func (e *Engine) writtenAt(v cue.Value) token.Pos {
+	if !v.Exists() {
+		return token.NoPos
+	}
+	var first token.Pos
 	for _, p := range append(conjunctPositions(v), v.Pos()) {
 		if !p.IsValid() {
 			continue
 		}
-		w := e.position(p.Filename(), p.Line(), p.Column())
 		if e.isPolicyFile(p.Filename()) {
-			return w
+			return p
 		}
-		if first == "" {
-			first = w
+		if !first.IsValid() {
+			first = p
 		}
 	}
 	return first

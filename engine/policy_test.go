@@ -424,11 +424,20 @@ func benchmarkLoad(b *testing.B, dirs ...string) {
 
 // TestProbesThatCannotBeMade: a probes entry whose documents cannot be
 // made for a runtime (here the runtime's reference limited to names no
-// shipped runtime has) fails the load at the entry: its rules would
-// otherwise go untried on every such runtime, in silence.
+// shipped runtime has), or whose variant's edit cannot be made on it,
+// fails the load at the entry or the edit: its rules would otherwise go
+// untried on every such runtime, in silence.
 func TestProbesThatCannotBeMade(t *testing.T) {
 	loadPolicyWant(t, "names limited", map[string]string{"p.cue": `package schemas
 
 probes: (#APIVersion): ClusterTrainingRuntime: #ref: name: =~"^org-"
 `}, `p.cue:3:60: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: `)
+	// A variant's edit is made in Go: its failure is said at the edit.
+	loadPolicyWant(t, "variant's edit", map[string]string{"p.cue": `package schemas
+
+probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
+	edits: [{object: "runtime", path: ["spec", "template", "spec", "replicatedJobs", {name: "nodes"}, "replicas"], op: "set", value: 2}]
+	documents: []
+}
+`}, `p.cue:4:10: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: variants[2]: its set edit cannot be made on the runtime: spec.template.spec.replicatedJobs[name=nodes]: no item of the list is [name=nodes]`)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
 )
 
 // tryPolicy runs a loaded policy's rules once, at load, on the runtimes the
@@ -747,7 +748,9 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 		obj, _ := deepCopy(st.doc.Object).(map[string]any)
 		for j, ed := range v.Edits {
 			if err := ed.withOwnValues().apply(obj); err != nil {
-				return nil, nil, fmt.Errorf("variants[%d].edits[%d]: %w", i, j, err)
+				// At the edit, which is the CUE's (an admin's variant).
+				at := p.LookupPath(pathProbeVariants).LookupPath(cue.MakePath(cue.Index(i), selEdits, cue.Index(j)))
+				return nil, nil, cueerrors.Newf(e.writtenAt(at), "variants[%d]: its %s edit cannot be made on the runtime: %v", i, ed.Op, err)
 			}
 		}
 		// Its documents are said to be the runtime's, as the variant.
