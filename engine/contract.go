@@ -21,6 +21,7 @@ const (
 	fieldCRDChecks               = "crdChecks"               // the API server's own checks, by kind
 	fieldCRDCheckParts           = "crdCheckParts"           // those of them that read one part of the object
 	fieldCRDs                    = "crds"                    // the CRDs the engine generates
+	fieldDeclaredChecks          = "declaredChecks"          // checks of the objects a policy declares
 	fieldFrameworks              = "frameworks"              // the framework registry
 	fieldGroupHints              = "groupHints"              // what serves a group no review does
 	fieldGroups                  = "groups"                  // the API groups the engine owns
@@ -47,7 +48,7 @@ const (
 // and definitions (#x) and hidden fields (_x) of its own.
 var contractFields = []string{
 	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDCheckParts, fieldCRDs,
-	fieldFrameworks, fieldGroupHints, fieldGroups, fieldKnownKeys, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
+	fieldDeclaredChecks, fieldFrameworks, fieldGroupHints, fieldGroups, fieldKnownKeys, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
 	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderChecks, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged, fieldTypedParts,
 }
 

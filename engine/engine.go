@@ -206,6 +206,9 @@ type compiled struct {
 	// renderChecks are the checks of renders only the load's trial
 	// renders evaluate (renderChecks), by apiVersion and kind.
 	renderChecks map[string]map[string]cue.Value
+	// declaredChecks are the checks of the objects a policy declares in
+	// CUE (declaredChecks), by apiVersion and kind: the load's alone.
+	declaredChecks map[string]map[string]cue.Value
 	// mutators are the kinds' mutating webhooks' rules (mutators).
 	mutators map[string]map[string]cue.Value
 	// probes make documents to try a policy's rules on, from each
@@ -440,6 +443,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.renderChecks, err = e.byKind(c, fieldRenderChecks); err != nil {
+		return nil, err
+	}
+	if c.declaredChecks, err = e.byKind(c, fieldDeclaredChecks); err != nil {
 		return nil, err
 	}
 	if c.mutators, err = e.byKind(c, fieldMutators); err != nil {

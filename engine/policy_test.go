@@ -441,3 +441,66 @@ probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
 }
 `}, `p.cue:4:10: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: variants[2]: its set edit cannot be made on the runtime: spec.template.spec.replicatedJobs[name=nodes]: no item of the list is [name=nodes]`)
 }
+
+// TestDeclaredRuntimeJobNames: a runtime declared in CUE whose template
+// names its jobs where JobSet's webhook refuses the names (a dependsOn on
+// the first job, or naming no job before it; a success or failure policy
+// target, or the coordinator's job, that is no job; a failure reason Job
+// has not) fails the load at each name's line: Kubeflow admits it, and
+// every TrainJob of it would fail to start. Names it accepts load.
+func TestDeclaredRuntimeJobNames(t *testing.T) {
+	runtime := func(jobs, policies string) map[string]string {
+		return map[string]string{"runtime.cue": `package schemas
+
+clusterTrainingRuntimes: "org-torch": {
+	apiVersion: #APIVersion
+	kind:       "ClusterTrainingRuntime"
+	metadata: name: "org-torch"
+	spec: {
+		mlPolicy: {numNodes: 1, torch: {}}
+		template: spec: {
+			replicatedJobs: [{
+				name: "init"
+` + jobs + `
+				template: spec: template: spec: containers: [{name: "init", image: "busybox"}]
+			}, {
+				name: "node"
+				dependsOn: [{name: "init", status: "Complete"}, {name: "initialiser", status: "Complete"}]
+				template: {
+					metadata: labels: "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
+					spec: template: spec: containers: [{name: "node", image: "registry.example.com/pytorch:2.13"}]
+				}
+			}]
+` + policies + `
+		}
+	}
+}
+`}
+	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]`, `
+			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
+			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
+			coordinator: replicatedJob: "nod"`))}})
+	for _, want := range []string{
+		`runtime.cue:12: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[0].dependsOn: Forbidden: JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: DependsOn can't be set for the first ReplicatedJob`,
+		`runtime.cue:16: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[1].dependsOn[1].name: Invalid value: "initialiser": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: replicatedJob: node cannot depend on replicatedJob: initialiser (a job depends on itself or on one before it: init, node)`,
+		`runtime.cue:23: ClusterTrainingRuntime org-torch: spec.template.spec.successPolicy.targetReplicatedJobs[0]: Invalid value: "nodes": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: invalid replicatedJob name 'nodes' does not appear in .spec.ReplicatedJobs (init, node)`,
+		`spec.template.spec.failurePolicy.rules[0].targetReplicatedJobs[1]: Invalid value: "launcher"`,
+		`runtime.cue:24: ClusterTrainingRuntime org-torch: spec.template.spec.failurePolicy.rules[0].onJobFailureReasons[0]: Unsupported value: "BackoffLimitExceded": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: invalid job failure reason 'BackoffLimitExceded' in failure policy is not a recognized job failure reason (BackoffLimitExceeded, DeadlineExceeded, FailedIndexes, MaxFailedIndexesExceeded, PodFailurePolicy)`,
+		`runtime.cue:25: ClusterTrainingRuntime org-torch: spec.template.spec.coordinator.replicatedJob: Invalid value: "nod"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("load: %v\nwant %q", err, want)
+		}
+	}
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 6 {
+		t.Errorf("load: %v\nwant 6 problems", err)
+	}
+	// A job may depend on itself or on one before it, and the policies
+	// name the runtime's jobs.
+	ok := runtime("", `
+			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
+			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
+	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
+	loadPolicyWant(t, "names right", ok, "")
+}

@@ -29,6 +29,7 @@ import (
 var byKindFields = map[string]bool{
 	fieldAdmission: false, fieldMutators: false, fieldMerges: false,
 	fieldCRDChecks: true, fieldCRDCheckParts: true, fieldLookups: true, fieldPlans: true, fieldRender: true, fieldRenderParts: true, fieldControllers: true, fieldRenderChecks: true,
+	fieldDeclaredChecks: true,
 }
 
 // renderFields are the contract's fields keyed by kind that only a kind's

@@ -71,6 +71,11 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 	}
 	c := e.cur.Load()
+	for _, st := range admitted {
+		if e.declared[st.doc.Name()] {
+			problems = append(problems, e.checkDeclared(c, st)...)
+		}
+	}
 	problems = append(problems, e.checkCarriedTokens(c)...)
 	problems = append(problems, e.checkPartPaths(c)...)
 	problems = append(problems, e.checkReviewObjects(c)...)
@@ -206,6 +211,36 @@ func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, 
 		}
 		rulesFailed(s.Render(r, RenderOptions{}).Errors, r, "")
 	}
+}
+
+// checkDeclared evaluates its kind's declaredChecks on an object a policy
+// declares: what the webhooks admit, and would fail every use of it. An
+// error is the admin's, at the line of the field its path names; a check
+// that cannot be evaluated, at its own.
+func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
+	checks, ok := c.declaredChecks[st.doc.APIVersion()][st.doc.Kind()]
+	if !ok {
+		return nil
+	}
+	fs, err := e.decodeFindings(checks.FillPath(pathObject, st.doc.Object).LookupPath(pathErrors), PhaseWebhook)
+	if err != nil {
+		return e.cueProblems(err)
+	}
+	var ps []Problem
+	for _, f := range fs {
+		if f.Phase == PhaseRuleError {
+			p := Problem{Message: fmt.Sprintf("%s %s cannot be evaluated for %s: %s", fieldDeclaredChecks, f.Rule, st.doc.Name(), f.Detail)}
+			p.File, p.Line, p.Column = splitWhere(f.Source)
+			ps = append(ps, p)
+			continue
+		}
+		p := Problem{File: st.doc.File, Line: st.doc.Line, Message: Result{Doc: st.doc}.Identity() + ": " + f.String()}
+		if f.HasPath {
+			p.Line = st.doc.LineOf(f.Path)
+		}
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // probesProblems say that a probes entry's documents or variants cannot
