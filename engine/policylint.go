@@ -376,6 +376,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			return
 		}
 		l.checkComparison(x)
+		l.checkImagePattern(x)
 		if x.Op == token.AND {
 			l.noteBindings(x.X, x.Y)
 			l.noteBindings(x.Y, x.X)
@@ -392,6 +393,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 	case *ast.CallExpr:
 		l.checkContains(x)
 		l.checkSearchArgs(x)
+		l.checkImageSearch(x)
 		l.walkExpr(x.Fun, lpath{})
 		for _, a := range x.Args {
 			l.walkExpr(a, lpath{})

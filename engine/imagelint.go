@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
+)
+
+// The checks of this file find a rule that means to hold images to a
+// registry and, as written, lets other registries' images through: the
+// registry of an image is the text before its first "/", and a test of
+// the text that does not end there, or that may match anywhere in it,
+// passes an image of a registry whose name begins or ends alike. CUE
+// accepts each; the rule then guards nothing against the image it was
+// written for.
+
+// registryHost is a registry's host as an image names it: dotted, or
+// with a port (localhost:5000).
+var registryHost = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?((\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+(:[0-9]+)?|:[0-9]+)$`)
+
+// imageRead is the read's name when x reads a container's image (a field
+// named image): "" when it does not.
+func (l *linter) imageRead(x ast.Expr) string {
+	sels, name, ok := l.readAt(x)
+	if !ok || len(sels) == 0 || sels[len(sels)-1].String() != "image" {
+		return ""
+	}
+	return name
+}
+
+// checkImageSearch checks strings.HasPrefix(image, "host") and
+// strings.Contains(image, "host/..."): a host without the "/" that ends
+// it is the beginning of other hosts' names too, and a text contained
+// may follow another registry's host.
+func (l *linter) checkImageSearch(x *ast.CallExpr) {
+	fn, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "strings") {
+		return
+	}
+	name, _, err := ast.LabelName(fn.Sel)
+	lit, isLit := x.Args[1].(*ast.BasicLit)
+	if err != nil || !isLit || lit.Kind != token.STRING {
+		return
+	}
+	text, err := literal.Unquote(lit.Value)
+	read := l.imageRead(x.Args[0])
+	if err != nil || read == "" {
+		return
+	}
+	host, _, hasSlash := strings.Cut(text, "/")
+	if !registryHost.MatchString(host) {
+		return
+	}
+	switch {
+	case name == "HasPrefix" && !hasSlash:
+		other := text + ".attacker.example/image"
+		if strings.Contains(host, ":") {
+			other = text + "0/image" // another port
+		}
+		l.problem(lit.Pos(), "strings.HasPrefix(%s, %s) also holds for %q, an image of another registry: a registry's name ends at the image's first \"/\"; write %q", read, lit.Value, other, text+"/")
+	case name == "Contains" && hasSlash:
+		l.problem(lit.Pos(), "strings.Contains(%s, %s) also holds for %q, an image of another registry: did you mean strings.HasPrefix(%s, %s)?", read, lit.Value, "attacker.example/"+text, read, lit.Value)
+	}
+}
+
+// checkImagePattern checks image =~ "re" and image !~ "re" where re names
+// a registry's host: unanchored, it matches after another registry's
+// host; with a dot not escaped, it matches a host with any character
+// there.
+func (l *linter) checkImagePattern(x *ast.BinaryExpr) {
+	if x.Op != token.MAT && x.Op != token.NMAT {
+		return
+	}
+	lit, ok := x.Y.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return
+	}
+	re, err := literal.Unquote(lit.Value)
+	read := l.imageRead(x.X)
+	if err != nil || read == "" {
+		return
+	}
+	if _, err := regexp.Compile(re); err != nil {
+		return // checkRegexp says so
+	}
+	anchored := strings.HasPrefix(re, "^")
+	hostPattern, _, hasSlash := strings.Cut(strings.TrimPrefix(re, "^"), "/")
+	host := strings.ReplaceAll(hostPattern, `\.`, ".")
+	if !hasSlash || !registryHost.MatchString(host) {
+		return
+	}
+	escaped := strings.ReplaceAll(host, ".", `\.`)
+	switch {
+	case !anchored:
+		l.problem(lit.Pos(), "%s %s %s matches anywhere in the image, so it also matches %q, an image of another registry: anchor it, %s", read, x.Op, lit.Value, "attacker.example/"+host+"/image", cueRegexp("^"+escaped+"/"))
+	case hostPattern != escaped:
+		// The first dot unescaped matches any character: a "-" there
+		// names another host (registry-example.com).
+		for i := 0; i < len(hostPattern); i++ {
+			if hostPattern[i] == '\\' {
+				i++
+				continue
+			}
+			if hostPattern[i] == '.' {
+				other := strings.ReplaceAll(hostPattern[:i], `\.`, ".") + "-" + strings.ReplaceAll(hostPattern[i+1:], `\.`, ".")
+				l.problem(lit.Pos(), "%s %s %s also matches %q, an image of another registry: a \".\" matches any character; escape the dots, %s", read, x.Op, lit.Value, other+"/image", cueRegexp("^"+escaped+"/"))
+				return
+			}
+		}
+	}
+}
+
+// cueRegexp writes a regular expression as a CUE string literal.
+func cueRegexp(re string) string {
+	return `"` + strings.ReplaceAll(re, `\`, `\\`) + `"`
+}

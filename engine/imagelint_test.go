@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestImageRegistryChecked: a rule that holds images to a registry by a
+// test of the text that lets another registry's images through (a prefix
+// without the "/" that ends the host, a text contained or a pattern not
+// anchored, a pattern's unescaped dots) fails the load at the literal;
+// the same tests written to end at the host, and tests of other texts,
+// load. One policy holds the rules of each kind, one rule to a line.
+func TestImageRegistryChecked(t *testing.T) {
+	policy := func(conds []string) map[string]string {
+		var rules strings.Builder
+		for i, cond := range conds {
+			fmt.Fprintf(&rules, "\tpolicy: r%d: [if %s {path: \"spec.trainer.image\", detail: \"x\"}]\n", i, cond)
+		}
+		return map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"registry.example.com/x\"\n" + rules.String() + "}\n"}
+	}
+	bad := []struct{ cond, want string }{
+		{`!strings.HasPrefix(image, "registry.example.com")`, `p.cue:8:44: strings.HasPrefix(image, "registry.example.com") also holds for "registry.example.com.attacker.example/image", an image of another registry: a registry's name ends at the image's first "/"; write "registry.example.com/"`},
+		{`!strings.HasPrefix(image, "localhost:5000")`, `p.cue:9:44: strings.HasPrefix(image, "localhost:5000") also holds for "localhost:50000/image"`},
+		{`!strings.Contains(image, "registry.example.com/")`, `p.cue:10:43: strings.Contains(image, "registry.example.com/") also holds for "attacker.example/registry.example.com/", an image of another registry: did you mean strings.HasPrefix(image, "registry.example.com/")?`},
+		{`image !~ "registry.example.com/"`, `p.cue:11:27: image !~ "registry.example.com/" matches anywhere in the image, so it also matches "attacker.example/registry.example.com/image", an image of another registry: anchor it, "^registry\\.example\\.com/"`},
+		{`image !~ "^registry\\.example.com/"`, `p.cue:12:27: image !~ "^registry\\.example.com/" also matches "registry.example-com/image", an image of another registry: a "." matches any character; escape the dots, "^registry\\.example\\.com/"`},
+	}
+	var conds []string
+	for _, tc := range bad {
+		conds = append(conds, tc.cond)
+	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, policy(conds))}})
+	for _, tc := range bad {
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: load: %v\nwant %q", tc.cond, err, tc.want)
+		}
+	}
+	loadPolicyWant(t, "tests that end at the host, and of other texts", policy([]string{
+		`!strings.HasPrefix(image, "registry.example.com/")`,
+		`image !~ "^registry\\.example\\.com/"`,
+		`image !~ "pytorch"`,
+		`!strings.Contains(image, "pytorch")`,
+	}), "")
+}
