@@ -446,10 +446,11 @@ probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
 // names its jobs where JobSet's webhook refuses the names (a dependsOn on
 // the first job, or naming no job before it; a success or failure policy
 // target, or the coordinator's job, that is no job; a failure reason Job
-// has not) fails the load at each name's line: Kubeflow admits it, and
+// has not; a job's name or a group's that makes no DNS-1035 label) fails
+// the load at each name's line: Kubeflow admits it, and
 // every TrainJob of it would fail to start. Names it accepts load.
 func TestDeclaredRuntimeJobNames(t *testing.T) {
-	runtime := func(jobs, policies string) map[string]string {
+	runtime := func(jobs, more, policies string) map[string]string {
 		return map[string]string{"runtime.cue": `package schemas
 
 clusterTrainingRuntimes: "org-torch": {
@@ -470,35 +471,38 @@ clusterTrainingRuntimes: "org-torch": {
 					metadata: labels: "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
 					spec: template: spec: containers: [{name: "node", image: "registry.example.com/pytorch:2.13"}]
 				}
-			}]
+			}` + more + `]
 ` + policies + `
 		}
 	}
 }
 `}
 	}
-	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]`, `
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: containers: [{name: "eval", image: "busybox"}]}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
 			coordinator: replicatedJob: "nod"`))}})
 	for _, want := range []string{
 		`runtime.cue:12: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[0].dependsOn: Forbidden: JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: DependsOn can't be set for the first ReplicatedJob`,
-		`runtime.cue:16: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[1].dependsOn[1].name: Invalid value: "initialiser": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: replicatedJob: node cannot depend on replicatedJob: initialiser (a job depends on itself or on one before it: init, node)`,
-		`runtime.cue:23: ClusterTrainingRuntime org-torch: spec.template.spec.successPolicy.targetReplicatedJobs[0]: Invalid value: "nodes": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: invalid replicatedJob name 'nodes' does not appear in .spec.ReplicatedJobs (init, node)`,
+		`runtime.cue:17: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[1].dependsOn[1].name: Invalid value: "initialiser": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: replicatedJob: node cannot depend on replicatedJob: initialiser (a job depends on itself or on one before it: init, node)`,
+		`runtime.cue:24: ClusterTrainingRuntime org-torch: spec.template.spec.successPolicy.targetReplicatedJobs[0]: Invalid value: "nodes": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: invalid replicatedJob name 'nodes' does not appear in .spec.ReplicatedJobs (init, node, Eval_1)`,
 		`spec.template.spec.failurePolicy.rules[0].targetReplicatedJobs[1]: Invalid value: "launcher"`,
-		`runtime.cue:24: ClusterTrainingRuntime org-torch: spec.template.spec.failurePolicy.rules[0].onJobFailureReasons[0]: Unsupported value: "BackoffLimitExceded": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: invalid job failure reason 'BackoffLimitExceded' in failure policy is not a recognized job failure reason (BackoffLimitExceeded, DeadlineExceeded, FailedIndexes, MaxFailedIndexesExceeded, PodFailurePolicy)`,
-		`runtime.cue:25: ClusterTrainingRuntime org-torch: spec.template.spec.coordinator.replicatedJob: Invalid value: "nod"`,
+		`runtime.cue:25: ClusterTrainingRuntime org-torch: spec.template.spec.failurePolicy.rules[0].onJobFailureReasons[0]: Unsupported value: "BackoffLimitExceded": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: invalid job failure reason 'BackoffLimitExceded' in failure policy is not a recognized job failure reason (BackoffLimitExceeded, DeadlineExceeded, FailedIndexes, MaxFailedIndexesExceeded, PodFailurePolicy)`,
+		`runtime.cue:26: ClusterTrainingRuntime org-torch: spec.template.spec.coordinator.replicatedJob: Invalid value: "nod"`,
+		`runtime.cue:13: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[0].groupName: Invalid value: "Init_Group": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: a DNS-1035 label must consist of`,
+		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].name: Invalid value: "Eval_1": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: the names of the Jobs it makes of it (<jobset>-Eval_1-0) are no DNS-1035 labels`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 6 {
-		t.Errorf("load: %v\nwant 6 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 8 {
+		t.Errorf("load: %v\nwant 8 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
-	ok := runtime("", `
+	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: containers: [{name: "eval", image: "busybox"}]}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
 	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
