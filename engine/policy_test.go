@@ -442,14 +442,15 @@ probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
 `}, `p.cue:4:10: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: variants[2]: its set edit cannot be made on the runtime: spec.template.spec.replicatedJobs[name=nodes]: no item of the list is [name=nodes]`)
 }
 
-// TestDeclaredRuntimeJobNames: a runtime declared in CUE whose template
+// TestDeclaredRuntimeRefusedByJobSet: a runtime declared in CUE whose template
 // names its jobs where JobSet's webhook refuses the names (a dependsOn on
 // the first job, or naming no job before it; a success or failure policy
 // target, or the coordinator's job, that is no job; a failure reason Job
-// has not; a job's name or a group's that makes no DNS-1035 label) fails
-// the load at each name's line: Kubeflow admits it, and
+// has not; a job's name or a group's that makes no DNS-1035 label; a pod
+// template's restartPolicy the Job API refuses) fails the load at each
+// name's line: Kubeflow admits it, and
 // every TrainJob of it would fail to start. Names it accepts load.
-func TestDeclaredRuntimeJobNames(t *testing.T) {
+func TestDeclaredRuntimeRefusedByJobSet(t *testing.T) {
 	runtime := func(jobs, more, policies string) map[string]string {
 		return map[string]string{"runtime.cue": `package schemas
 
@@ -479,7 +480,7 @@ clusterTrainingRuntimes: "org-torch": {
 `}
 	}
 	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
-				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: containers: [{name: "eval", image: "busybox"}]}`, `
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox"}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
 			coordinator: replicatedJob: "nod"`))}})
@@ -492,17 +493,18 @@ clusterTrainingRuntimes: "org-torch": {
 		`runtime.cue:26: ClusterTrainingRuntime org-torch: spec.template.spec.coordinator.replicatedJob: Invalid value: "nod"`,
 		`runtime.cue:13: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[0].groupName: Invalid value: "Init_Group": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: a DNS-1035 label must consist of`,
 		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].name: Invalid value: "Eval_1": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: the names of the Jobs it makes of it (<jobset>-Eval_1-0) are no DNS-1035 labels`,
+		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.restartPolicy: Unsupported value: "Always": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a Job's pods restart OnFailure or Never`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 8 {
-		t.Errorf("load: %v\nwant 8 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 9 {
+		t.Errorf("load: %v\nwant 9 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
-	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: containers: [{name: "eval", image: "busybox"}]}`, `
+	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox"}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
 	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
