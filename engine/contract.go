@@ -132,6 +132,9 @@ var (
 	pathPlanRuntime = cue.MakePath(cue.Str(fieldContext), cue.Str(fieldRuntime))
 	pathPlanMerged  = cue.MakePath(cue.Str(fieldContext), cue.Str("merged"))
 
+	// A declaredChecks entry's quantities (context.quantities).
+	pathDeclaredQuantities = cue.MakePath(cue.Str(fieldContext), cue.Str(fieldQuantities))
+
 	// A review's object, input, findings by phase, warnings and summary.
 	pathObject = cue.MakePath(cue.Str(fieldObject))
 	// A review's object's name.

@@ -222,7 +222,8 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 	if !ok {
 		return nil
 	}
-	fs, err := e.decodeFindings(checks.FillPath(pathObject, st.doc.Object).LookupPath(pathErrors), PhaseWebhook)
+	v := checks.FillPath(pathObject, st.doc.Object).FillPath(pathDeclaredQuantities, quantities(st.doc.Object))
+	fs, err := e.decodeFindings(v.LookupPath(pathErrors), PhaseWebhook)
 	if err != nil {
 		return e.cueProblems(err)
 	}
