@@ -447,8 +447,9 @@ probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
 // the first job, or naming no job before it; a success or failure policy
 // target, or the coordinator's job, that is no job; a failure reason Job
 // has not; a job's name or a group's that makes no DNS-1035 label; a pod
-// template's restartPolicy, or a container's requests above its limits,
-// that the Job API refuses) fails the load at each name's line: Kubeflow admits it, and
+// template's restartPolicy, a container's requests above its limits, or a
+// value not of core/v1's list (imagePullPolicy: always), that the Job API
+// refuses) fails the load at each one's line: Kubeflow admits it, and
 // every TrainJob of it would fail to start. Names it accepts load.
 func TestDeclaredRuntimeRefusedByJobSet(t *testing.T) {
 	runtime := func(jobs, more, policies string) map[string]string {
@@ -480,7 +481,7 @@ clusterTrainingRuntimes: "org-torch": {
 `}
 	}
 	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
-				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}]}}`, `
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
 			coordinator: replicatedJob: "nod"`))}})
@@ -497,17 +498,19 @@ clusterTrainingRuntimes: "org-torch": {
 		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[0].resources.requests: Invalid value: "4": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be less than or equal to cpu limit of 2`,
 		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[0].resources.limits: Required value: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: Limit must be set for non overcommitable resources (nvidia.com/gpu)`,
 		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].resources.requests: Invalid value: "1": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be equal to nvidia.com/gpu limit of 2`,
+		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].imagePullPolicy: Unsupported value: "always": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: supported values: "Always", "IfNotPresent", "Never"`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].ports[0].protocol: Unsupported value: "tcp"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 12 {
-		t.Errorf("load: %v\nwant 12 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 14 {
+		t.Errorf("load: %v\nwant 14 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
-	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}]}}`, `
+	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", imagePullPolicy: "IfNotPresent", ports: [{containerPort: 80, protocol: "UDP"}], resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
 	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
