@@ -516,3 +516,40 @@ clusterTrainingRuntimes: "org-torch": {
 	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
 	loadPolicyWant(t, "names right", ok, "")
 }
+
+// TestDeclaredChecksPassTheShippedRuntimes: the checks of a declared
+// runtime find nothing in the runtimes cuetrainer ships, nor in those
+// Kubeflow ships as YAML: every TrainJob of them starts, and a runtime
+// declared like one of them loads.
+func TestDeclaredChecksPassTheShippedRuntimes(t *testing.T) {
+	e := testEngine(t)
+	c := e.cur.Load()
+	docs := e.Builtin()
+	files, err := filepath.Glob("../test/conformance/testdata/kubeflow/runtimes/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Kubeflow's runtimes: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, ReadYAML(f, data)...)
+	}
+	checked := 0
+	for _, d := range docs {
+		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true})
+		r, st := s.evaluate(context.Background(), d, Request{})
+		if st == nil || r.Rejected() {
+			t.Errorf("%s %s: not admitted: %v", d.File, r.Identity(), r.Errors)
+			continue
+		}
+		checked++
+		for _, p := range e.checkDeclared(c, st) {
+			t.Errorf("%s: %s", d.File, p.Message)
+		}
+	}
+	if checked < 2*len(files) {
+		t.Errorf("%d runtimes checked, want ours and Kubeflow's %d", checked, len(files))
+	}
+}
