@@ -439,7 +439,7 @@ probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
 	edits: [{object: "runtime", path: ["spec", "template", "spec", "replicatedJobs", {name: "nodes"}, "replicas"], op: "set", value: 2}]
 	documents: []
 }
-`}, `p.cue:4:10: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: variants[2]: its set edit cannot be made on the runtime: spec.template.spec.replicatedJobs[name=nodes]: no item of the list is [name=nodes]`)
+`}, `p.cue:4:10: the probes of the ClusterTrainingRuntime deepspeed-distributed cannot be made: the variant doubled: its set edit cannot be made on the runtime: spec.template.spec.replicatedJobs[name=nodes]: no item of the list is [name=nodes]`)
 }
 
 // TestDeclaredRuntimeRefusedByJobSet: a runtime declared in CUE whose template

@@ -771,6 +771,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 		return nil, nil, err
 	}
 	var variants []struct {
+		Name      string           `json:"name"`
 		Edits     []edit           `json:"edits"`
 		Documents []map[string]any `json:"documents"`
 	}
@@ -786,7 +787,11 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 			if err := ed.withOwnValues().apply(obj); err != nil {
 				// At the edit, which is the CUE's (an admin's variant).
 				at := p.LookupPath(pathProbeVariants).LookupPath(cue.MakePath(cue.Index(i), selEdits, cue.Index(j)))
-				return nil, nil, cueerrors.Newf(e.writtenAt(at), "variants[%d]: its %s edit cannot be made on the runtime: %v", i, ed.Op, err)
+				name := v.Name
+				if name == "" {
+					name = fmt.Sprintf("variants[%d]", i)
+				}
+				return nil, nil, cueerrors.Newf(e.writtenAt(at), "the variant %s: its %s edit cannot be made on the runtime: %v", name, ed.Op, err)
 			}
 		}
 		// Its documents are said to be the runtime's, as the variant.
