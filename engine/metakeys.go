@@ -44,6 +44,22 @@ func newKnownKeys(byName map[string]knownKeyMap) knownKeys {
 	return k
 }
 
+// valuesOf are the values with a meaning of the key a path ends with
+// (its field names, indexes left out: ..., metadata, labels, key), and
+// the key; ok false when no entry's map lists values for it.
+func (k knownKeys) valuesOf(names []string) (values []string, key string, ok bool) {
+	if len(names) == 0 {
+		return nil, "", false
+	}
+	key, parent := names[len(names)-1], names[:len(names)-1]
+	for _, m := range k {
+		if v, found := m.Values[key]; found && len(m.At) > 0 && len(parent) >= len(m.At) && slices.Equal(parent[len(parent)-len(m.At):], m.At) {
+			return v, key, true
+		}
+	}
+	return nil, "", false
+}
+
 // findings are the warnings of obj's keys that mean nothing but look as if
 // they should, in path order.
 func (k knownKeys) findings(obj map[string]any) []Finding {

@@ -96,6 +96,11 @@ type linter struct {
 	e   *Engine
 	c   *compiled
 	pkg string
+	// known are the keys with a meaning (knownKeys), as the compiled CUE
+	// has them: the engine reads its own after the lint. knownRead says
+	// they were read.
+	known     knownKeys
+	knownRead bool
 	// paths holds the path of each field's value node (what an
 	// identifier that refers to the field resolves to).
 	paths    map[ast.Node]lpath
@@ -1683,6 +1688,9 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 			return
 		}
 	}
+	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING && l.checkKnownValue(read, lit) {
+		return
+	}
 	sels, name, ok := l.readAt(read)
 	if !ok {
 		return
@@ -1776,6 +1784,57 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// checkKnownValue checks a label's or an annotation's value compared with
+// a literal that is a slip from one of the values its key has a meaning
+// with (knownKeys values): the rule never sees the objects it means (those
+// with the value it slips from), and an object with the slip draws a
+// warning. The read may have a default (*labels[k] | ""), which is not the
+// literal. It says whether it reported one.
+func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
+	s, err := literal.Unquote(lit.Value)
+	if err != nil {
+		return false
+	}
+	for r := read; r != readOf(r); {
+		// A literal among the read's other values is one it may be.
+		if b, ok := r.(*ast.BinaryExpr); ok && b.Op == token.OR && exprText(b.Y) == lit.Value {
+			return false
+		}
+		switch v := r.(type) {
+		case *ast.ParenExpr:
+			r = v.X
+		case *ast.UnaryExpr:
+			r = v.X
+		case *ast.BinaryExpr:
+			r = v.X
+		}
+	}
+	sels, _, ok := l.readAt(readOf(read))
+	if !ok {
+		return false
+	}
+	allowed, key, ok := l.knownKeys().valuesOf(selectorNames(sels))
+	near := suggest(s, allowed)
+	if !ok || near == "" || slices.Contains(allowed, s) {
+		return false
+	}
+	l.problem(lit.Pos(), "%s is a slip from %q, the value of %s with a meaning (knownKeys): the rule never sees the objects it means, and an object with %s draws a warning: did you mean %q?", lit.Value, near, key, lit.Value, near)
+	return true
+}
+
+// knownKeys are the keys with a meaning the compiled CUE lists; none when
+// it cannot be read (the contract's checks say why).
+func (l *linter) knownKeys() knownKeys {
+	if !l.knownRead {
+		l.knownRead = true
+		var byName map[string]knownKeyMap
+		if err := l.c.schemas.LookupPath(pathKnownKeys).Decode(&byName); err == nil {
+			l.known = newKnownKeys(byName)
+		}
+	}
+	return l.known
 }
 
 // searchFuncs are the strings functions that search their first argument

@@ -365,6 +365,11 @@ func TestComparisonsChecked(t *testing.T) {
 		{`object.spec.runtimeRef.apiGroup != "trainer.kubeflow.io"`, `object.spec.runtimeRef.apiGroup is one of "trainer.kubeflow.org" on every object the webhooks admit (the values of runtimeKinds.group: they refuse any other), never "trainer.kubeflow.io", so this comparison is always true`},
 		{`object.spec.runtimeRef.kind == "TrainingRuntime"`, ""},
 		{`object.spec.runtimeRef.apiGroup != "trainer.kubeflow.org"`, ""},
+		// A slip from a value a known key has a meaning with; the default
+		// the read gives may be anything.
+		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecatd"`, `"deprecatd" is a slip from "deprecated", the value of trainer.kubeflow.org/support with a meaning (knownKeys): the rule never sees the objects it means, and an object with "deprecatd" draws a warning: did you mean "deprecated"?`},
+		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "deprecatd") == "deprecatd"`, ""},
+		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecated"`, ""},
 	} {
 		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
 	}
