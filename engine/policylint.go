@@ -1699,37 +1699,27 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING {
 		// The CRD's own list of values (an Enum marker, a rule `self in
 		// [...]`), which the CUE type (a string) does not say.
-		if allowed := markerValues(schema); len(allowed) > 0 {
-			s, err := literal.Unquote(lit.Value)
-			if err == nil && !slices.Contains(allowed, s) {
-				outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-				msg := fmt.Sprintf("%s can only be one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(allowed), lit.Value, outcome)
-				if schema.IncompleteKind()&cue.IntKind != 0 {
-					msg = fmt.Sprintf("%s is a number or one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(allowed), lit.Value, outcome)
-					if _, err := strconv.Atoi(s); err == nil {
-						msg += fmt.Sprintf(": compare the number, %s", s)
-					}
-				}
-				if near := suggest(s, allowed); near != "" {
-					msg += fmt.Sprintf(": did you mean %q?", near)
-				}
-				l.problem(lit.Pos(), "%s", msg)
-				return
+		marked := markerValues(schema)
+		if l.checkOneOf(x.Op, lit, marked, func(never, outcome string) string {
+			if schema.IncompleteKind()&cue.IntKind == 0 {
+				return fmt.Sprintf("%s can only be one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(marked), never, outcome)
 			}
+			msg := fmt.Sprintf("%s is a number or one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(marked), never, outcome)
+			if s, err := literal.Unquote(never); err == nil {
+				if _, err := strconv.Atoi(s); err == nil {
+					msg += fmt.Sprintf(": compare the number, %s", s)
+				}
+			}
+			return msg
+		}) {
+			return
 		}
 		// A registry's entries (@values): any other value is refused by
 		// the webhook that reads the registry.
-		if allowed, where, err := registryValues(l.c.schemas, schema); err == nil && len(allowed) > 0 {
-			s, err := literal.Unquote(lit.Value)
-			if err == nil && !slices.Contains(allowed, s) {
-				outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-				msg := fmt.Sprintf("%s is one of %s on every object the webhooks admit (the values of %s: they refuse any other), never %s, so this comparison is always %s", name, quoteEach(allowed), where, lit.Value, outcome)
-				if near := suggest(s, allowed); near != "" {
-					msg += fmt.Sprintf(": did you mean %q?", near)
-				}
-				l.problem(lit.Pos(), "%s", msg)
-				return
-			}
+		if allowed, registered, err := registryValues(l.c.schemas, schema); err == nil && l.checkOneOf(x.Op, lit, allowed, func(never, outcome string) string {
+			return fmt.Sprintf("%s is one of %s on every object the webhooks admit (the values of %s: they refuse any other), never %s, so this comparison is always %s", name, quoteEach(allowed), registered, never, outcome)
+		}) {
+			return
 		}
 	}
 	// Only a schema says what a field may hold: a value computed at load
@@ -1784,6 +1774,23 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	case value.IncompleteKind()&kind == 0:
 		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// checkOneOf reports a string literal compared (op, == or !=) with a read
+// that holds one of allowed alone: says words it, given the literal as
+// written and what the comparison always is; a value near the literal is
+// suggested after. It says whether it reported one.
+func (l *linter) checkOneOf(op token.Token, lit *ast.BasicLit, allowed []string, says func(never, outcome string) string) bool {
+	s, err := literal.Unquote(lit.Value)
+	if err != nil || len(allowed) == 0 || slices.Contains(allowed, s) {
+		return false
+	}
+	msg := says(lit.Value, map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[op])
+	if near := suggest(s, allowed); near != "" {
+		msg += fmt.Sprintf(": did you mean %q?", near)
+	}
+	l.problem(lit.Pos(), "%s", msg)
+	return true
 }
 
 // checkKnownValue checks a label's or an annotation's value compared with
