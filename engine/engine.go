@@ -322,11 +322,9 @@ func New(opts Options) (*Engine, error) {
 	if err := c.schemas.LookupPath(pathGroupHints).Decode(&e.groupHints); err != nil {
 		return nil, e.cueError("reading groupHints", err)
 	}
-	var known map[string]knownKeyMap
-	if err := c.schemas.LookupPath(pathKnownKeys).Decode(&known); err != nil {
+	if e.knownKeys, err = readKnownKeys(c.schemas); err != nil {
 		return nil, e.cueError("reading knownKeys", err)
 	}
-	e.knownKeys = newKnownKeys(known)
 	if err := c.schemas.LookupPath(pathContextKinds).Decode(&e.contextKinds); err != nil {
 		return nil, e.cueError("reading contextKinds", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"cuelang.org/go/cue"
 )
 
 // Known keys.
@@ -42,6 +44,15 @@ func newKnownKeys(byName map[string]knownKeyMap) knownKeys {
 		k = append(k, m)
 	}
 	return k
+}
+
+// readKnownKeys reads the knownKeys of the compiled package (schemas).
+func readKnownKeys(schemas cue.Value) (knownKeys, error) {
+	var byName map[string]knownKeyMap
+	if err := schemas.LookupPath(pathKnownKeys).Decode(&byName); err != nil {
+		return nil, err
+	}
+	return newKnownKeys(byName), nil
 }
 
 // valuesOf are the values with a meaning of the key a path ends with

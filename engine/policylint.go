@@ -1836,10 +1836,7 @@ func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
 func (l *linter) knownKeys() knownKeys {
 	if !l.knownRead {
 		l.knownRead = true
-		var byName map[string]knownKeyMap
-		if err := l.c.schemas.LookupPath(pathKnownKeys).Decode(&byName); err == nil {
-			l.known = newKnownKeys(byName)
-		}
+		l.known, _ = readKnownKeys(l.c.schemas)
 	}
 	return l.known
 }
