@@ -11,6 +11,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
 )
 
 // TestSchemasReadmeListsEveryRule: schemas/README.md's table names, in
@@ -62,8 +63,8 @@ func TestSchemasReadmeListsEveryRule(t *testing.T) {
 }
 
 // ruleNames are the labels of the fields of a file's crd, webhook, policy,
-// warnings and errors blocks, in its comprehensions too; an interpolated
-// label as written (`"x\(i)"` without its quotes).
+// warnings and errors blocks (#Errors & {...} too), in its comprehensions
+// too; an interpolated label as written (`"x\(i)"` without its quotes).
 func ruleNames(file *ast.File) []string {
 	var out []string
 	ast.Walk(file, func(n ast.Node) bool {
@@ -78,6 +79,12 @@ func ruleNames(file *ast.File) []string {
 		}
 		var fields func(x ast.Expr)
 		fields = func(x ast.Expr) {
+			if b, ok := x.(*ast.BinaryExpr); ok && b.Op == token.AND {
+				// #Errors & {...}
+				fields(b.X)
+				fields(b.Y)
+				return
+			}
 			s, ok := x.(*ast.StructLit)
 			if !ok {
 				return
