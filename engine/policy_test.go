@@ -517,6 +517,39 @@ clusterTrainingRuntimes: "org-torch": {
 	loadPolicyWant(t, "names right", ok, "")
 }
 
+// TestDeclaredCheckThatFails: a declared check of the admin's own that
+// cannot be evaluated for a declared runtime fails the load at the rule,
+// named as the declaredChecks rule it is, as any rule that fails does.
+func TestDeclaredCheckThatFails(t *testing.T) {
+	loadPolicyWant(t, "index out of range", map[string]string{"p.cue": `package schemas
+
+import "strings"
+
+clusterTrainingRuntimes: "org-torch": {
+	apiVersion: #APIVersion
+	kind:       "ClusterTrainingRuntime"
+	metadata: name: "org-torch"
+	spec: {
+		mlPolicy: {numNodes: 1, torch: {}}
+		template: spec: replicatedJobs: [{
+			name: "node"
+			template: {
+				metadata: labels: "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
+				spec: template: spec: containers: [{name: "node", image: "busybox"}]
+			}
+		}]
+	}
+}
+
+declaredChecks: (#APIVersion): ClusterTrainingRuntime: {
+	object: _
+	errors: orgTeam: [
+		if strings.Split(object.metadata.name, "-")[2] != "team" {path: "metadata.name", detail: "a runtime's name ends with its team"},
+	]
+}
+`}, "p.cue:24:47: rule declaredChecks.orgTeam cannot be evaluated for ClusterTrainingRuntime org-torch: declaredChecks.\"trainer.kubeflow.org/v1alpha1\".ClusterTrainingRuntime.errors.orgTeam: index out of range [2] with length 2")
+}
+
 // TestDeclaredChecksPassTheShippedRuntimes: the checks of a declared
 // runtime find nothing in the runtimes cuetrainer ships, nor in those
 // Kubeflow ships as YAML: every TrainJob of them starts, and a runtime

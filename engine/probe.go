@@ -50,7 +50,7 @@ func (e *Engine) tryPolicy() []Problem {
 		if e.declared[r.Doc.Name()] {
 			for _, f := range r.Warnings {
 				if f.Rule == fieldKnownKeys {
-					problems = append(problems, Problem{File: r.Doc.File, Line: r.Doc.LineOf(f.Path), Message: r.Identity() + ": " + f.String()})
+					problems = append(problems, declaredProblem(r, f))
 				}
 			}
 		}
@@ -59,12 +59,9 @@ func (e *Engine) tryPolicy() []Problem {
 			case f.Phase == PhaseRuleError:
 				ruleFailed(f, r, "")
 			case e.declared[r.Doc.Name()]:
-				p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
+				p := declaredProblem(r, f)
 				if f.Phase == PhaseInput {
 					p.Message = fmt.Sprintf("clusterTrainingRuntimes: %q: %s (a runtime declared in CUE is an object, as in YAML: it has its apiVersion, kind and metadata)", r.Doc.Name(), f.String())
-				}
-				if f.HasPath {
-					p.Line = r.Doc.LineOf(f.Path)
 				}
 				problems = append(problems, p)
 			}
@@ -228,20 +225,28 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 		return e.cueProblems(err)
 	}
 	var ps []Problem
+	r := Result{Doc: st.doc}
 	for _, f := range fs {
 		if f.Phase == PhaseRuleError {
-			p := Problem{Message: fmt.Sprintf("%s %s cannot be evaluated for %s: %s", fieldDeclaredChecks, f.Rule, st.doc.Name(), f.Detail)}
-			p.File, p.Line, p.Column = splitWhere(f.Source)
-			ps = append(ps, p)
+			// Named by its place: declaredChecks' errors, not a webhook's.
+			f.Rule = fieldDeclaredChecks + "." + strings.TrimPrefix(f.Rule, string(PhaseWebhook)+".")
+			ps = append(ps, e.ruleProblem(f, r, ""))
 			continue
 		}
-		p := Problem{File: st.doc.File, Line: st.doc.Line, Message: Result{Doc: st.doc}.Identity() + ": " + f.String()}
-		if f.HasPath {
-			p.Line = st.doc.LineOf(f.Path)
-		}
-		ps = append(ps, p)
+		ps = append(ps, declaredProblem(r, f))
 	}
 	return ps
+}
+
+// declaredProblem is a finding of a runtime declared in CUE as a load
+// problem, at the line of its path in the admin's file (the runtime's own
+// line for a finding of the whole object).
+func declaredProblem(r Result, f Finding) Problem {
+	p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
+	if f.HasPath {
+		p.Line = r.Doc.LineOf(f.Path)
+	}
+	return p
 }
 
 // probesProblems say that a probes entry's documents or variants cannot
