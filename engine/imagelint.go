@@ -36,18 +36,13 @@ func (l *linter) imageRead(x ast.Expr) string {
 // it is the beginning of other hosts' names too, and a text contained
 // may follow another registry's host.
 func (l *linter) checkImageSearch(x *ast.CallExpr) {
-	fn, ok := x.Fun.(*ast.SelectorExpr)
-	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "strings") {
+	name, ok := stringsCall(x)
+	if !ok {
 		return
 	}
-	name, _, err := ast.LabelName(fn.Sel)
-	lit, isLit := x.Args[1].(*ast.BasicLit)
-	if err != nil || !isLit || lit.Kind != token.STRING {
-		return
-	}
-	text, err := literal.Unquote(lit.Value)
+	lit, text, ok := stringLit(x.Args[1])
 	read := l.imageRead(x.Args[0])
-	if err != nil || read == "" {
+	if !ok || read == "" {
 		return
 	}
 	host, _, hasSlash := strings.Cut(text, "/")

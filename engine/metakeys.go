@@ -64,11 +64,16 @@ func (k knownKeys) valuesOf(names []string) (values []string, key string, ok boo
 	}
 	key, parent := names[len(names)-1], names[:len(names)-1]
 	for _, m := range k {
-		if v, found := m.Values[key]; found && len(m.At) > 0 && len(parent) >= len(m.At) && slices.Equal(parent[len(parent)-len(m.At):], m.At) {
+		if v, found := m.Values[key]; found && endsWith(parent, m.At) {
 			return v, key, true
 		}
 	}
 	return nil, "", false
+}
+
+// endsWith reports whether names ends with suffix, which is not empty.
+func endsWith(names, suffix []string) bool {
+	return len(suffix) > 0 && len(names) >= len(suffix) && slices.Equal(names[len(names)-len(suffix):], suffix)
 }
 
 // findings are the warnings of obj's keys that mean nothing but look as if

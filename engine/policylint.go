@@ -380,7 +380,9 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			}
 			return
 		}
-		l.checkComparison(x)
+		if !l.checkLabelValue(x) {
+			l.checkComparison(x)
+		}
 		l.checkImagePattern(x)
 		if x.Op == token.AND {
 			l.noteBindings(x.X, x.Y)
@@ -399,6 +401,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		l.checkContains(x)
 		l.checkSearchArgs(x)
 		l.checkImageSearch(x)
+		l.checkLabelValueSearch(x)
 		l.walkExpr(x.Fun, lpath{})
 		for _, a := range x.Args {
 			l.walkExpr(a, lpath{})
@@ -897,8 +900,14 @@ func (l *linter) resolve(root ast.Expr) (lpath, bool) {
 		if !ok {
 			return lpath{}, false
 		}
-		if l.lookup(base).IncompleteKind() == cue.ListKind {
+		switch l.lookup(base).IncompleteKind() {
+		case cue.ListKind:
 			return base.child(cue.AnyIndex, true), true
+		case cue.StructKind:
+			// A map's value, whatever its key ([string]: string).
+			if each := base.child(cue.AnyString, true); l.lookup(each).Exists() {
+				return each, true
+			}
 		}
 	}
 	return lpath{}, false
@@ -1852,17 +1861,13 @@ var searchFuncs = map[string]string{"HasPrefix": "begins with", "HasSuffix": "en
 // second it asks whether the literal begins with the object's value, and
 // the rule fires on every object but the one it means.
 func (l *linter) checkSearchArgs(x *ast.CallExpr) {
-	fn, ok := x.Fun.(*ast.SelectorExpr)
-	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "strings") {
-		return
-	}
-	name, _, err := ast.LabelName(fn.Sel)
+	name, ok := stringsCall(x)
 	asks, known := searchFuncs[name]
-	if err != nil || !known {
+	if !ok || !known {
 		return
 	}
-	lit, ok := x.Args[0].(*ast.BasicLit)
-	if !ok || lit.Kind != token.STRING {
+	lit, _, ok := stringLit(x.Args[0])
+	if !ok {
 		return
 	}
 	if _, isLit := x.Args[1].(*ast.BasicLit); isLit {
@@ -1873,6 +1878,27 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 		return
 	}
 	l.problem(lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
+}
+
+// stringsCall is the name of the strings function x calls with two
+// arguments (strings.HasPrefix(a, b)); ok false for any other call.
+func stringsCall(x *ast.CallExpr) (string, bool) {
+	fn, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "strings") {
+		return "", false
+	}
+	name, _, err := ast.LabelName(fn.Sel)
+	return name, err == nil
+}
+
+// stringLit is x and its text when x is a string literal.
+func stringLit(x ast.Expr) (*ast.BasicLit, string, bool) {
+	lit, ok := x.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return nil, "", false
+	}
+	s, err := literal.Unquote(lit.Value)
+	return lit, s, err == nil
 }
 
 // looksLikeRegexp is a text that reads as a regular expression rather
