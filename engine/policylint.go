@@ -380,7 +380,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			}
 			return
 		}
-		if !l.checkLabelValue(x) {
+		if !l.checkFormat(x) {
 			l.checkComparison(x)
 		}
 		l.checkImagePattern(x)
@@ -401,7 +401,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		l.checkContains(x)
 		l.checkSearchArgs(x)
 		l.checkImageSearch(x)
-		l.checkLabelValueSearch(x)
+		l.checkFormatSearch(x)
 		l.walkExpr(x.Fun, lpath{})
 		for _, a := range x.Args {
 			l.walkExpr(a, lpath{})
@@ -1810,22 +1810,8 @@ func (l *linter) checkOneOf(op token.Token, lit *ast.BasicLit, allowed []string,
 // literal. It says whether it reported one.
 func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
 	s, err := literal.Unquote(lit.Value)
-	if err != nil {
+	if err != nil || isDefaultOf(read, lit) {
 		return false
-	}
-	for r := read; r != readOf(r); {
-		// A literal among the read's other values is one it may be.
-		if b, ok := r.(*ast.BinaryExpr); ok && b.Op == token.OR && exprText(b.Y) == lit.Value {
-			return false
-		}
-		switch v := r.(type) {
-		case *ast.ParenExpr:
-			r = v.X
-		case *ast.UnaryExpr:
-			r = v.X
-		case *ast.BinaryExpr:
-			r = v.X
-		}
 	}
 	sels, _, ok := l.readAt(readOf(read))
 	if !ok {
@@ -1838,6 +1824,25 @@ func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
 	}
 	l.problem(lit.Pos(), "%s is a slip from %q, the value of %s with a meaning (knownKeys): the rule never sees the objects it means, and an object with %s draws a warning: did you mean %q?", lit.Value, near, key, lit.Value, near)
 	return true
+}
+
+// isDefaultOf reports whether lit is one of the values a read gives
+// besides what it reads (*labels[k] | "none"): a value it may be.
+func isDefaultOf(read ast.Expr, lit *ast.BasicLit) bool {
+	for r := read; r != readOf(r); {
+		if b, ok := r.(*ast.BinaryExpr); ok && b.Op == token.OR && exprText(b.Y) == lit.Value {
+			return true
+		}
+		switch v := r.(type) {
+		case *ast.ParenExpr:
+			r = v.X
+		case *ast.UnaryExpr:
+			r = v.X
+		case *ast.BinaryExpr:
+			r = v.X
+		}
+	}
+	return false
 }
 
 // knownKeys are the keys with a meaning the compiled CUE lists; none when
