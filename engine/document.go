@@ -954,3 +954,7 @@ func groupOf(apiVersion string) string {
 	}
 	return ""
 }
+
+// probeFile names the file of a probe document (probe.go), before its
+// runtime's name.
+const probeFile = "probe of "

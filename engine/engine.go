@@ -58,6 +58,8 @@ type Engine struct {
 	recycleAfter int64
 	planCacheMax int
 	rebuilding   atomic.Bool
+	// guard is the load's, while it runs (stall.go).
+	guard atomic.Pointer[evalGuard]
 	// Recycled counts the swaps, for metrics and tests.
 	recycled atomic.Int64
 
@@ -285,55 +287,72 @@ func New(opts Options) (*Engine, error) {
 	if err := e.checkBuildAttributes(); err != nil {
 		return nil, err
 	}
+	build := e.build
+	if len(e.policyFiles) > 0 {
+		// The admin's CUE may evaluate for as long as it says: the load
+		// fails rather than stall (stall.go).
+		build = func() error { return e.guarded(e.build) }
+	}
+	if err := build(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// build compiles the loaded instances, reads the declarations, lints the
+// admin's CUE, admits the runtimes and tries the rules on probes.
+func (e *Engine) build() error {
+	e.begin("the compilation", Document{})
 	c, err := e.compile()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.schemas.LookupPath(pathRuntimeKinds).Decode(&e.runtimeKinds); err != nil {
-		return nil, e.cueError("reading runtimeKinds", err)
+		return e.cueError("reading runtimeKinds", err)
 	}
 	if e.clusterKinds, err = e.readClusterKinds(c); err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.checkManifests(c); err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.readInputReads(c); err != nil {
-		return nil, err
+		return err
 	}
 	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
 		var problems []Problem
+		e.begin("the lint", Document{})
 		problems, keyReads, e.renderObjects = e.lintPolicy(c)
 		if err := loadError(e.loadSummary(), problems); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	e.cur.Store(c)
 	if err := e.readTypedParts(c); err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.schemas.LookupPath(pathMerges).Decode(&e.merges); err != nil {
-		return nil, e.cueError("reading merges", err)
+		return e.cueError("reading merges", err)
 	}
 	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {
-		return nil, e.cueError("reading groups", err)
+		return e.cueError("reading groups", err)
 	}
 	if err := c.schemas.LookupPath(pathGroupHints).Decode(&e.groupHints); err != nil {
-		return nil, e.cueError("reading groupHints", err)
+		return e.cueError("reading groupHints", err)
 	}
 	if e.knownKeys, err = readKnownKeys(c.schemas); err != nil {
-		return nil, e.cueError("reading knownKeys", err)
+		return e.cueError("reading knownKeys", err)
 	}
 	if err := c.schemas.LookupPath(pathContextKinds).Decode(&e.contextKinds); err != nil {
-		return nil, e.cueError("reading contextKinds", err)
+		return e.cueError("reading contextKinds", err)
 	}
 	if err := c.schemas.LookupPath(pathOwned).Decode(&e.owned); err != nil {
-		return nil, e.cueError("reading owned", err)
+		return e.cueError("reading owned", err)
 	}
 	e.opaque = &opaqueKeys{named: namedStrings(e.instances)}
 	if err := c.schemas.LookupPath(pathOpaqueMaps).Decode(&e.opaque.suffixes); err != nil {
-		return nil, e.cueError("reading opaqueMaps", err)
+		return e.cueError("reading opaqueMaps", err)
 	}
 	// A map whose keys a policy's rule reads as data (iterates them,
 	// matches them) reaches the rules with its keys.
@@ -341,22 +360,22 @@ func New(opts Options) (*Engine, error) {
 		return slices.ContainsFunc(keyReads, func(p []string) bool { return hasSuffix(p, suffix) })
 	})
 	if err := c.schemas.LookupPath(pathServerManaged).Decode(&e.serverManaged); err != nil {
-		return nil, e.cueError("reading serverManaged", err)
+		return e.cueError("reading serverManaged", err)
 	}
 	for _, p := range e.serverManaged {
 		if len(p) == 0 {
-			return nil, fmt.Errorf("serverManaged: an empty path")
+			return fmt.Errorf("serverManaged: an empty path")
 		}
 	}
 	if err := e.loadBuiltin(c); err != nil {
-		return nil, err
+		return err
 	}
 	if len(e.policyFiles) > 0 {
 		if err := loadError(e.loadSummary(), e.tryPolicy()); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // compile builds the loaded instances into a fresh CUE runtime.

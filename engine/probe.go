@@ -219,6 +219,7 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 	if !ok {
 		return nil
 	}
+	e.begin("the declared checks", st.doc)
 	v := checks.FillPath(pathObject, st.doc.Object).FillPath(pathDeclaredQuantities, quantities(st.doc.Object))
 	fs, err := e.decodeFindings(v.LookupPath(pathErrors), PhaseWebhook)
 	if err != nil {
@@ -750,9 +751,6 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 // probeTime is the time the probes' mutations are made at.
 var probeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// probeFile names the file of a probe document, before its runtime's name.
-const probeFile = "probe of "
-
 // probeVariant is a runtime made from another to try the rules on, and
 // the documents tried on it.
 type probeVariant struct {
@@ -769,6 +767,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 	if !ok {
 		return nil, nil, nil
 	}
+	e.begin("making the probes", st.doc)
 	p = p.FillPath(pathProbeRuntime, st.doc.Object)
 	file := probeFile + st.doc.Name()
 	var docs []map[string]any

@@ -96,6 +96,7 @@ func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases *
 	if !ok || r.Object == nil {
 		return Rendered{}
 	}
+	s.e.begin("the render", r.Doc)
 	rn := rendering{s: s, c: c, r: r, opts: opts, renderer: renderer, deferGens: deferGens,
 		apiVersion: r.Doc.APIVersion(), kind: r.Doc.Kind(), runtime: r.runtime}
 	defer rn.releasePlan()

@@ -593,6 +593,7 @@ type evalMode struct {
 
 // evaluateAs evaluates as m says; false when a token was left over.
 func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
+	s.e.begin("the review", doc)
 	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema}
 	defer ad.releaseRuntime()
 	_ = ad.inputs(ctx) &&
@@ -985,6 +986,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	if !ok {
 		return nil, nil
 	}
+	s.e.begin("the mutation", doc)
 	var now string
 	if !req.Now.IsZero() {
 		now = req.Now.UTC().Format(time.RFC3339)

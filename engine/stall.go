@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
+)
+
+// Stalls.
+//
+// CUE cannot be interrupted: a rule whose work does not grow with the
+// object (nested comprehensions over list.Range, say) may evaluate for
+// minutes, and neither cue nor the API server says why. A webhook has 10 s
+// (its timeoutSeconds), so such a rule would time out every request of
+// its kind. The load compiles the admin's CUE and evaluates its rules on
+// probes (probe.go) under a guard: each evaluation may take evalLimit, and
+// the load fails at the first that takes longer, naming it, rather than
+// stall. The evaluation under way is left to finish on the load's
+// goroutine, which ends at the next evaluation it would begin.
+
+// evalLimit is what one evaluation of the load's may take: a webhook's
+// timeout.
+var evalLimit = 10 * time.Second
+
+// evalGuard is a load's guard: when the evaluation under way began and
+// what it is, and whether the load gave up on it.
+type evalGuard struct {
+	began  atomic.Int64
+	what   atomic.Pointer[string]
+	gaveUp atomic.Bool
+}
+
+// gaveUp ends the goroutine of a load that gave up (a panic's value).
+type gaveUp struct{}
+
+// begin marks an evaluation beginning, of doc when it has one, under the
+// guard of a load (else it does nothing, and allocates nothing). It ends
+// the goroutine of a load that gave up.
+func (e *Engine) begin(what string, doc Document) {
+	if g := e.guard.Load(); g != nil {
+		g.mark(what, doc)
+	}
+}
+
+func (g *evalGuard) mark(what string, doc Document) {
+	if g.gaveUp.Load() {
+		panic(gaveUp{})
+	}
+	if doc.Object != nil {
+		name := doc.Name()
+		if ns := doc.Namespace(); ns != "" {
+			name = ns + "/" + name
+		}
+		what = fmt.Sprintf("%s of %s %s", what, doc.Kind(), name)
+		if runtime, ok := strings.CutPrefix(doc.File, probeFile); ok {
+			what += fmt.Sprintf(", a probe of the runtime %s (see probes)", runtime)
+		}
+	}
+	g.what.Store(&what)
+	g.began.Store(time.Now().UnixNano())
+}
+
+// guarded runs fn, the load's evaluations, on a goroutine of its own,
+// and fails the load when one of them takes longer than evalLimit. A
+// panic of fn's is fn's caller's.
+func (e *Engine) guarded(fn func() error) error {
+	g := &evalGuard{}
+	e.guard.Store(g)
+	type outcome struct {
+		err      error
+		panicked any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(gaveUp); ok {
+					return
+				}
+				o.panicked = r
+			}
+			done <- o
+		}()
+		o.err = fn()
+	}()
+	tick := time.NewTicker(min(evalLimit/10, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case o := <-done:
+			e.guard.Store(nil)
+			if o.panicked != nil {
+				panic(o.panicked)
+			}
+			return o.err
+		case <-tick.C:
+			began := g.began.Load()
+			if began == 0 || time.Since(time.Unix(0, began)) <= evalLimit {
+				continue
+			}
+			g.gaveUp.Store(true)
+			return loadError(e.loadSummary(), []Problem{e.stalled(*g.what.Load())})
+		}
+	}
+}
+
+// stalled says that what did not end in time: at the first of the
+// admin's comprehensions that may iterate far more than an object asks
+// for, with the others, when there are any.
+func (e *Engine) stalled(what string) Problem {
+	msg := fmt.Sprintf("%s did not end in %s: a webhook has %s (its timeoutSeconds), so every request it evaluates would time out", what, evalLimit, evalLimit)
+	suspects := e.nestedComprehensions()
+	if len(suspects) == 0 {
+		return Problem{Message: msg + "; the policy's CUE does far more work than its objects ask for"}
+	}
+	p := e.problemAt(suspects[0], "%s; this comprehension may iterate far more than any object asks for (nested for clauses, or one over a call such as list.Range)", msg)
+	for _, pos := range suspects[1:] {
+		p.Message += "\n        and " + e.problemAt(pos, "").Where()
+	}
+	return p
+}
+
+// nestedComprehensions are where the admin's files iterate in a
+// comprehension within another's, or over what a call returns
+// (list.Range): work whose size the object need not bound.
+func (e *Engine) nestedComprehensions() []token.Pos {
+	var out []token.Pos
+	for _, name := range sortedKeys(e.policyFiles) {
+		depth := 0
+		ast.Walk(e.policyFiles[name].file, func(n ast.Node) bool {
+			c, ok := n.(*ast.Comprehension)
+			if !ok {
+				return true
+			}
+			fors := 0
+			for _, cl := range c.Clauses {
+				if fc, ok := cl.(*ast.ForClause); ok {
+					if _, call := fc.Source.(*ast.CallExpr); call || fors > 0 || depth > 0 {
+						out = append(out, fc.Pos())
+					}
+					fors++
+				}
+			}
+			if fors > 0 {
+				depth++
+			}
+			return true
+		}, func(n ast.Node) {
+			if c, ok := n.(*ast.Comprehension); ok && slices.ContainsFunc(c.Clauses, func(cl ast.Clause) bool { _, ok := cl.(*ast.ForClause); return ok }) {
+				depth--
+			}
+		})
+	}
+	return out
+}

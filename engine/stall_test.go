@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestLoadGivesUpOnAStall: an evaluation of the load's that takes longer
+// than evalLimit fails the load, naming it, without waiting for it; the
+// load's goroutine ends at the next evaluation it would begin. An error
+// or a panic of the load's own is its caller's, and an engine that
+// loaded evaluates unguarded.
+func TestLoadGivesUpOnAStall(t *testing.T) {
+	e := loadPolicyWant(t, "a policy", map[string]string{"p.cue": "package schemas\n"}, "")
+	if e == nil || e.guard.Load() != nil {
+		t.Fatal("a loaded engine keeps its load's guard")
+	}
+	defer func(limit time.Duration) { evalLimit = limit }(evalLimit)
+	evalLimit = 50 * time.Millisecond
+
+	doc := Document{Object: map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": map[string]any{"name": "probe", "namespace": "default"}}, File: probeFile + "torch-distributed"}
+	ended := make(chan struct{})
+	var continued atomic.Bool
+	start := time.Now()
+	err := e.guarded(func() error {
+		defer close(ended)
+		e.begin("the review", doc)
+		time.Sleep(20 * evalLimit) // CUE that does not end in time
+		e.begin("the render", doc)
+		continued.Store(true)
+		return nil
+	})
+	if took := time.Since(start); took > 10*evalLimit {
+		t.Errorf("the load gave up after %s, want about %s", took, evalLimit)
+	}
+	want := "the review of TrainJob default/probe, a probe of the runtime torch-distributed (see probes) did not end in 50ms: a webhook has 50ms (its timeoutSeconds), so every request it evaluates would time out"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("load: %v\nwant %q", err, want)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the load's goroutine did not end")
+	}
+	if continued.Load() {
+		t.Error("the load's goroutine went on after the load gave up")
+	}
+
+	e.guard.Store(nil)
+	if err := e.guarded(func() error { return errors.New("the load's own") }); err == nil || err.Error() != "the load's own" {
+		t.Errorf("guarded: %v, want the load's own error", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "a defect" {
+				t.Errorf("recovered %v, want the load's own panic", r)
+			}
+		}()
+		_ = e.guarded(func() error { panic("a defect") })
+	}()
+}
