@@ -344,11 +344,18 @@ func TestEditOpsChecked(t *testing.T) {
 // true, an ordering of another kind fails when it runs), though the rule
 // fires on no probe; comparisons the schema allows load.
 func TestComparisonsChecked(t *testing.T) {
-	rule := func(cond string) string {
-		return "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: c: [if object.spec.trainer != _|_ if object.spec.trainer.numNodes != _|_ if " + cond + " {path: \"spec\", detail: \"x\"}]\n}\n"
+	// One policy holds the comparisons of a kind, a rule to a line.
+	policy := func(conds []string) map[string]string {
+		var rules strings.Builder
+		for i, cond := range conds {
+			fmt.Fprintf(&rules, "\tpolicy: c%02d: [if object.spec.trainer != _|_ if object.spec.trainer.numNodes != _|_ if %s {path: \"spec\", detail: \"x\"}]\n", i, cond)
+		}
+		return map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n" + rules.String() + "}\n"}
 	}
+	var bad, good []string
+	wants := map[string]string{}
 	for _, tc := range []struct{ cond, want string }{
-		{`object.spec.trainer.numNodes == "4"`, `p.cue:5:118: object.spec.trainer.numNodes (int) can never be "4", so this comparison is always false`},
+		{`object.spec.trainer.numNodes == "4"`, `p.cue:5:120: object.spec.trainer.numNodes (int) can never be "4", so this comparison is always false`},
 		{`"true" != object.spec.suspend`, `object.spec.suspend (bool) can never be "true", so this comparison is always true`},
 		{`object.spec.trainer.numNodes >= "4"`, `object.spec.trainer.numNodes (int) cannot be ordered against "4" (string): the rule would fail when it runs`},
 		{`object.spec.trainer.numNodes > 4`, ""},
@@ -371,8 +378,22 @@ func TestComparisonsChecked(t *testing.T) {
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "deprecatd") == "deprecatd"`, ""},
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecated"`, ""},
 	} {
-		loadPolicyWant(t, tc.cond, map[string]string{"p.cue": rule(tc.cond)}, tc.want)
+		if tc.want == "" {
+			good = append(good, tc.cond)
+			continue
+		}
+		bad, wants[tc.cond] = append(bad, tc.cond), tc.want
 	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, policy(bad))}})
+	for _, cond := range bad {
+		if err == nil || !strings.Contains(err.Error(), wants[cond]) {
+			t.Errorf("%s: load: %v\nwant %q", cond, err, wants[cond])
+		}
+	}
+	if err != nil && strings.Count(err.Error(), "p.cue:") != len(bad) {
+		t.Errorf("load: %v\nwant %d problems", err, len(bad))
+	}
+	loadPolicyWant(t, "comparisons the schema allows", policy(good), "")
 }
 
 // TestReadsThroughAliasesAndHelpers: a read through a field alias, a
