@@ -153,15 +153,11 @@ func (l *linter) checkFormat(x *ast.BinaryExpr) bool {
 	return true
 }
 
-// formatSearches are the strings functions that search a text for a
-// literal, with what they ask.
-var formatSearches = map[string]string{"HasPrefix": "begins with", "HasSuffix": "ends with", "Contains": "contains"}
-
 // checkFormatSearch checks strings.HasPrefix(v, lit) (or HasSuffix,
 // Contains) of a value of a format and a literal no such value holds.
 func (l *linter) checkFormatSearch(x *ast.CallExpr) {
 	fn, ok := stringsCall(x)
-	asks, search := formatSearches[fn]
+	asks, search := searchFuncs[fn]
 	if !ok || !search {
 		return
 	}

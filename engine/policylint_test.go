@@ -529,6 +529,8 @@ func TestSearchArgsChecked(t *testing.T) {
 		{`!strings.HasPrefix("registry.example.com/", image)`, `p.cue:8:43: strings.HasPrefix("registry.example.com/", image) asks whether the text "registry.example.com/" begins with image: the text searched comes first; did you mean strings.HasPrefix(image, "registry.example.com/")?`},
 		{`!strings.HasPrefix(image, "registry.example.com/")`, ""},
 		{`strings.HasSuffix(image, object.metadata.name)`, ""},
+		// A text that holds the values allowed.
+		{`strings.Contains("a.example.com/x b.example.com/x", image)`, ""},
 	} {
 		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
 	}
