@@ -215,7 +215,13 @@ func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, 
 // error is the admin's, at the line of the field its path names; a check
 // that cannot be evaluated, at its own.
 func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
-	fs, err := e.declaredFindings(c, st.doc)
+	checks, ok := c.declaredChecks[st.doc.APIVersion()][st.doc.Kind()]
+	if !ok {
+		return nil
+	}
+	e.begin("the declared checks", st.doc)
+	v := checks.FillPath(pathObject, st.doc.Object).FillPath(pathDeclaredQuantities, quantities(st.doc.Object))
+	fs, err := e.decodeFindings(v.LookupPath(pathErrors), PhaseWebhook)
 	if err != nil {
 		return e.cueProblems(err)
 	}
@@ -223,6 +229,8 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 	r := Result{Doc: st.doc}
 	for _, f := range fs {
 		if f.Phase == PhaseRuleError {
+			// Named by its place: declaredChecks' errors, not a webhook's.
+			f.Rule = fieldDeclaredChecks + "." + strings.TrimPrefix(f.Rule, string(PhaseWebhook)+".")
 			ps = append(ps, e.ruleProblem(f, r, ""))
 			continue
 		}

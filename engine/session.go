@@ -1265,38 +1265,3 @@ func (l Listed) RuntimeSummary() RuntimeSummary {
 	}
 	return s
 }
-
-// DeclaredFindings are what the declared checks of the kind of an
-// admitted object (declaredChecks) find in it: refusals that a later
-// controller would make of every use of it (JobSet's webhook, the Job
-// API), which the kind's webhooks do not make, as Kubeflow's do not. The
-// load fails on them for an object a policy declares in CUE; vet says
-// them of a document. A check that cannot be evaluated is a finding of
-// PhaseRuleError, the policy's defect.
-func (e *Engine) DeclaredFindings(r Result) ([]Finding, error) {
-	if r.Object == nil || r.Rejected() {
-		return nil, nil
-	}
-	doc := r.Doc
-	doc.Object = r.Object
-	return e.declaredFindings(e.cur.Load(), doc)
-}
-
-// declaredFindings evaluates the declared checks of doc's kind on doc's
-// object, as admitted, with its quantities parsed as a review's.
-func (e *Engine) declaredFindings(c *compiled, doc Document) ([]Finding, error) {
-	checks, ok := c.declaredChecks[doc.APIVersion()][doc.Kind()]
-	if !ok {
-		return nil, nil
-	}
-	e.begin("the declared checks", doc)
-	v := checks.FillPath(pathObject, doc.Object).FillPath(pathDeclaredQuantities, quantities(doc.Object))
-	fs, err := e.decodeFindings(v.LookupPath(pathErrors), PhaseWebhook)
-	for i := range fs {
-		if fs[i].Phase == PhaseRuleError {
-			// Named by its place: declaredChecks' errors, not a webhook's.
-			fs[i].Rule = fieldDeclaredChecks + "." + strings.TrimPrefix(fs[i].Rule, string(PhaseWebhook)+".")
-		}
-	}
-	return fs, err
-}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"regexp"
 	"runtime"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -38,9 +37,7 @@ cuetrainer ships exist from the start (--no-builtin-runtimes leaves them out).
 Findings go to standard error as FILE:LINE: Kind ns/name: field.path: message, warnings as
 Warning: ...; -o json, -o junit and -o sarif write a report to standard output instead, and
 --report FORMAT=FILE writes one more to a file (repeatable). Reports are written when the
-policy does not load too: they list its problems. A document the webhooks admit, as Kubeflow's
-do, that a later controller would refuse every use of (a runtime whose JobSet JobSet's webhook
-refuses, or whose Jobs the Job API does: declaredChecks) draws warnings of vet's own.
+policy does not load too: they list its problems.
 
 With --policy-dir and no PATH, vet checks the policy alone, as an admin's CI would: it loads
 (each rule linted and tried on probes made from every runtime) and the runtimes it ships and
@@ -139,11 +136,6 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	for i, r := range admitted {
 		v := vetted{Result: r, errors: r.Errors, warnings: r.Warnings, shipped: i < shipped}
 		v.declared = v.shipped && e.Declared(r.Doc.Name())
-		if !v.shipped {
-			if err := v.addDeclaredFindings(e); err != nil {
-				return err
-			}
-		}
 		if o.strict {
 			v.errors = append(v.errors, v.warnings...)
 			v.warnings = nil
@@ -156,26 +148,6 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	}
 	if code != exitOK {
 		return exitError{code}
-	}
-	return nil
-}
-
-// addDeclaredFindings adds to an admitted document's warnings what the
-// declared checks of its kind find (engine.DeclaredFindings): a runtime
-// whose every TrainJob would fail to start, which the webhooks admit, as
-// Kubeflow's do. A check that fails is the policy's error.
-func (v *vetted) addDeclaredFindings(e *engine.Engine) error {
-	found, err := e.DeclaredFindings(v.Result)
-	if err != nil {
-		return err
-	}
-	for _, f := range found {
-		if f.Phase == engine.PhaseRuleError {
-			v.errors = append(slices.Clip(v.errors), f)
-			continue
-		}
-		f.Detail += " (vet alone says so: the webhooks admit the object, as Kubeflow's do)"
-		v.warnings = append(slices.Clip(v.warnings), f)
 	}
 	return nil
 }
