@@ -211,6 +211,33 @@ func TestMutatorReadsChecked(t *testing.T) {
 	}
 }
 
+// TestMutationWritesANumber: a mutation that writes an integer (a
+// TrainJob's default numNodes) loads, and the object it makes holds the
+// number as the reader gives one (int64), which the review admits; it
+// was refused at load as "must be of type int32", the number decoded as
+// text.
+func TestMutationWritesANumber(t *testing.T) {
+	const policy = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: nodes: [\"spec\", \"trainer\"]\n" +
+		"\tmutations: defaultNodes: [if input.spec.trainer == _|_ || input.spec.trainer.numNodes == _|_ {\n" +
+		"\t\tobject: \"input\", path: [\"spec\", \"trainer\", \"numNodes\"], op: \"set\", value: 4\n\t}]\n}\n"
+	e := loadPolicyWant(t, "int", map[string]string{"nodes.cue": policy}, "")
+	if e == nil {
+		return
+	}
+	s := e.NewSession(SessionOptions{})
+	job := wrapper.TrainJob("job").Namespace("team").RuntimeRef("torch-distributed").Args("train.py")
+	out, err := s.Mutate(readOne(t, job.YAML()), Request{Operation: "CREATE"})
+	if err != nil || out == nil {
+		t.Fatalf("mutate: %v %v", out, err)
+	}
+	if n := at(out, []string{"spec", "trainer", "numNodes"}); n != int64(4) {
+		t.Errorf("numNodes %#v, want int64(4)", n)
+	}
+	if r := s.Admit(Document{File: "job.yaml", Line: 1, Object: out}); r.Rejected() {
+		t.Errorf("the mutated TrainJob is refused: %v", r.Errors)
+	}
+}
+
 // TestMutatorReadsOnCorpora: the shipped mutators, given the paths their
 // reads name, make what they make with the whole object, for every
 // document of every corpus the tests use, on a create and on updates from

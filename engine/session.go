@@ -1056,9 +1056,11 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 				ms.err = &MutationError{Rule: name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s edits %q: a mutation edits the object \"input\"", kind, name, e.Object)}
 				return ms
 			}
+			// Numbers as the reader and the API server give them (int64,
+			// float64), not json.Numbers, which the CUE encoder takes as text.
 			e.Path, _ = a.restore(e.Path).([]any)
-			e.Value = a.restore(e.Value)
-			e.Items, _ = a.restore(e.Items).([]any)
+			e.Value = numbers(a.restore(e.Value))
+			e.Items, _ = numbers(a.restore(e.Items)).([]any)
 			r.edits = append(r.edits, e)
 		}
 		ms.rules = append(ms.rules, r)
