@@ -683,6 +683,30 @@ func (l *linter) checkEditObject(s *ast.StructLit, mutation bool) {
 	l.problem(lit.Pos(), "%s", msg)
 }
 
+// checkEditSteps checks an edit's literal path for steps the engine does
+// not take: a step is a field (a string), a list's item by its fields'
+// values ({name: "node"}) or a path spliced in (a list), and a number,
+// a bool or null is none of them, so the edit would fail whenever it is
+// made. (Items go by key, as the API server merges Kubernetes lists: an
+// item's place may differ from one object to the next.)
+func (l *linter) checkEditSteps(s *ast.StructLit) {
+	f := fieldOf(s, "path")
+	if f == nil {
+		return
+	}
+	path, ok := f.Value.(*ast.ListLit)
+	if !ok {
+		return
+	}
+	for _, x := range path.Elts {
+		lit, ok := x.(*ast.BasicLit)
+		if !ok || lit.Kind == token.STRING {
+			continue
+		}
+		l.problem(lit.Pos(), "the edit's path takes %s as a step, and a step is a field (a string), a list's item by its fields' values ({name: \"node\"}) or a path spliced in (a list): an item is never edited by its index, so the edit would fail whenever it is made", lit.Value)
+	}
+}
+
 // objectIDs are the ids of the objects the renders, their parts and plans
 // of every file declare (`objects: jobset: ...`), sorted: the `objects` of
 // any field but the lookups' (whose objects are what a lookup names).
@@ -801,6 +825,7 @@ func (l *linter) checkListItems() {
 			if edits {
 				l.checkEditOp(s)
 				l.checkEditObject(s, mutation)
+				l.checkEditSteps(s)
 			}
 			if typed {
 				l.checkItem(st.path, item, s)
