@@ -116,6 +116,8 @@ var (
 	// A plans entry's and a lookups entry's input paths they read (the
 	// engine gives them only those).
 	pathReads = cue.MakePath(cue.Str("reads"))
+	// What of the request each mutation of a mutator needs (#Mutator.needs).
+	pathNeeds = cue.MakePath(cue.Str("needs"))
 	// The paths a lookups entry reads on an UPDATE alone.
 	pathUpdateReads = cue.MakePath(cue.Str("updateReads"))
 

@@ -95,6 +95,9 @@ type Engine struct {
 	// mutatorReads are the input paths each kind's mutator reads, when it
 	// says (absent: the whole object).
 	mutatorReads map[string]map[string][][]string
+	// mutatorNeeds are, by kind, what each mutation of its mutator needs of
+	// a request (#Mutator.needs), when every mutation says.
+	mutatorNeeds map[string]map[string][][]string
 	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
 	// renderMemo the renders (by identities, and alike by content),
 	// reviewMemo the reviews and mutateMemo the mutations (all nil with
@@ -526,8 +529,12 @@ func (e *Engine) readInputReads(c *compiled) error {
 		}
 	}
 	e.mutatorReads = map[string]map[string][][]string{}
+	e.mutatorNeeds = map[string]map[string][][]string{}
 	for apiVersion, kinds := range c.mutators {
 		for kind, v := range kinds {
+			if err := e.readMutatorNeeds(apiVersion, kind, v); err != nil {
+				return err
+			}
 			r := v.LookupPath(pathReads)
 			if !r.Exists() {
 				continue
@@ -541,6 +548,50 @@ func (e *Engine) readInputReads(c *compiled) error {
 			}
 			e.mutatorReads[apiVersion][kind] = pathsByName(byName)
 		}
+	}
+	return nil
+}
+
+// readMutatorNeeds reads what a kind's mutations need of a request
+// (#Mutator.needs) into mutatorNeeds, when every mutation says: the
+// mutator is then not evaluated for a request that has none of what one
+// of them needs. A name that is no mutation's fails the load.
+func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
+	var needs map[string][]string
+	if err := v.LookupPath(pathNeeds).Decode(&needs); err != nil {
+		return e.cueError("reading mutators", err)
+	}
+	var names []string
+	if it, err := v.LookupPath(pathMutations).Fields(); err == nil {
+		for it.Next() {
+			names = append(names, it.Selector().Unquoted())
+		}
+	}
+	var problems []Problem
+	for _, name := range sortedKeys(needs) {
+		if !slices.Contains(names, name) {
+			msg := fmt.Sprintf("needs: %s is no mutation of mutators: %q: %s (%s), so what it says would hold for none", name, apiVersion, kind, strings.Join(names, ", "))
+			if sug := suggest(name, names); sug != "" {
+				msg += fmt.Sprintf(": did you mean %s?", sug)
+			}
+			problems = append(problems, e.problemAt(e.writtenAt(v.LookupPath(cue.MakePath(append(pathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
+		}
+	}
+	if err := loadError(e.loadSummary(), problems); err != nil {
+		return err
+	}
+	var byMutation [][]string
+	for _, name := range names {
+		if len(needs[name]) == 0 {
+			return nil // made whatever the request: evaluated for each
+		}
+		byMutation = append(byMutation, needs[name])
+	}
+	if len(byMutation) > 0 {
+		if e.mutatorNeeds[apiVersion] == nil {
+			e.mutatorNeeds[apiVersion] = map[string][][]string{}
+		}
+		e.mutatorNeeds[apiVersion][kind] = byMutation
 	}
 	return nil
 }

@@ -146,6 +146,12 @@ func (e *Engine) tryPolicy() []Problem {
 					created = made
 				}
 			}
+			if !failed[fieldMutators] {
+				if p := e.checkMutatorNeeds(c, s, doc, st.doc.Name()); p != nil {
+					failed[fieldMutators] = true
+					problems = append(problems, *p)
+				}
+			}
 			if !failed[fieldLookups] {
 				if p := e.checkLookupReads(c, lookups, doc); p != nil {
 					failed[fieldLookups] = true
@@ -497,6 +503,30 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 		where, doc.Kind(), doc.Kind(), runtime, req.Operation, doc.APIVersion(), doc.Kind())}
 	p.File, p.Line, p.Column = splitWhere(e.sourceOf(whole.LookupPath(where)))
 	return &p
+}
+
+// checkMutatorNeeds evaluates a probe's mutations on a create without a
+// time: a mutation that says it needs a time or an old object (#Mutator.
+// needs) and edits the probe all the same would be made in the cluster,
+// whose webhook has a time, and left out where the engine skips it (vet,
+// render). The problem is at the mutation.
+func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtime string) *Problem {
+	m := c.mutators[doc.APIVersion()][doc.Kind()]
+	var needs map[string][]string
+	if err := m.LookupPath(pathNeeds).Decode(&needs); err != nil || len(needs) == 0 {
+		return nil
+	}
+	in, _ := e.mutatorInput(doc, nil)
+	ms := s.mutations(c, m, doc.Kind(), in, nil, opCreate, "")
+	for _, r := range ms.rules {
+		if len(needs[r.name]) > 0 && len(r.edits) > 0 {
+			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation says it needs %s of the request (needs), and edits %s, a probe of the runtime %s (see probes), on a create without a time: where the engine skips it for lack of them (vet and render give no time), it would not be made, and in the cluster it would; take it out of needs, or guard it on what it needs (if context.now != _|_)",
+				r.name, strings.Join(needs[r.name], " and "), doc.Kind(), runtime)}
+			p.File, p.Line, p.Column = splitWhere(r.source)
+			return &p
+		}
+	}
+	return nil
 }
 
 // checkMutationsIdempotent makes a probe's mutations once more on the

@@ -238,6 +238,40 @@ func TestMutationWritesANumber(t *testing.T) {
 	}
 }
 
+// TestMutatorNeeds: a mutator all of whose mutations need what a request
+// has not (#Mutator.needs: the shipped one needs a time) is not
+// evaluated for it, as vet's and render's requests have no time; given a
+// time it is. A policy's mutation that needs nothing makes the mutator
+// evaluated for every request.
+func TestMutatorNeeds(t *testing.T) {
+	doc := readOne(t, teamJob("").RuntimePatch("acme.io/tool", map[string]any{}).YAML())
+	evaluated := func(e *Engine, req Request) bool {
+		t.Helper()
+		before := e.mutationsMade.Load()
+		if _, err := e.NewSession(SessionOptions{}).Mutate(doc, req); err != nil {
+			t.Fatal(err)
+		}
+		return e.mutationsMade.Load() != before
+	}
+	shipped, err := New(Options{NoMemo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evaluated(shipped, Request{Operation: opCreate}) {
+		t.Errorf("shipped mutator, no time: evaluated, want skipped (it needs one)")
+	}
+	if !evaluated(shipped, Request{Operation: opCreate, Now: time.Now()}) {
+		t.Errorf("shipped mutator, with a time: not evaluated")
+	}
+	const queue = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: queue: [\"metadata\", \"labels\"]\n" +
+		"\tmutations: queue: [if (*input.metadata.labels[\"example.com/queue\"] | null) == null {\n" +
+		"\t\tobject: \"input\", path: [\"metadata\", \"labels\", \"example.com/queue\"], op: \"set\", value: \"batch\"\n\t}]\n}\n"
+	e := loadPolicyWant(t, "queue", map[string]string{"queue.cue": queue}, "")
+	if e != nil && !evaluated(e, Request{Operation: opCreate}) {
+		t.Errorf("with a mutation that needs nothing, no time: not evaluated")
+	}
+}
+
 // TestMutatorReadsOnCorpora: the shipped mutators, given the paths their
 // reads name, make what they make with the whole object, for every
 // document of every corpus the tests use, on a create and on updates from

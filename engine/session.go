@@ -26,6 +26,12 @@ type SessionOptions struct {
 	// what it applies: lookups read an object's pinned copy first (see
 	// #RuntimeLookup.pinned), and the objects a render may find existing.
 	Controller bool
+	// Mutate makes the kinds' mutations (mutators) to each document before
+	// its review, as the API server has the mutating webhooks change an
+	// object before the validating ones see it: for a session whose
+	// documents have not been through them (vet, render). The mutators
+	// are given the document as written, without its CRD's defaults.
+	Mutate bool
 }
 
 // Session admits objects in order, like an API server with its webhooks:
@@ -552,6 +558,12 @@ func jsonString(s string) json.RawMessage {
 // below in order; each says whether the admission goes on, and one that
 // stops leaves the result in ad.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
+	if s.opts.Mutate {
+		var failed *Result
+		if doc, failed = s.mutated(doc, req); failed != nil {
+			return *failed, nil
+		}
+	}
 	memo := s.e.reviewMemo != nil
 	mode := carryNone
 	if memo {
@@ -983,7 +995,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	}
 	c := s.e.compiled()
 	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
-	if !ok {
+	if !ok || s.e.mutatesNothing(doc.APIVersion(), doc.Kind(), req) {
 		return nil, nil
 	}
 	s.e.begin("the mutation", doc)
@@ -1012,6 +1024,49 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		}
 	}
 	return ms.made(doc)
+}
+
+// mutatesNothing says whether every mutation of a kind's mutator needs
+// something of the request that req has not (mutatorNeeds): the mutator
+// would make no edit.
+func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
+	byMutation, ok := e.mutatorNeeds[apiVersion][kind]
+	if !ok {
+		return false
+	}
+	lacks := func(need string) bool {
+		return need == fieldNow && req.Now.IsZero() || need == fieldOld && req.OldObject == nil
+	}
+	for _, needs := range byMutation {
+		if !slices.ContainsFunc(needs, lacks) {
+			return false
+		}
+	}
+	return true
+}
+
+// mutated is the document with the mutating webhook's changes made (see
+// SessionOptions.Mutate), or a mutation's defect as the review's result:
+// the policy's error, at the mutation.
+func (s *Session) mutated(doc Document, req Request) (Document, *Result) {
+	if req.Operation == "" {
+		req.Operation = opCreate
+	}
+	out, err := s.Mutate(doc, req)
+	if err != nil {
+		f := Finding{Phase: PhaseRuleError, Rule: "mutations", Detail: err.Error()}
+		if mErr, ok := err.(*MutationError); ok {
+			f.Source = mErr.Source
+			if mErr.Rule != "" {
+				f.Rule += "." + mErr.Rule
+			}
+		}
+		return doc, &Result{Doc: doc, Errors: []Finding{f}}
+	}
+	if out != nil {
+		doc.Object = out
+	}
+	return doc, nil
 }
 
 // mutations are a mutator's edits for one object and request, by rule,

@@ -62,7 +62,7 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 	if o.runtime != "" {
 		docs = append(docs, exampleTrainJob(o.runtime, o.namespace))
 	}
-	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: o.noBuiltinRuntimes})
+	s := e.NewSession(engine.SessionOptions{NoBuiltinRuntimes: o.noBuiltinRuntimes, Mutate: true})
 	code := exitOK
 	if unreadable {
 		code = exitUsage

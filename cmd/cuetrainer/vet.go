@@ -119,7 +119,7 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	if _, err := stderr.Write(readProblems.Bytes()); err != nil {
 		return err
 	}
-	s := e.NewSession(engine.SessionOptions{Release: o.release, NoBuiltinRuntimes: o.noBuiltinRuntimes})
+	s := e.NewSession(engine.SessionOptions{Release: o.release, NoBuiltinRuntimes: o.noBuiltinRuntimes, Mutate: true})
 
 	code := exitOK
 	if unreadable {
