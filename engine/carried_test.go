@@ -90,7 +90,8 @@ func TestCarriedValuesShareReviews(t *testing.T) {
 // TestCarriedCheckedAtLoad: a policy whose rule looks at a value its kind
 // carries where its syntax does not say so (withoutPolicyReads switches
 // off the entries whose values the syntax shows looked at: a field
-// reached by its key in a comprehension does not), or whose carried entry
+// reached by its key in a comprehension does not, under a name no other
+// file gives a read, as v and e are), or whose carried entry
 // the tokens do not meet, fails the load at the entry, in the file that
 // declares it.
 func TestCarriedCheckedAtLoad(t *testing.T) {
@@ -99,11 +100,11 @@ func TestCarriedCheckedAtLoad(t *testing.T) {
 	}{
 		{"a prefix", `admission: (#APIVersion): TrainJob: {
 	object: _
-	policy: probing: [for k, v in object.metadata if k == "name" if strings.HasPrefix(v, "pro") {path: "metadata.name", detail: "a probe"}]
+	policy: probing: [for k, metaValue in object.metadata if k == "name" if strings.HasPrefix(metaValue, "pro") {path: "metadata.name", detail: "a probe"}]
 }`, `p.cue:7:10: rule probing looks at values the review is given as tokens (carried: "trainer.kubeflow.org/v1alpha1": TrainJob: name, at `},
 		{"a changed token", `admission: (#APIVersion): TrainJob: {
 	object: _
-	warnings: loud: [for k, v in object.metadata if k == "name" {message: strings.ToUpper(v)}]
+	warnings: loud: [for k, metaValue in object.metadata if k == "name" {message: strings.ToUpper(metaValue)}]
 }`, "a rule changed the token"},
 		{"a constraint no token meets", `carried: (#APIVersion): TrainJob: image: {path: ["spec", "trainer", "image"], value: =~"^[A-Z]+$"}`,
 			`p.cue:5:35: carried: "trainer.kubeflow.org/v1alpha1": TrainJob: image: the engine's tokens`},
@@ -129,7 +130,7 @@ carried: (#APIVersion): TrainJob: name: carry: false
 
 admission: (#APIVersion): TrainJob: {
 	object: _
-	policy: probing: [for k, v in object.metadata if k == "name" if strings.HasPrefix(v, "pro") {path: "metadata.name", detail: "a probe"}]
+	policy: probing: [for k, metaValue in object.metadata if k == "name" if strings.HasPrefix(metaValue, "pro") {path: "metadata.name", detail: "a probe"}]
 }
 `})
 	e, err := New(Options{PolicyDirs: []string{dir}})
@@ -210,8 +211,8 @@ import "strings"
 
 lookups: (#APIVersion): TrainJob: {
 	input: _
-	for k, v in {name: input.metadata.name} if k == "name" {
-		existing: loud: {group: "", kind: "ConfigMap", namespace: "default", name: strings.ToUpper(v)}
+	for k, nameText in {name: input.metadata.name} if k == "name" {
+		existing: loud: {group: "", kind: "ConfigMap", namespace: "default", name: strings.ToUpper(nameText)}
 	}
 }
 `})
@@ -292,7 +293,7 @@ render: (#APIVersion): TrainJob: {
 		apiVersion: "v1"
 		kind:       "ConfigMap"
 		metadata: name: "short"
-		data: {for k, v in input.metadata if k == "name" {long: "\(len(v) > 10)"}}
+		data: {for k, metaValue in input.metadata if k == "name" {long: "\(len(metaValue) > 10)"}}
 	}
 }
 
@@ -375,6 +376,13 @@ func TestPolicyLooksSwitchCarryingOff(t *testing.T) {
 	object: _
 	policy: r: [if object.metadata.name != _|_ if object.spec.trainer.numNodes != _|_ if object.spec.trainer.numNodes > 8 {path: "spec.trainer.numNodes", detail: "\(object.metadata.name): at most 8 nodes"}]
 }`, nil},
+		{"texts made of reads, measured and matched", `admission: (#APIVersion): TrainJob: {
+	object: _
+	let wl = "\(object.metadata.namespace)-\(object.metadata.name)"
+	let env = *object.spec.trainer.env | []
+	policy: workload: [if len(wl) > 63 {path: "metadata.name", detail: "too long"}]
+	policy: keys: [for e in env if e.value != _|_ let line = "\(e.name)=\(e.value)" if line =~ "=AKIA" {path: "spec.trainer.env", detail: "no"}]
+}`, []string{"name", "namespace", "envValues"}},
 		{"an env item's name", `crdCheckParts: (#APIVersion): TrainJob: badEnv: {
 	path: ["spec", "trainer", "env", "*"]
 	self: _

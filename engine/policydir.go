@@ -349,6 +349,15 @@ func (e *Engine) policyLooks() [][]string {
 				if seq, ok := chainOf(x); ok && looksAtValue(stack) {
 					looks = append(looks, a.resolve(seq)...)
 				}
+				if ip, ok := x.(*ast.Interpolation); ok && looksAtValue(stack) {
+					// "\(ns)/\(name)" =~ ...: a look at the text is one at
+					// each read it is made of.
+					for _, r := range interpolated(ip) {
+						if seq, ok := chainOf(readOf(r)); ok {
+							looks = append(looks, a.resolve(seq)...)
+						}
+					}
+				}
 			}
 			return true
 		}, func(ast.Node) { stack = stack[:len(stack)-1] })
@@ -398,6 +407,14 @@ func readAliasesOf(files []*ast.File) *readAliases {
 // add makes name stand for the read x passes on (readOf; its items when
 // items), if it is one.
 func (a *readAliases) add(name string, x ast.Expr, items bool) {
+	if ip, ok := readOf(x).(*ast.Interpolation); ok && !items {
+		// A text made of reads stands for each of them: what looks at
+		// it (its length, a pattern) looks at their values.
+		for _, r := range interpolated(ip) {
+			a.add(name, r, false)
+		}
+		return
+	}
 	seq, ok := chainOf(readOf(x))
 	if !ok || name == "_" || len(seq) == 1 && !isReadRoot(seq[0]) || seq[0] == name {
 		return
@@ -406,6 +423,19 @@ func (a *readAliases) add(name string, x ast.Expr, items bool) {
 		seq = append(seq, "*")
 	}
 	a.defs[name] = append(a.defs[name], seq)
+}
+
+// interpolated are the expressions an interpolation puts into its text,
+// without its literal parts.
+func interpolated(ip *ast.Interpolation) []ast.Expr {
+	var out []ast.Expr
+	for _, x := range ip.Elts {
+		if lit, ok := x.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // resolve takes seq's root back through the aliases: seq and every read
@@ -419,10 +449,12 @@ func (a *readAliases) resolve(seq []string) [][]string {
 }
 
 // expand is every read a name may stand for, the name itself first, each
-// once and at most 256, worked out once per name: the same names (e, x)
-// stand for many reads across the files, so a walk without memory would
-// take them again and again. A name met again inside its own expansion
-// (a cycle) stands for itself there.
+// once by its last two labels (all that a look is matched by, looksAt:
+// the same names, e and x, stand for thousands of reads across the
+// files, which differ mostly in their roots) and at most 256, worked out
+// once per name, so that a walk need not take them again and again. A
+// name met again inside its own expansion (a cycle) stands for itself
+// there.
 func (a *readAliases) expand(name string) [][]string {
 	if out, ok := a.expanded[name]; ok {
 		return out
@@ -437,7 +469,7 @@ func (a *readAliases) expand(name string) [][]string {
 	for _, d := range a.defs[name] {
 		for _, r := range a.expand(d[0]) {
 			full := append(slices.Clip(r), d[1:]...)
-			if key := strings.Join(full, "\x00"); !seen[key] && len(out) < 256 {
+			if key := strings.Join(full[max(0, len(full)-2):], "\x00"); !seen[key] && len(out) < 256 {
 				seen[key] = true
 				out = append(out, full)
 			}
