@@ -953,3 +953,26 @@ admission: (#APIVersion): TrainJob: {
 		t.Errorf("the quota was read under the TrainJob's namespace %d times", n)
 	}
 }
+
+// TestClusterScopedNamespaceCleared: a ClusterTrainingRuntime whose YAML
+// carries a namespace is admitted as the API server admits it, the
+// namespace cleared before the webhooks see it, and a TrainJob finds it;
+// it was kept under its namespace, so every TrainJob of it was refused as
+// not found. The document read is left as it was.
+func TestClusterScopedNamespaceCleared(t *testing.T) {
+	e := testEngine(t)
+	runtime := strings.Replace(runtimeYAML("org-torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""), "  name: org-torch\n", "  name: org-torch\n  namespace: kubeflow-system\n", 1)
+	docs := ReadYAML("in.yaml", []byte(runtime+"---\n"+jobYAML("org-torch", "{numNodes: 2}")))
+	rs := e.NewSession(SessionOptions{}).AdmitAll(context.Background(), docs, 1)
+	for _, r := range rs {
+		if r.Rejected() {
+			t.Errorf("%s: refused: %v", r.Identity(), r.Errors)
+		}
+	}
+	if got := rs[0].Identity(); got != "ClusterTrainingRuntime org-torch" {
+		t.Errorf("the runtime's identity %q, want ClusterTrainingRuntime org-torch", got)
+	}
+	if ns := docs[0].Namespace(); ns != "kubeflow-system" {
+		t.Errorf("the document read: namespace %q, want it as read", ns)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -558,6 +559,7 @@ func jsonString(s string) json.RawMessage {
 // below in order; each says whether the admission goes on, and one that
 // stops leaves the result in ad.
 func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
+	doc = s.e.asServerHasIt(doc)
 	if s.opts.Mutate {
 		var failed *Result
 		if doc, failed = s.mutated(doc, req); failed != nil {
@@ -1024,6 +1026,24 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		}
 	}
 	return ms.made(doc)
+}
+
+// asServerHasIt is the document as the API server has it when it calls
+// the webhooks: a cluster-scoped object's namespace cleared (a
+// ClusterTrainingRuntime's YAML may carry one, which kubectl sends), as
+// rest.EnsureObjectNamespaceMatchesRequestNamespace does. The object is
+// copied, not changed.
+func (e *Engine) asServerHasIt(doc Document) Document {
+	md := meta(doc.Object)
+	if _, ok := md["namespace"]; !ok || !e.clusterScoped(groupOf(doc.APIVersion()), doc.Kind()) {
+		return doc
+	}
+	obj := maps.Clone(doc.Object)
+	md = maps.Clone(md)
+	delete(md, "namespace")
+	obj["metadata"] = md
+	doc.Object = obj
+	return doc
 }
 
 // mutatesNothing says whether every mutation of a kind's mutator needs
