@@ -96,6 +96,11 @@ func (e *Engine) tryPolicy() []Problem {
 		u.trial = true
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: opUpdate, OldObject: old, Now: probeTime})
 		rulesFailed(r.Errors, r, "on an UPDATE of it to itself")
+		// Said once for the rule, on the first object it refuses so.
+		if p := e.refusesNoChange(r); p != nil && !failed[opUpdate+"\x00"+p.Where()] {
+			failed[opUpdate+"\x00"+p.Where()] = true
+			problems = append(problems, *p)
+		}
 	}
 	for _, st := range admitted {
 		tryUpdate(st.doc, st.doc.Object)
@@ -776,6 +781,34 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	p := Problem{Message: fmt.Sprintf("rule %s cannot be evaluated for %s: %s", f.Rule, what, f.Detail)}
 	p.File, p.Line, p.Column = splitWhere(f.Source)
 	return p
+}
+
+// refusesNoChange is the problem of an admin's rule that refuses r, an
+// UPDATE of an object its create admitted to itself: such a rule refuses
+// every update of every such object, one that changes a label or a
+// finalizer as much as one that changes what the rule is about (a test of
+// the old value against the new that holds when they are equal: <=
+// where < was meant). nil when no rule of an admin's file does.
+func (e *Engine) refusesNoChange(r Result) *Problem {
+	reviews := e.cur.Load().reviews[r.Doc.APIVersion()]
+	for _, f := range r.Errors {
+		if f.Rule == "" || f.Phase == PhaseRuleError {
+			continue
+		}
+		v := reviews[r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
+		if p := e.writtenAt(v); !p.IsValid() || !e.isPolicyFile(p.Filename()) {
+			continue
+		}
+		what := r.Identity()
+		if strings.HasPrefix(r.Doc.File, probeFile) {
+			what = fmt.Sprintf("%s, a probe of the runtime %s (see probes)", what, strings.TrimPrefix(r.Doc.File, probeFile))
+		}
+		p := Problem{Message: fmt.Sprintf("rule %s.%s refuses an UPDATE of %s to itself, which changes nothing (%s): it would refuse every update of every such object, one that only adds a label or removes a finalizer too; refuse a change by comparing context.oldObject with the object where they differ (< where <= holds for equal values)",
+			f.Phase, f.Rule, what, f.String())}
+		p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
+		return &p
+	}
+	return nil
 }
 
 // probeTime is the time the probes' mutations are made at.
