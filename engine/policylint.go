@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
@@ -1650,7 +1651,71 @@ func (l *linter) checkRegexp(x ast.Expr) {
 	}
 	if _, err := regexp.Compile(s); err != nil {
 		l.problem(lit.Pos(), "%s is not a regular expression CUE can compile (%v): a rule using it would fail on the first object it meets", lit.Value, err)
+		return
 	}
+	if alts := anchorsSomeAlternatives(s); alts != nil {
+		l.problem(lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s; group the alternatives, %s",
+			lit.Value, strings.Join(alts, " or "), groupedAlternatives(strings.Split(s, "|")))
+	}
+}
+
+// anchorsSomeAlternatives says what a regular expression of alternatives
+// matches, alternative by alternative ("team-a" at its start, "team-b" at
+// its end), when the first begins with ^ or the last ends with $ while
+// another does not: "^team-a|team-b$" for "^(team-a|team-b)$", which
+// matches "team-a-contractors". nil when it is no such expression.
+func anchorsSomeAlternatives(re string) []string {
+	parsed, err := syntax.Parse(re, syntax.Perl)
+	written := strings.Split(re, "|")
+	if err != nil || parsed.Op != syntax.OpAlternate || len(written) != len(parsed.Sub) {
+		return nil
+	}
+	begins := func(r *syntax.Regexp) bool {
+		for r.Op == syntax.OpConcat && len(r.Sub) > 0 {
+			r = r.Sub[0]
+		}
+		return r.Op == syntax.OpBeginText || r.Op == syntax.OpBeginLine
+	}
+	ends := func(r *syntax.Regexp) bool {
+		for r.Op == syntax.OpConcat && len(r.Sub) > 0 {
+			r = r.Sub[len(r.Sub)-1]
+		}
+		return r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine
+	}
+	subs := parsed.Sub
+	if !(begins(subs[0]) && !all(subs, begins)) && !(ends(subs[len(subs)-1]) && !all(subs, ends)) {
+		return nil
+	}
+	var out []string
+	for i, sub := range subs {
+		text := fmt.Sprintf("%q", strings.TrimSuffix(strings.TrimPrefix(written[i], "^"), "$"))
+		switch {
+		case begins(sub) && ends(sub):
+			out = append(out, text+" whole")
+		case begins(sub):
+			out = append(out, text+" at its start")
+		case ends(sub):
+			out = append(out, text+" at its end")
+		default:
+			out = append(out, text+" anywhere")
+		}
+	}
+	return out
+}
+
+// all says whether every item meets f.
+func all[T any](items []T, f func(T) bool) bool {
+	return !slices.ContainsFunc(items, func(x T) bool { return !f(x) })
+}
+
+// groupedAlternatives is the regular expression of alternatives with the
+// anchors around them all.
+func groupedAlternatives(alts []string) string {
+	inner := make([]string, len(alts))
+	for i, a := range alts {
+		inner[i] = strings.TrimSuffix(strings.TrimPrefix(a, "^"), "$")
+	}
+	return fmt.Sprintf("%q (or anchor each: %q)", "^("+strings.Join(inner, "|")+")$", "^"+strings.Join(inner, "$|^")+"$")
 }
 
 // checkComparison checks a comparison of a read with a literal against

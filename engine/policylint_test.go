@@ -246,10 +246,32 @@ func TestRegexpsCompiled(t *testing.T) {
 		{"constraint", "#Image: =~\"(?P<x\"\n", `"(?P<x" is not a regular expression`},
 		{"call", "import re \"regexp\"\n\n" + rule(`re.Match("*x", object.spec.trainer.image)`), `"*x" is not a regular expression`},
 		{"valid", "import \"regexp\"\n\n" + rule(`regexp.Match("^x", object.spec.trainer.image) && object.spec.trainer.image =~ "^[a-z]+(/[a-z]+)*$"`), ""},
+		{"alternatives anchored alone", rule(`object.metadata.namespace !~ "^team-a|team-b$"`), `p.cue:5:84: "^team-a|team-b$": | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with "team-a" at its start or "team-b" at its end; group the alternatives, "^(team-a|team-b)$"`},
 		// (Guarded from the probes: CUE's regexp.Valid fails on "(".)
 		{"Valid is a test", "import \"regexp\"\n\n" + rule(`object.spec.trainer.image == "x" if !regexp.Valid("(")`), ""},
 	} {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + tc.src}, tc.want)
+	}
+}
+
+// TestAnchorsSomeAlternatives: alternatives of which the first alone
+// begins with ^ or the last alone ends with $ are found, each said as it
+// matches; anchored alike, grouped or with one alternative, they are not.
+func TestAnchorsSomeAlternatives(t *testing.T) {
+	for re, want := range map[string]string{
+		"^team-a|team-b$":   `"team-a" at its start or "team-b" at its end`,
+		"^ab|cd|ef":         `"ab" at its start or "cd" anywhere or "ef" anywhere`,
+		"x|^y$|z$":          `"x" anywhere or "y" whole or "z" at its end`,
+		"^a$|^b$":           "",
+		"^(team-a|team-b)$": "",
+		"^a|^b":             "",
+		"a|b":               "",
+		"^[a-z]+$":          "",
+		"^(a|b)|c":          "", // a group's | is not the top's: said of no such split
+	} {
+		if got := strings.Join(anchorsSomeAlternatives(re), " or "); got != want {
+			t.Errorf("%s: %q, want %q", re, got, want)
+		}
 	}
 }
 
