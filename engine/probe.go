@@ -91,19 +91,26 @@ func (e *Engine) tryPolicy() []Problem {
 	alone, withRuntimes := e.NewSession(SessionOptions{NoBuiltinRuntimes: true}), e.NewSession(SessionOptions{})
 	// An update of an object to itself, in a session of its own: the
 	// rules that read the old object run only on an UPDATE.
-	tryUpdate := func(doc Document, old map[string]any) {
+	// created says the object was admitted on its create (a shipped
+	// runtime may break an org's rule): a rule that refuses its update to
+	// itself then refuses every update (refusesNoChange).
+	tryUpdate := func(doc Document, old map[string]any, created bool) {
 		u := e.NewSession(SessionOptions{})
 		u.trial = true
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: opUpdate, OldObject: old, Now: probeTime})
 		rulesFailed(r.Errors, r, "on an UPDATE of it to itself")
 		// Said once for the rule, on the first object it refuses so.
-		if p := e.refusesNoChange(r); p != nil && !failed[opUpdate+"\x00"+p.Where()] {
+		if p := e.refusesNoChange(r); created && p != nil && !failed[opUpdate+"\x00"+p.Where()] {
 			failed[opUpdate+"\x00"+p.Where()] = true
 			problems = append(problems, *p)
 		}
 	}
+	refusedOnCreate := map[string]bool{}
+	for _, r := range rejected {
+		refusedOnCreate[r.Identity()] = r.Rejected()
+	}
 	for _, st := range admitted {
-		tryUpdate(st.doc, st.doc.Object)
+		tryUpdate(st.doc, st.doc.Object, !refusedOnCreate[(Result{Doc: st.doc, Object: st.doc.Object}).Identity()])
 		if !failed[fieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
 		}
@@ -165,8 +172,14 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			r := s.Admit(doc)
 			rulesFailed(r.Errors, r, "")
+			if e.declared[st.doc.Name()] && !failed["refused\x00"+st.doc.Name()] {
+				if p := e.refusedForTheRuntime(st, r, r.Errors); p != nil {
+					failed["refused\x00"+st.doc.Name()] = true
+					problems = append(problems, *p)
+				}
+			}
 			if r.Object != nil && !r.Rejected() {
-				tryUpdate(doc, r.Object)
+				tryUpdate(doc, r.Object, true)
 				if created != nil && !failed[fieldMutators] {
 					if p := e.checkMutationsValid(c, doc, created, st.doc.Name()); p != nil {
 						failed[fieldMutators] = true
@@ -179,6 +192,12 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			out := s.Render(r, RenderOptions{})
 			rulesFailed(out.Errors, r, "")
+			if e.declared[st.doc.Name()] && !failed["refused\x00"+st.doc.Name()] {
+				if p := e.refusedForTheRuntime(st, r, out.Errors); p != nil {
+					failed["refused\x00"+st.doc.Name()] = true
+					problems = append(problems, *p)
+				}
+			}
 			if !failed[fieldExisting] {
 				if p := e.checkExistingReads(c, lookups, doc, r, out); p != nil {
 					failed[fieldExisting] = true
@@ -198,7 +217,7 @@ func (e *Engine) tryPolicy() []Problem {
 // when it is admitted, again as an update of itself (tryUpdate), and
 // admits and renders each of its documents in a session that holds it,
 // reporting the rules that cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any)) {
+func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
 	base := e.NewSession(SessionOptions{})
 	base.trial = true
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
@@ -207,7 +226,7 @@ func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, 
 	if r.Rejected() || held == nil {
 		return
 	}
-	tryUpdate(v.runtime, held.doc.Object)
+	tryUpdate(v.runtime, held.doc.Object, true)
 	for _, doc := range v.documents {
 		s := e.NewSession(SessionOptions{})
 		s.trial = true
@@ -781,6 +800,35 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	p := Problem{Message: fmt.Sprintf("rule %s cannot be evaluated for %s: %s", f.Rule, what, f.Detail)}
 	p.File, p.Line, p.Column = splitWhere(f.Source)
 	return p
+}
+
+// refusedForTheRuntime is the problem of a runtime the policy declares
+// (st) when Kubeflow's rules (the shipped CUE's, not an admin's) refuse or
+// fail to render r, a probe of it that names the runtime and asks nothing
+// else, so every TrainJob like it would be refused for the runtime (an
+// envInjection target that is no job of it, an initializer job without
+// its volume), and the user blamed for it. At the runtime, with Kubeflow's
+// words.
+func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) *Problem {
+	if spec, _ := r.Doc.Object["spec"].(map[string]any); len(spec) != 1 || spec["runtimeRef"] == nil {
+		return nil // a probe that asks for more: the runtime need not give it
+	}
+	reviews := e.cur.Load().reviews[r.Doc.APIVersion()]
+	for _, f := range findings {
+		if f.Phase == PhaseRuleError || f.Phase == PhasePolicy {
+			continue
+		}
+		if f.Rule != "" {
+			v := reviews[r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
+			if p := e.writtenAt(v); p.IsValid() && e.isPolicyFile(p.Filename()) {
+				continue // an admin's rule: the probe may well break it
+			}
+		}
+		p := Problem{File: st.doc.File, Line: st.doc.Line, Message: fmt.Sprintf("clusterTrainingRuntimes: %q: Kubeflow's rules refuse %s, a TrainJob of it (see probes): %s; every TrainJob like it would be refused for the runtime, and its user told so",
+			st.doc.Name(), r.Identity(), f.String())}
+		return &p
+	}
+	return nil
 }
 
 // refusesNoChange is the problem of an admin's rule that refuses r, an
