@@ -481,7 +481,7 @@ clusterTrainingRuntimes: "org-torch": {
 `}
 	}
 	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
-				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}]}}`, `
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}], env: [{name: "A=B", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
 			coordinator: replicatedJob: "nod"`))}})
@@ -500,17 +500,21 @@ clusterTrainingRuntimes: "org-torch": {
 		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].resources.requests: Invalid value: "1": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be equal to nvidia.com/gpu limit of 2`,
 		`runtime.cue:22: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].imagePullPolicy: Unsupported value: "always": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: supported values: "Always", "IfNotPresent", "Never"`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].ports[0].protocol: Unsupported value: "tcp"`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].ports[1].containerPort: Invalid value: 70000: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be between 1 and 65535, inclusive`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[0].name: Invalid value: "A=B": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a valid environment variable name must consist only of printable ASCII characters other than '='`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].volumeMounts[0].name: Not found: "scratch": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: no volume of the pod has that name ()`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].name: Duplicate value: "gpu"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 14 {
-		t.Errorf("load: %v\nwant 14 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 18 {
+		t.Errorf("load: %v\nwant 18 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
-	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", imagePullPolicy: "IfNotPresent", ports: [{containerPort: 80, protocol: "UDP"}], resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}]}}`, `
+	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", imagePullPolicy: "IfNotPresent", ports: [{containerPort: 80, protocol: "UDP"}], env: [{name: "A.B-c", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}], initContainers: [{name: "warm", image: "busybox"}], volumes: [{name: "scratch", emptyDir: {}}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
 	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
