@@ -479,10 +479,36 @@ func (l *linter) checkUnread() {
 			// A helper: something refers to it.
 		case isNamedMap(parent):
 			l.problem(st.pos, "%s is %s that nothing uses, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, labelKind(last), name)
-		case isNamedMap(parent.LookupPath(cue.MakePath(cue.Str(name)))):
+		case len(st.path) > 1 && isNamedMap(parent.LookupPath(cue.MakePath(cue.Str(name)))):
 			l.problem(st.pos, "%s is %s that nothing uses, so the engine never reads what it holds: did you mean %s?", where, labelKind(last), name)
+		default:
+			// A slip in a name a file sets for another to read (an
+			// overlay's #enforceMaxnodes: true for #enforceMaxNodes): what
+			// reads the one meant sees its default. A slip is one letter
+			// (or its case) off; names further off are names of their own.
+			meant := suggest(last.String(), usedLike(uses, last.String()))
+			if meant != "" && editDistance(strings.ToLower(meant), strings.ToLower(last.String())) <= 1 {
+				l.problem(st.pos, "%s is %s that nothing uses: did you mean %s, which the policy reads? As written, %s keeps the value it has without it", where, labelKind(last), meant, meant)
+			}
 		}
 	}
+}
+
+// usedLike are the identifiers of name's kind (a definition's #, a hidden
+// field's _) that something refers to (uses, declarations included).
+func usedLike(uses map[string]int, name string) []string {
+	prefix := name[:1]
+	if strings.HasPrefix(name, "_#") {
+		prefix = "_#"
+	}
+	var out []string
+	for id, n := range uses {
+		if n > 1 && id != name && strings.HasPrefix(id, prefix) && (prefix == "_#" || !strings.HasPrefix(id, "_#")) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // labelKind says what kind of field a hidden or definition label makes.

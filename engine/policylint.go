@@ -225,7 +225,7 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if len(fp.sels) == 5 && fp.sels[0].String() == fieldLookups && fp.sels[3] == selObjects && fp.sels[4].IsString() {
 					l.contextSites = append(l.contextSites, site{path: fp.sels, pos: d.Label.Pos()})
 				}
-				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
+				if last := fp.sels[len(fp.sels)-1]; (len(fp.sels) > 1 || d.Constraint != token.OPTION) && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
 					l.unread = append(l.unread, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
 				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && last.IsDefinition() && !fp.sels[0].IsDefinition() {
