@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The checks of this file find, at load, the mistakes in an admin's CUE
@@ -359,6 +360,9 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		if ix, ok := x.(*ast.IndexExpr); ok && !l.namedKey(ix.Index) {
 			l.noteKeyRead(ix.X) // a key computed from the data
 		}
+		if ix, ok := x.(*ast.IndexExpr); ok {
+			l.checkQuantityKey(ix)
+		}
 		root, steps := chain(x)
 		l.checkRead(root, steps)
 		if root != x {
@@ -381,7 +385,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			}
 			return
 		}
-		if !l.checkFormat(x) {
+		if !l.checkFormat(x) && !l.checkCaseComparison(x) {
 			l.checkComparison(x)
 		}
 		l.checkImagePattern(x)
@@ -1962,6 +1966,63 @@ func stringsCall(x *ast.CallExpr) (string, bool) {
 	return name, err == nil
 }
 
+// checkCaseComparison checks == and != of a text a case call made
+// (strings.ToLower(v) == "Gold") with a literal that holds a letter the
+// call never gives: the comparison is always false (or true). It says
+// whether it found one.
+func (l *linter) checkCaseComparison(x *ast.BinaryExpr) bool {
+	if x.Op != token.EQL && x.Op != token.NEQ {
+		return false
+	}
+	for _, pair := range [][2]ast.Expr{{x.X, x.Y}, {x.Y, x.X}} {
+		call, ok := pair[0].(*ast.CallExpr)
+		lit, text, isLit := stringLit(pair[1])
+		if !ok || !isLit || len(call.Args) != 1 {
+			continue
+		}
+		fn, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || !isImportOf(fn.X, "strings") {
+			continue
+		}
+		name, _, _ := ast.LabelName(fn.Sel)
+		var cased string
+		switch name {
+		case "ToLower":
+			cased = strings.ToLower(text)
+		case "ToUpper":
+			cased = strings.ToUpper(text)
+		default:
+			continue
+		}
+		if cased == text {
+			continue
+		}
+		outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+		l.problem(lit.Pos(), "strings.%s never gives %s, which holds letters of the other case, so this comparison is always %s: compare with %q", name, lit.Value, outcome, cased)
+		return true
+	}
+	return false
+}
+
+// checkQuantityKey checks a literal key of context.quantities, which is
+// keyed by a quantity's text ("16", "500m"): a resource's name
+// (context.quantities["nvidia.com/gpu"]) is never one, so the entry is
+// never there and the rule it guards silently off.
+func (l *linter) checkQuantityKey(ix *ast.IndexExpr) {
+	seq, ok := chainOf(ix.X)
+	if !ok || len(seq) < 2 || seq[len(seq)-2] != fieldContext || seq[len(seq)-1] != fieldQuantities {
+		return
+	}
+	lit, text, ok := stringLit(ix.Index)
+	if !ok {
+		return
+	}
+	if _, err := resource.ParseQuantity(text); err == nil {
+		return
+	}
+	l.problem(lit.Pos(), "context.quantities is keyed by a quantity's text (\"16\", \"500m\"), and %s is none, so it never has that entry: index it by the quantity the object holds (context.quantities[limits[%s]])", lit.Value, lit.Value)
+}
+
 // stringLit is x and its text when x is a string literal.
 func stringLit(x ast.Expr) (*ast.BasicLit, string, bool) {
 	lit, ok := x.(*ast.BasicLit)
@@ -2065,6 +2126,10 @@ func (l *linter) checkContains(x *ast.CallExpr) {
 	if name, _, err := ast.LabelName(fn.Sel); err != nil || name != "Contains" {
 		return
 	}
+	if among, ok := x.Args[0].(*ast.ListLit); ok {
+		l.checkContainsRead(among, x.Args[1])
+		return
+	}
 	lit, ok := x.Args[1].(*ast.BasicLit)
 	if !ok || lit.Kind == token.NULL {
 		return
@@ -2086,6 +2151,42 @@ func (l *linter) checkContains(x *ast.CallExpr) {
 		hint = fmt.Sprintf(": compare a field of each, list.Contains([for e in %s {e.name}], %s)", name, lit.Value)
 	}
 	l.problem(lit.Pos(), "list.Contains compares each item of %s (%v) with %s, which none can be, so it is always false%s", name, item.IncompleteKind(), lit.Value, hint)
+}
+
+// checkContainsRead checks list.Contains of a literal list and a read
+// (list.Contains(["1", "2", "4"], numNodes)): an item the read's schema
+// refuses (a text for a number) is never it, and when none can be the
+// test is always false.
+func (l *linter) checkContainsRead(among *ast.ListLit, read ast.Expr) {
+	sels, name, ok := l.readAt(read)
+	if !ok {
+		return
+	}
+	schema, _ := l.at(sels)
+	if !schema.Exists() || schema.Err() != nil || schema.IncompleteKind() == cue.TopKind {
+		return
+	}
+	var never []*ast.BasicLit
+	for _, x := range among.Elts {
+		lit, ok := x.(*ast.BasicLit)
+		if !ok || lit.Kind == token.NULL {
+			continue
+		}
+		if value := l.c.ctx.BuildExpr(lit); value.Err() == nil && schema.Unify(value).Err() != nil {
+			never = append(never, lit)
+		}
+	}
+	if len(never) > 0 && len(never) == len(among.Elts) {
+		texts := make([]string, len(never))
+		for i, lit := range never {
+			texts[i] = lit.Value
+		}
+		l.problem(among.Lbrack, "list.Contains looks for %s (%v) among items it can never be (%s), so it is always false", name, schema.IncompleteKind(), strings.Join(texts, ", "))
+		return
+	}
+	for _, lit := range never {
+		l.problem(lit.Pos(), "list.Contains looks for %s (%v) among these items, and it can never be %s, so that item never matches", name, schema.IncompleteKind(), lit.Value)
+	}
 }
 
 // versionText is a release or version written as text (v2.3, 1.2.0).

@@ -576,3 +576,29 @@ func TestFindingPathChecked(t *testing.T) {
 		loadPolicyWant(t, tc.path, rule(tc.path), tc.want)
 	}
 }
+
+// TestNeverTrueTestsChecked: tests CUE takes and that are never true on
+// any object fail the load at their literal: a lowered text compared with
+// one with capitals, context.quantities indexed by a resource's name (it
+// is keyed by quantities' texts), list.Contains of items of another kind
+// than the value looked for. Their right forms load.
+func TestNeverTrueTestsChecked(t *testing.T) {
+	const head = "package schemas\n\nimport (\n\t\"list\"\n\t\"strings\"\n)\n\nadmission: (#APIVersion): TrainJob: {\n\tobject:  _\n\tcontext: _\n\tlet labels = *object.metadata.labels | {}\n\tlet limits = *object.spec.trainer.resourcesPerNode.limits | {}\n\tlet nodes = *object.spec.trainer.numNodes | 1\n"
+	rules := func(tier, gpus, sizes string) string {
+		return head +
+			"\tpolicy: gold: [if labels.tier != _|_ if strings.ToLower(labels.tier) == " + tier + " {path: \"metadata.labels\", detail: \"no\"}]\n" +
+			"\tpolicy: gpus: [if limits[\"nvidia.com/gpu\"] != _|_ if context.quantities[" + gpus + "] != _|_ if context.quantities[" + gpus + "].value > 8 {path: \"spec.trainer\", detail: \"no\"}]\n" +
+			"\tpolicy: sizes: [if !list.Contains(" + sizes + ", nodes) {path: \"spec.trainer.numNodes\", detail: \"no\"}]\n}\n"
+	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, map[string]string{"p.cue": rules(`"Gold"`, `"nvidia.com/gpu"`, `["1", "2", "4"]`)})}})
+	for _, want := range []string{
+		`p.cue:14:74: strings.ToLower never gives "Gold", which holds letters of the other case, so this comparison is always false: compare with "gold"`,
+		`p.cue:15:74: context.quantities is keyed by a quantity's text ("16", "500m"), and "nvidia.com/gpu" is none`,
+		`p.cue:16:36: list.Contains looks for nodes (int) among items it can never be ("1", "2", "4"), so it is always false`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("load: %v\nwant %q", err, want)
+		}
+	}
+	loadPolicyWant(t, "right forms", map[string]string{"p.cue": rules(`"gold"`, `limits["nvidia.com/gpu"]`, `[1, 2, 4]`)}, "")
+}
