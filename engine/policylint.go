@@ -56,6 +56,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkDefaults()
 	l.checkContract()
 	l.checkUnread()
+	l.checkOpenRuntimeLists()
 	l.checkListsOnce()
 	l.checkEditGroups()
 	l.checkListItems()
@@ -2357,6 +2358,30 @@ func (l *linter) checkOpenRules() {
 			continue
 		}
 		l.problem(st.pos, "rule %s is an open list (a type, [...]), which finds nothing whatever the object: a rule is a list of findings written out, such as [if cond {path: ..., detail: ...}]", st.path[len(st.path)-2].Unquoted()+"."+st.path[len(st.path)-1].Unquoted())
+	}
+}
+
+// checkOpenRuntimeLists finds open lists ([...{...}], a type) in the
+// runtimes a policy declares: CUE takes one as an empty list, so a
+// runtime's replicatedJobs or a container's env written so has none, and
+// the runtime renders without them, in silence.
+func (l *linter) checkOpenRuntimeLists() {
+	it, err := l.c.schemas.LookupPath(pathClusterTrainingRuntimes).Fields()
+	for err == nil && it.Next() {
+		if p := l.e.writtenAt(it.Value()); !p.IsValid() || !l.e.isPolicyFile(p.Filename()) {
+			continue
+		}
+		it.Value().Walk(func(v cue.Value) bool {
+			if v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
+				return true
+			}
+			where := l.e.writtenAt(v)
+			if !where.IsValid() || !l.e.isPolicyFile(where.Filename()) {
+				return true
+			}
+			l.problem(where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(pathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
+			return false
+		}, nil)
 	}
 }
 
