@@ -790,10 +790,7 @@ func (r *lookupRefs) String() string {
 // ruleProblem is a rule that failed on a document at load (on says on
 // which request, when not its create).
 func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
-	what := r.Identity()
-	if strings.HasPrefix(r.Doc.File, probeFile) {
-		what = fmt.Sprintf("%s, a probe of the runtime %s (see probes)", what, strings.TrimPrefix(r.Doc.File, probeFile))
-	}
+	what := tried(r)
 	if on != "" {
 		what += ", " + on
 	}
@@ -802,27 +799,43 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	return p
 }
 
+// tried names the object of r the load tried: a probe of a runtime as
+// such.
+func tried(r Result) string {
+	if strings.HasPrefix(r.Doc.File, probeFile) {
+		return fmt.Sprintf("%s, a probe of the runtime %s (see probes)", r.Identity(), strings.TrimPrefix(r.Doc.File, probeFile))
+	}
+	return r.Identity()
+}
+
+// findingRule is the rule of the kind's review that made f, a finding of
+// r, and whether an admin's file writes it (a rule of the shipped CUE is
+// Kubeflow's).
+func (e *Engine) findingRule(r Result, f Finding) (cue.Value, bool) {
+	if f.Rule == "" {
+		return cue.Value{}, false
+	}
+	v := e.cur.Load().reviews[r.Doc.APIVersion()][r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
+	p := e.writtenAt(v)
+	return v, p.IsValid() && e.isPolicyFile(p.Filename())
+}
+
 // refusedForTheRuntime is the problem of a runtime the policy declares
 // (st) when Kubeflow's rules (the shipped CUE's, not an admin's) refuse or
 // fail to render r, a probe of it that names the runtime and asks nothing
 // else, so every TrainJob like it would be refused for the runtime (an
-// envInjection target that is no job of it, an initializer job without
-// its volume), and the user blamed for it. At the runtime, with Kubeflow's
-// words.
+// envInjection target that is no job of it, an empty Volcano queue), and
+// the user blamed for it. At the runtime, with Kubeflow's words.
 func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) *Problem {
 	if spec, _ := r.Doc.Object["spec"].(map[string]any); len(spec) != 1 || spec["runtimeRef"] == nil {
 		return nil // a probe that asks for more: the runtime need not give it
 	}
-	reviews := e.cur.Load().reviews[r.Doc.APIVersion()]
 	for _, f := range findings {
 		if f.Phase == PhaseRuleError || f.Phase == PhasePolicy {
 			continue
 		}
-		if f.Rule != "" {
-			v := reviews[r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
-			if p := e.writtenAt(v); p.IsValid() && e.isPolicyFile(p.Filename()) {
-				continue // an admin's rule: the probe may well break it
-			}
+		if _, admins := e.findingRule(r, f); admins {
+			continue // an admin's rule: the probe may well break it
 		}
 		p := Problem{File: st.doc.File, Line: st.doc.Line, Message: fmt.Sprintf("clusterTrainingRuntimes: %q: Kubeflow's rules refuse %s, a TrainJob of it (see probes): %s; every TrainJob like it would be refused for the runtime, and its user told so",
 			st.doc.Name(), r.Identity(), f.String())}
@@ -838,21 +851,16 @@ func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) 
 // the old value against the new that holds when they are equal: <=
 // where < was meant). nil when no rule of an admin's file does.
 func (e *Engine) refusesNoChange(r Result) *Problem {
-	reviews := e.cur.Load().reviews[r.Doc.APIVersion()]
 	for _, f := range r.Errors {
-		if f.Rule == "" || f.Phase == PhaseRuleError {
+		if f.Phase == PhaseRuleError {
 			continue
 		}
-		v := reviews[r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
-		if p := e.writtenAt(v); !p.IsValid() || !e.isPolicyFile(p.Filename()) {
+		v, admins := e.findingRule(r, f)
+		if !admins {
 			continue
-		}
-		what := r.Identity()
-		if strings.HasPrefix(r.Doc.File, probeFile) {
-			what = fmt.Sprintf("%s, a probe of the runtime %s (see probes)", what, strings.TrimPrefix(r.Doc.File, probeFile))
 		}
 		p := Problem{Message: fmt.Sprintf("rule %s.%s refuses an UPDATE of %s to itself, which changes nothing (%s): it would refuse every update of every such object, one that only adds a label or removes a finalizer too; refuse a change by comparing context.oldObject with the object where they differ (< where <= holds for equal values)",
-			f.Phase, f.Rule, what, f.String())}
+			f.Phase, f.Rule, tried(r), f.String())}
 		p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
 		return &p
 	}
