@@ -156,7 +156,7 @@ func (l *linter) checkFormat(x *ast.BinaryExpr) bool {
 // checkFormatSearch checks strings.HasPrefix(v, lit) (or HasSuffix,
 // Contains) of a value of a format and a literal no such value holds.
 func (l *linter) checkFormatSearch(x *ast.CallExpr) {
-	fn, ok := stringsCall(x)
+	fn, ok := stringsCall(x, 2)
 	asks, search := searchFuncs[fn]
 	if !ok || !search {
 		return

@@ -36,7 +36,7 @@ func (l *linter) imageRead(x ast.Expr) string {
 // it is the beginning of other hosts' names too, and a text contained
 // may follow another registry's host.
 func (l *linter) checkImageSearch(x *ast.CallExpr) {
-	name, ok := stringsCall(x)
+	name, ok := stringsCall(x, 2)
 	if !ok {
 		return
 	}

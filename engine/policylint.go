@@ -358,10 +358,10 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		l.walkExpr(x.Value, p)
 		end()
 	case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr:
-		if ix, ok := x.(*ast.IndexExpr); ok && !l.namedKey(ix.Index) {
-			l.noteKeyRead(ix.X) // a key computed from the data
-		}
 		if ix, ok := x.(*ast.IndexExpr); ok {
+			if !l.namedKey(ix.Index) {
+				l.noteKeyRead(ix.X) // a key computed from the data
+			}
 			l.checkQuantityKey(ix)
 		}
 		root, steps := chain(x)
@@ -1935,7 +1935,7 @@ var searchFuncs = map[string]string{"HasPrefix": "begins with", "HasSuffix": "en
 // second it asks whether the literal begins with the object's value, and
 // the rule fires on every object but the one it means.
 func (l *linter) checkSearchArgs(x *ast.CallExpr) {
-	name, ok := stringsCall(x)
+	name, ok := stringsCall(x, 2)
 	asks, known := searchFuncs[name]
 	// strings.Contains("cpu gpu", x) is an idiom of its own: a text that
 	// holds the values allowed.
@@ -1956,11 +1956,12 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 	l.problem(lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
 }
 
-// stringsCall is the name of the strings function x calls with two
-// arguments (strings.HasPrefix(a, b)); ok false for any other call.
-func stringsCall(x *ast.CallExpr) (string, bool) {
+// stringsCall is the name of the strings function x calls with args
+// arguments (strings.HasPrefix(a, b), args 2); ok false for any other
+// call.
+func stringsCall(x *ast.CallExpr, args int) (string, bool) {
 	fn, ok := x.Fun.(*ast.SelectorExpr)
-	if !ok || len(x.Args) != 2 || !isImportOf(fn.X, "strings") {
+	if !ok || len(x.Args) != args || !isImportOf(fn.X, "strings") {
 		return "", false
 	}
 	name, _, err := ast.LabelName(fn.Sel)
@@ -1978,14 +1979,10 @@ func (l *linter) checkCaseComparison(x *ast.BinaryExpr) bool {
 	for _, pair := range [][2]ast.Expr{{x.X, x.Y}, {x.Y, x.X}} {
 		call, ok := pair[0].(*ast.CallExpr)
 		lit, text, isLit := stringLit(pair[1])
-		if !ok || !isLit || len(call.Args) != 1 {
+		if !ok || !isLit {
 			continue
 		}
-		fn, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || !isImportOf(fn.X, "strings") {
-			continue
-		}
-		name, _, _ := ast.LabelName(fn.Sel)
+		name, _ := stringsCall(call, 1)
 		var cased string
 		switch name {
 		case "ToLower":

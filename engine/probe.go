@@ -105,6 +105,18 @@ func (e *Engine) tryPolicy() []Problem {
 			problems = append(problems, *p)
 		}
 	}
+	// A runtime the policy declares that Kubeflow's rules refuse a probe
+	// of (refusedForTheRuntime) is said once.
+	refusedForTheRuntime := func(st *stored, r Result, findings []Finding) {
+		key := "refused\x00" + st.doc.Name()
+		if !e.declared[st.doc.Name()] || failed[key] {
+			return
+		}
+		if p := e.refusedForTheRuntime(st, r, findings); p != nil {
+			failed[key] = true
+			problems = append(problems, *p)
+		}
+	}
 	refusedOnCreate := map[string]bool{}
 	for _, r := range rejected {
 		refusedOnCreate[r.Identity()] = r.Rejected()
@@ -172,12 +184,7 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			r := s.Admit(doc)
 			rulesFailed(r.Errors, r, "")
-			if e.declared[st.doc.Name()] && !failed["refused\x00"+st.doc.Name()] {
-				if p := e.refusedForTheRuntime(st, r, r.Errors); p != nil {
-					failed["refused\x00"+st.doc.Name()] = true
-					problems = append(problems, *p)
-				}
-			}
+			refusedForTheRuntime(st, r, r.Errors)
 			if r.Object != nil && !r.Rejected() {
 				tryUpdate(doc, r.Object, true)
 				if created != nil && !failed[fieldMutators] {
@@ -192,12 +199,7 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			out := s.Render(r, RenderOptions{})
 			rulesFailed(out.Errors, r, "")
-			if e.declared[st.doc.Name()] && !failed["refused\x00"+st.doc.Name()] {
-				if p := e.refusedForTheRuntime(st, r, out.Errors); p != nil {
-					failed["refused\x00"+st.doc.Name()] = true
-					problems = append(problems, *p)
-				}
-			}
+			refusedForTheRuntime(st, r, out.Errors)
 			if !failed[fieldExisting] {
 				if p := e.checkExistingReads(c, lookups, doc, r, out); p != nil {
 					failed[fieldExisting] = true
