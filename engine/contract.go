@@ -69,6 +69,9 @@ const (
 	fieldSchemaChecked = "schemaChecked"
 	fieldMLPolicy      = "#MLPolicy"
 	fieldContextDef    = "#Context" // what a review's context holds
+	// goEnumPrefix begins what `cue get go` names the disjunction of a Go
+	// enum type's constants (#enumPullPolicy for #PullPolicy).
+	goEnumPrefix = "#enum"
 	// A CRD check part's part of the object and its items' indexes; a
 	// knownKeys entry's maps (at).
 	fieldSelf = "self"
@@ -157,8 +160,9 @@ var (
 	pathLookupRuntime  = cue.MakePath(cue.Str(fieldRuntime))
 	pathLookupObjects  = cue.MakePath(cue.Str("objects"))
 	pathLookupExisting = cue.MakePath(cue.Str("existing"))
-	// A lookup's kind (#RuntimeLookup).
-	selLookupKind = cue.Str("kind")
+	// A lookup's kind and group (#RuntimeLookup).
+	selLookupKind  = cue.Str("kind")
+	selLookupGroup = cue.Str("group")
 
 	// A render's (and a plan's) outputs.
 	pathErrors     = cue.MakePath(cue.Str("errors"))

@@ -487,6 +487,41 @@ func valuesAt(root cue.Value, contents string) (values []string, where string, e
 	return values, where, nil
 }
 
+// enumValues are the values of the Go enum type v's schema refers to (a
+// type with a `+enum` marker, which `cue get go` writes as `#T: string`
+// with `#enumT` the disjunction of its constants), and the type's name;
+// none for any other schema. Only the marker says the constants are all
+// the values: PodConditionType, without it, takes a readiness gate's own.
+func enumValues(v cue.Value) ([]string, string) {
+	refs := []cue.Value{v}
+	if op, args := v.Expr(); op == cue.AndOp {
+		refs = append(refs, args...)
+	}
+	for _, r := range refs {
+		root, p := r.ReferencePath()
+		sels := p.Selectors()
+		if len(sels) != 1 || !sels[0].IsDefinition() || !hasMarker(root.LookupPath(p), "+enum") {
+			continue
+		}
+		name := strings.TrimPrefix(sels[0].String(), "#")
+		enum := root.LookupPath(cue.MakePath(cue.Def(goEnumPrefix + name)))
+		terms := []cue.Value{enum}
+		if op, args := enum.Expr(); op == cue.OrOp {
+			terms = args
+		}
+		var values []string
+		for _, t := range terms {
+			s, err := t.String()
+			if err != nil {
+				return nil, ""
+			}
+			values = append(values, s)
+		}
+		return values, name
+	}
+	return nil, ""
+}
+
 // selfInRule is an XValidation marker whose rule is `self in [...]`, or
 // `type(self) != string || self in [...]` (the strings an int-or-string
 // may be: no int equals a string either).

@@ -52,6 +52,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 		l.checkDefinitionArgs(e.policyFiles[name].file)
 	}
 	l.checkHelperReads()
+	l.checkContextReads()
 	l.checkDeclared()
 	l.checkDefaults()
 	l.checkContract()
@@ -166,6 +167,9 @@ type linter struct {
 	// helperReads the reads of such parameters (checkHelperReads).
 	bindings    map[string][]binding
 	helperReads []helperRead
+	// contextReads are the reads of a review's context.<name>
+	// (checkContextReads).
+	contextReads []contextRead
 	// checked counts the selectors checked against a closed struct.
 	checked int
 	// depth bounds the resolution of lets that refer to lets.
@@ -503,6 +507,8 @@ func (l *linter) at(sels []cue.Selector) (cue.Value, []cue.Selector) {
 		if mapped := l.schemaPath(cur); !samePath(mapped, cur) {
 			cur = mapped
 			v = l.c.schemas.LookupPath(optional(cur))
+		} else if s.LabelType() == cue.IndexLabel {
+			v = l.item(v, s)
 		} else {
 			v = v.LookupPath(optional([]cue.Selector{s}))
 		}
@@ -531,6 +537,25 @@ func (l *linter) at(sels []cue.Selector) (cue.Value, []cue.Selector) {
 		}
 	}
 	return v, cur
+}
+
+// item is the schema of a list's item at s, an index or [_]: the item a
+// concrete list holds (#Known[0]), else what a list type ([...#T]) says of
+// any item. CUE's lookup of [_] errs on a list type that is the
+// conjunction of two ([...#ReplicatedJob] with the [...#T] of the type
+// it embeds: "field not allowed"), so the item is then read from the
+// list unified with a list of one item, which the item types constrain.
+func (l *linter) item(list cue.Value, s cue.Selector) cue.Value {
+	if v := list.LookupPath(cue.MakePath(s)); v.Exists() && v.Err() == nil {
+		return v
+	}
+	if v := list.LookupPath(cue.MakePath(cue.AnyIndex)); v.Err() == nil {
+		return v
+	}
+	if list.IncompleteKind() != cue.ListKind {
+		return list.LookupPath(cue.MakePath(s))
+	}
+	return list.Unify(l.c.ctx.CompileString("[_]")).LookupPath(cue.MakePath(cue.Index(0)))
 }
 
 // schemaAttr is the definition a field's @schema(#Name) attribute names.
@@ -633,8 +658,30 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		if kind := l.runtimeKind(); kind != "" {
 			return with([]cue.Selector{selAdmission, sels[1], cue.Str(kind), selObject}, 5)
 		}
+	case str(0) == fieldAdmission && str(3) == fieldContext && str(4) != "":
+		if at, ok := l.lookedUp(sels[1], sels[2], sels[4]); ok {
+			return with(at, 5)
+		}
 	}
 	return sels
+}
+
+// lookedUp is where the schema of a review's context.<name> is, when the
+// kind's lookups find it (lookups: v: K: objects: name) by a group and a
+// kind the load knows, the schema of a CRD of the CUE's; false when a
+// condition the input decides (or anything else) hides the lookup.
+func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, bool) {
+	found := l.c.schemas.LookupPath(cue.MakePath(cue.Str(fieldLookups), apiVersion, kind, selObjects, name))
+	group, err1 := found.LookupPath(cue.MakePath(selLookupGroup)).String()
+	k, err2 := found.LookupPath(cue.MakePath(selLookupKind)).String()
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	crd := l.c.schemas.LookupPath(cue.MakePath(selCRDs, cue.Str(k)))
+	if g, err := crd.LookupPath(pathCRDGroup).String(); err != nil || g != group {
+		return nil, false
+	}
+	return append([]cue.Selector{selCRDs, cue.Str(k)}, pathCRDSchema.Selectors()...), true
 }
 
 // objectSchema is where the schema of a kind's object is: its CRD's
@@ -748,6 +795,15 @@ type step struct {
 	name  string
 	pos   token.Pos
 	index ast.Expr
+}
+
+// suffix is the step as a read writes it after what it reads from: .name,
+// or [i] for a list's item.
+func (st step) suffix() string {
+	if st.sel.LabelType() == cue.IndexLabel {
+		return "[" + st.name + "]"
+	}
+	return "." + st.name
 }
 
 // isLet says an identifier names a let.
@@ -1038,6 +1094,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 		return
 	}
 	l.checkReadsCover(base.sels, steps)
+	l.noteContextRead(base.sels, steps, root.Pos())
 	name := root.(*ast.Ident).Name
 	if l.underParameter(base) {
 		// A helper definition's parameter (#t: _), which says nothing
@@ -1084,7 +1141,7 @@ func (l *linter) stepsProblem(base []cue.Selector, name string, steps []step, wh
 			return st.pos, msg, true
 		}
 		v, cur = l.at(append(cur[:len(cur):len(cur)], st.sel))
-		name += "." + st.name
+		name += st.suffix()
 	}
 	return token.NoPos, "", false
 }
@@ -1793,6 +1850,13 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		}) {
 			return
 		}
+		// A Kubernetes enum's values (imagePullPolicy: Always, Never,
+		// IfNotPresent), which the API server holds it to.
+		if values, typ := enumValues(schema); l.checkOneOf(x.Op, lit, values, func(never, outcome string) string {
+			return fmt.Sprintf("%s is one of %s (its Kubernetes type, %s, is an enum: the API server refuses any other value), never %s, so this comparison is always %s", name, quoteEach(values), typ, never, outcome)
+		}) {
+			return
+		}
 		// A registry's entries (@values): any other value is refused by
 		// the webhook that reads the registry.
 		if allowed, registered, err := registryValues(l.c.schemas, schema); err == nil && l.checkOneOf(x.Op, lit, allowed, func(never, outcome string) string {
@@ -2107,7 +2171,7 @@ func (l *linter) readAt(read ast.Expr) (sels []cue.Selector, name string, ok boo
 			return nil, "", false
 		}
 		sels = append(sels[:len(sels):len(sels)], st.sel)
-		name += "." + st.name
+		name += st.suffix()
 	}
 	return sels, name, true
 }
@@ -2252,6 +2316,66 @@ type binding struct {
 }
 
 // helperRead is a read of a helper definition's parameter.
+// contextRead is a read of context.<name> in a review of kind.
+type contextRead struct {
+	kind, name string
+	pos        token.Pos
+}
+
+// noteContextRead records a read of a review's context.<name> (base the
+// path its root resolves to, pos the root's place).
+func (l *linter) noteContextRead(base []cue.Selector, steps []step, pos token.Pos) {
+	if len(base) < 4 || base[0] != selAdmission || !base[2].IsString() || base[3].String() != fieldContext {
+		return
+	}
+	var name cue.Selector
+	switch {
+	case len(base) > 4:
+		name = base[4]
+	case len(steps) > 0 && steps[0].ok:
+		name, pos = steps[0].sel, steps[0].pos
+	default:
+		return
+	}
+	if name.IsString() && !name.IsConstraint() {
+		l.contextReads = append(l.contextReads, contextRead{kind: base[2].Unquoted(), name: name.Unquoted(), pos: pos})
+	}
+}
+
+// checkContextReads checks each read of a review's context.<name> that a
+// policy's lookups give to reviews of other kinds alone (lookups:
+// (#APIVersion): TrainingRuntime: objects: teamRuntime, read in a
+// TrainJob's review): the review is never given it, so the read is always
+// absent and the rule is silently off.
+func (l *linter) checkContextReads() {
+	lookedUpFor := map[string][]string{}
+	for _, st := range l.contextSites {
+		name := st.path[4].Unquoted()
+		lookedUpFor[name] = append(lookedUpFor[name], st.path[2].Unquoted())
+	}
+	filed := map[string]bool{}
+	kinds := l.lookup(lpath{sels: []cue.Selector{cue.Str(fieldContextKinds)}, ok: true})
+	for _, apiVersion := range fieldNames(kinds) {
+		byKind := kinds.LookupPath(cue.MakePath(cue.Str(apiVersion)))
+		for _, kind := range fieldNames(byKind) {
+			if name, err := byKind.LookupPath(cue.MakePath(cue.Str(kind))).String(); err == nil {
+				filed[name] = true
+			}
+		}
+	}
+	said := map[string]bool{}
+	for _, r := range l.contextReads {
+		kinds := lookedUpFor[r.name]
+		if len(kinds) == 0 || slices.Contains(kinds, r.kind) || filed[r.name] || said[r.kind+"\x00"+r.name] {
+			continue
+		}
+		said[r.kind+"\x00"+r.name] = true
+		slices.Sort(kinds)
+		kinds = slices.Compact(kinds)
+		l.problem(r.pos, "context.%s is looked up for the reviews of %s alone (lookups: (#APIVersion): %s: objects: %s), never for a %s's, so this read is always absent: file the lookup under %s too", r.name, strings.Join(kinds, " and "), kinds[0], r.name, r.kind, r.kind)
+	}
+}
+
 type helperRead struct {
 	base  lpath
 	name  string

@@ -602,3 +602,54 @@ func TestNeverTrueTestsChecked(t *testing.T) {
 	}
 	loadPolicyWant(t, "right forms", map[string]string{"p.cue": rules(`"gold"`, `limits["nvidia.com/gpu"]`, `[1, 2, 4]`)}, "")
 }
+
+// TestListItemReadsChecked: a read into a list's items, by a for clause
+// over a runtime's containers or by a literal index, is checked against
+// the item's schema, and a comparison with a Kubernetes enum (a type with
+// a +enum marker) against the enum's values. Before, a runtime template's
+// items were not followed (CUE's lookup of [_] errs on the item type
+// JobSet's replicatedJobs are given) nor was an index, so that a guarded
+// typo left the rule off.
+func TestListItemReadsChecked(t *testing.T) {
+	rules := func(field, pull, gate, env string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\n" +
+			"admission: (#APIVersion): ClusterTrainingRuntime: {\n\tobject: _\n" +
+			"\twarnings: pull: [for j in *object.spec.template.spec.replicatedJobs | [] for c in *j.template.spec.template.spec.containers | [] if c." + field + " != _|_ if c.imagePullPolicy == " + pull + " {message: \"x\"}]\n" +
+			"\twarnings: gate: [for j in *object.spec.template.spec.replicatedJobs | [] for g in *j.template.spec.template.spec.readinessGates | [] if g.conditionType == " + gate + " {message: \"x\"}]\n}\n" +
+			"admission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet env = *object.spec.trainer.env | []\n" +
+			"\tpolicy: first: [if len(env) > 0 if env[0]." + env + " != _|_ {path: \"spec\", detail: \"x\"}]\n}\n"}
+	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, rules("imagePullPolcy", `"always"`, `"example.com/ready"`, "nmae"))}})
+	for _, want := range []string{
+		`p.cue:5:136: c has no field imagePullPolcy, so this read is always absent: did you mean imagePullPolicy?`,
+		`p.cue:5:182: c.imagePullPolicy is one of "Always", "Never", "IfNotPresent" (its Kubernetes type, PullPolicy, is an enum: the API server refuses any other value), never "always", so this comparison is always false: did you mean "Always"?`,
+		`p.cue:11:44: env[0] has no field nmae, so this read is always absent: did you mean name?`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("load: %v\nwant %q", err, want)
+		}
+	}
+	// A readiness gate's conditionType is a PodConditionType, whose type
+	// has no +enum marker: its constants are not all its values.
+	if err != nil && strings.Count(err.Error(), "p.cue:") != 3 {
+		t.Errorf("load: %v\nwant 3 problems", err)
+	}
+	loadPolicyWant(t, "right forms", rules("imagePullPolicy", `"Always"`, `"example.com/ready"`, "name"), "")
+}
+
+// TestContextReadsChecked: a review's read of an object its kind's lookup
+// finds is checked against the found kind's schema, and a read of what
+// only other kinds' lookups find fails the load; both were silently
+// absent.
+func TestContextReadsChecked(t *testing.T) {
+	policy := func(lookupKind, field string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\n#Context: teamRuntime?: {...}\n\n" +
+			"lookups: (#APIVersion): " + lookupKind + ": {\n\tinput: _\n\treads: ns: [\"metadata\", \"namespace\"]\n" +
+			"\tobjects: teamRuntime: {group: #Group, kind: \"TrainingRuntime\", namespace: *input.metadata.namespace | \"default\", name: \"team-rt\"}\n}\n\n" +
+			"admission: (#APIVersion): TrainJob: {\n\tobject:  _\n\tcontext: _\n" +
+			"\tpolicy: team: [if context.teamRuntime != _|_ if context.teamRuntime.metadata." + field + " != _|_ {path: \"spec\", detail: \"x\"}]\n}\n"}
+	}
+	loadPolicyWant(t, "a field the kind has not", policy("TrainJob", "lables"), `p.cue:14:79: context.teamRuntime.metadata has no field lables, so this read is always absent: did you mean labels?`)
+	loadPolicyWant(t, "looked up for another kind", policy("TrainingRuntime", "labels"), `p.cue:14:28: context.teamRuntime is looked up for the reviews of TrainingRuntime alone (lookups: (#APIVersion): TrainingRuntime: objects: teamRuntime), never for a TrainJob's, so this read is always absent: file the lookup under TrainJob too`)
+	loadPolicyWant(t, "right form", policy("TrainJob", "labels"), "")
+}
