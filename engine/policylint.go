@@ -151,6 +151,9 @@ type linter struct {
 	// numbers counts, by their text, the values the comprehensions around
 	// the walk have tested for a number ((x & int) != _|_).
 	numbers map[string]int
+	// chained are the && and || of a chain already checked from its top
+	// (checkExclusive).
+	chained map[*ast.BinaryExpr]bool
 	// guardedFields are the regular fields declared under a comprehension
 	// (if, for), and underComprehension how deep the walk is in them
 	// (checkGuardedFields).
@@ -390,6 +393,12 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 			}
 			return
 		}
+		if x.Op == token.LOR || x.Op == token.LAND {
+			l.checkExclusive(x)
+		}
+		if x.Op == token.MAT || x.Op == token.NMAT {
+			l.checkInterpolatedPattern(x.Y)
+		}
 		if !l.checkFormat(x) && !l.checkCaseComparison(x) {
 			l.checkComparison(x)
 		}
@@ -410,6 +419,10 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 	case *ast.CallExpr:
 		l.checkContains(x)
 		l.checkSearchArgs(x)
+		l.checkPatternArgs(x)
+		if fn, ok := x.Fun.(*ast.SelectorExpr); ok && len(x.Args) > 0 && isImportOf(fn.X, "regexp") {
+			l.checkInterpolatedPattern(x.Args[0])
+		}
 		l.checkImageSearch(x)
 		l.checkFormatSearch(x)
 		l.walkExpr(x.Fun, lpath{})
@@ -1715,11 +1728,21 @@ func (l *linter) checkRegexp(x ast.Expr) {
 		l.problem(lit.Pos(), "%s is not a regular expression CUE can compile (%v): a rule using it would fail on the first object it meets", lit.Value, err)
 		return
 	}
+	if strings.HasPrefix(lit.Value, "#") {
+		if m := escapedTwice.FindString(s); m != "" {
+			l.problem(lit.Pos(), "%s: \\\\ matches a backslash, which the text would have to hold (in a #\"...\"# string each backslash stays as written); write \\%s", lit.Value, m[2:])
+			return
+		}
+	}
 	if alts := anchorsSomeAlternatives(s); alts != nil {
 		l.problem(lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s; group the alternatives, %s",
 			lit.Value, strings.Join(alts, " or "), groupedAlternatives(strings.Split(s, "|")))
 	}
 }
+
+// escapedTwice is a backslash escaped, then a character a regular
+// expression escapes (\\. where \. was meant).
+var escapedTwice = regexp.MustCompile(`\\\\[.dDsSwWbB()\[\]{}+*?^$|]`)
 
 // anchorsSomeAlternatives says what a regular expression of alternatives
 // matches, alternative by alternative ("team-a" at its start, "team-b" at
@@ -2001,13 +2024,13 @@ var searchFuncs = map[string]string{"HasPrefix": "begins with", "HasSuffix": "en
 func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 	name, ok := stringsCall(x, 2)
 	asks, known := searchFuncs[name]
-	// strings.Contains("cpu gpu", x) is an idiom of its own: a text that
-	// holds the values allowed.
-	if !ok || !known || name == "Contains" {
+	if !ok || !known {
 		return
 	}
-	lit, _, ok := stringLit(x.Args[0])
-	if !ok {
+	lit, text, ok := stringLit(x.Args[0])
+	// strings.Contains("cpu gpu", x) is an idiom of its own: a text that
+	// holds the values allowed, apart.
+	if !ok || name == "Contains" && strings.ContainsAny(text, " ,;|") {
 		return
 	}
 	if _, isLit := x.Args[1].(*ast.BasicLit); isLit {
@@ -2020,6 +2043,86 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 	l.problem(lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
 }
 
+// checkPatternArgs checks a regexp call written the other way round
+// (regexp.Match(object.spec.trainer.image, "^docker\\.io/")): the pattern
+// comes first, so it matches the pattern against the object's value taken
+// as a pattern, and the rule means nothing it says.
+func (l *linter) checkPatternArgs(x *ast.CallExpr) {
+	fn, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) < 2 || !isImportOf(fn.X, "regexp") {
+		return
+	}
+	name, _, err := ast.LabelName(fn.Sel)
+	if err != nil || name == "Valid" || name == "QuoteMeta" {
+		return
+	}
+	lit, s, ok := stringLit(x.Args[1])
+	if !ok || !looksLikeRegexp.MatchString(s) {
+		return
+	}
+	if _, isLit := x.Args[0].(*ast.BasicLit); isLit {
+		return
+	}
+	_, read, ok := l.readAt(x.Args[0])
+	if !ok {
+		return
+	}
+	l.problem(lit.Pos(), "regexp.%s takes the pattern first: regexp.%s(%s, %s) reads %s as the pattern and %s as the text: did you mean regexp.%s(%s, %s)?", name, name, read, lit.Value, read, lit.Value, name, lit.Value, read)
+}
+
+// checkInterpolatedPattern checks a regular expression that interpolates
+// a text the load knows (^\(#registry)/, #registry "registry.example.com"):
+// the text is read as a pattern, so its . matches any character, and the
+// rule lets through what it means to stop (registryXexample.com, a domain
+// anyone may own). regexp.QuoteMeta puts it in as it is written.
+func (l *linter) checkInterpolatedPattern(x ast.Expr) {
+	in, ok := x.(*ast.Interpolation)
+	if !ok {
+		return
+	}
+	for _, el := range in.Elts {
+		if _, isLit := el.(*ast.BasicLit); isLit {
+			continue
+		}
+		root, steps := chain(el)
+		if _, isIdent := root.(*ast.Ident); !isIdent {
+			continue
+		}
+		base, ok := l.resolve(root)
+		if !ok {
+			continue
+		}
+		sels := base.sels
+		for _, st := range steps {
+			if !st.ok {
+				return
+			}
+			sels = append(sels[:len(sels):len(sels)], st.sel)
+		}
+		text, err := l.lookup(lpath{sels: sels, ok: true}).String()
+		if err != nil || regexp.QuoteMeta(text) == text {
+			continue
+		}
+		meta := metaOf(text)
+		what := fmt.Sprintf("%s is more than itself", strconv.QuoteRune(meta))
+		if meta == '.' {
+			what = fmt.Sprintf("'.' matches any character (%q matches too)", strings.Replace(text, ".", "X", 1))
+		}
+		l.problem(el.Pos(), "\\(%s) puts %q into the pattern as a regular expression, where %s; write \\(regexp.QuoteMeta(%s))", exprText(el), text, what, exprText(el))
+	}
+}
+
+// metaOf is the first character of s that a regular expression reads as
+// more than itself.
+func metaOf(s string) rune {
+	for _, r := range s {
+		if regexp.QuoteMeta(string(r)) != string(r) {
+			return r
+		}
+	}
+	return 0
+}
+
 // stringsCall is the name of the strings function x calls with args
 // arguments (strings.HasPrefix(a, b), args 2); ok false for any other
 // call.
@@ -2030,6 +2133,70 @@ func stringsCall(x *ast.CallExpr, args int) (string, bool) {
 	}
 	name, _, err := ast.LabelName(fn.Sel)
 	return name, err == nil
+}
+
+// checkExclusive checks a chain of || whose terms compare one read with
+// != against two different literals (name != "a" || name != "b"): no value
+// is both, so the chain is always true, and a rule under it fires on every
+// object. A chain of && comparing with == is always false the same way,
+// and its rule is off. What was meant is the other operator.
+func (l *linter) checkExclusive(x *ast.BinaryExpr) {
+	if l.chained[x] {
+		return
+	}
+	if l.chained == nil {
+		l.chained = map[*ast.BinaryExpr]bool{}
+	}
+	cmp, outcome, other, holds := token.NEQ, "true", "&&", ", so one of the two holds"
+	if x.Op == token.LAND {
+		cmp, outcome, other, holds = token.EQL, "false", "||", ""
+	}
+	first := map[string]*ast.BasicLit{}
+	var walk func(ast.Expr) bool
+	walk = func(t ast.Expr) bool {
+		for {
+			p, ok := t.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			t = p.X
+		}
+		b, ok := t.(*ast.BinaryExpr)
+		if !ok {
+			return false
+		}
+		if b.Op == x.Op {
+			l.chained[b] = true
+			return walk(b.X) || walk(b.Y)
+		}
+		if b.Op != cmp {
+			return false
+		}
+		read, lit := b.X, b.Y
+		if _, ok := read.(*ast.BasicLit); ok {
+			read, lit = lit, read
+		}
+		bl, ok := lit.(*ast.BasicLit)
+		text := exprText(read)
+		if !ok || strings.Contains(text, "…") {
+			return false
+		}
+		if _, isLit := read.(*ast.BasicLit); isLit {
+			return false
+		}
+		prev, seen := first[text]
+		if !seen {
+			first[text] = bl
+			return false
+		}
+		if prev.Value == bl.Value {
+			return false
+		}
+		l.problem(bl.Pos(), "%s %s %s %s %s %s %s is always %s: %s is never both %s and %s%s: did you mean %s?",
+			text, cmp, prev.Value, x.Op, text, cmp, bl.Value, outcome, text, prev.Value, bl.Value, holds, other)
+		return true
+	}
+	walk(x)
 }
 
 // checkCaseComparison checks == and != of a text a case call made

@@ -247,6 +247,11 @@ func TestRegexpsCompiled(t *testing.T) {
 		{"call", "import re \"regexp\"\n\n" + rule(`re.Match("*x", object.spec.trainer.image)`), `"*x" is not a regular expression`},
 		{"valid", "import \"regexp\"\n\n" + rule(`regexp.Match("^x", object.spec.trainer.image) && object.spec.trainer.image =~ "^[a-z]+(/[a-z]+)*$"`), ""},
 		{"alternatives anchored alone", rule(`object.metadata.namespace !~ "^team-a|team-b$"`), `p.cue:5:84: "^team-a|team-b$": | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with "team-a" at its start or "team-b" at its end; group the alternatives, "^(team-a|team-b)$"`},
+		{"escaped twice", rule(`object.spec.trainer.image !~ #"^docker\\.io/"#`), `p.cue:5:84: #"^docker\\.io/"#: \\ matches a backslash, which the text would have to hold (in a #"..."# string each backslash stays as written); write \.`},
+		{"escaped once", rule(`object.spec.trainer.image !~ #"^docker\.io/"# && object.spec.trainer.image !~ "^docker\\.io/"`), ""},
+		{"pattern second", "import \"regexp\"\n\n" + rule(`!regexp.Match(object.spec.trainer.image, #"^docker\.io/"#)`), `regexp.Match takes the pattern first: regexp.Match(object.spec.trainer.image, #"^docker\.io/"#) reads object.spec.trainer.image as the pattern and #"^docker\.io/"# as the text: did you mean regexp.Match(#"^docker\.io/"#, object.spec.trainer.image)?`},
+		{"interpolated text", "#registry: \"registry.example.com\"\n\n" + rule(`object.spec.trainer.image !~ "^\(#registry)/"`), `p.cue:7:88: \(#registry) puts "registry.example.com" into the pattern as a regular expression, where '.' matches any character ("registryXexample.com" matches too); write \(regexp.QuoteMeta(#registry))`},
+		{"interpolated text quoted", "import \"regexp\"\n\n#registry: \"registry.example.com\"\n\n" + rule(`object.spec.trainer.image !~ "^\(regexp.QuoteMeta(#registry))/" && object.spec.trainer.image !~ "^\(object.metadata.namespace)/"`), ""},
 		// (Guarded from the probes: CUE's regexp.Valid fails on "(".)
 		{"Valid is a test", "import \"regexp\"\n\n" + rule(`object.spec.trainer.image == "x" if !regexp.Valid("(")`), ""},
 	} {
@@ -399,6 +404,12 @@ func TestComparisonsChecked(t *testing.T) {
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecatd"`, `"deprecatd" is a slip from "deprecated", the value of trainer.kubeflow.org/support with a meaning (knownKeys): the rule never sees the objects it means, and an object with "deprecatd" draws a warning: did you mean "deprecated"?`},
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "deprecatd") == "deprecatd"`, ""},
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecated"`, ""},
+		// One read against two literals: || of != always holds, && of ==
+		// never does.
+		{`(object.spec.runtimeRef.name != "a" || object.spec.trainer.image != "b" || object.spec.runtimeRef.name != "c")`, `object.spec.runtimeRef.name != "a" || object.spec.runtimeRef.name != "c" is always true: object.spec.runtimeRef.name is never both "a" and "c", so one of the two holds: did you mean &&?`},
+		{`object.spec.runtimeRef.name == "a" && (object.spec.runtimeRef.name == "c")`, `object.spec.runtimeRef.name == "a" && object.spec.runtimeRef.name == "c" is always false: object.spec.runtimeRef.name is never both "a" and "c": did you mean ||?`},
+		{`object.spec.runtimeRef.name != "a" && object.spec.runtimeRef.name != "c"`, ""},
+		{`object.spec.runtimeRef.name == "a" || object.spec.runtimeRef.name == "c" || object.spec.runtimeRef.name == "a"`, ""},
 	} {
 		if tc.want == "" {
 			good = append(good, tc.cond)
@@ -553,6 +564,7 @@ func TestSearchArgsChecked(t *testing.T) {
 		{`strings.HasSuffix(image, object.metadata.name)`, ""},
 		// A text that holds the values allowed.
 		{`strings.Contains("a.example.com/x b.example.com/x", image)`, ""},
+		{`strings.Contains("-debug", image)`, `p.cue:8:41: strings.Contains("-debug", image) asks whether the text "-debug" contains image: the text searched comes first; did you mean strings.Contains(image, "-debug")?`},
 	} {
 		loadPolicyWant(t, tc.cond, rule(tc.cond), tc.want)
 	}
