@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,6 +87,44 @@ func TestKnownKeyValues(t *testing.T) {
 		}
 		if want == "" && len(got) > 0 || want != "" && !slices.Equal(got, []string{want}) {
 			t.Errorf("support: %v: findings %q, want %q", value, got, want)
+		}
+	}
+}
+
+// TestAncestorValueSlip: the ancestor label's values are the steps
+// (#Ancestors), so that a runtime whose job says "Trainer" is warned of
+// at the label, with the step meant; before, only that no job carried
+// the trainer step.
+func TestAncestorValueSlip(t *testing.T) {
+	doc := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: rt-NAME
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: STEP}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: pytorch}]
+`
+	s := testEngine(t).NewSession(SessionOptions{})
+	const want = `spec.template.spec.replicatedJobs[0].template.metadata.labels[trainer.kubeflow.org/trainjob-ancestor-step]: no rule reads the value "Trainer" of this key: did you mean "trainer"?`
+	for step, warned := range map[string]bool{"Trainer": true, "trainer": false} {
+		r := s.Admit(ReadYAML("rt.yaml", []byte(strings.NewReplacer("STEP", step, "NAME", strings.ToLower(step)+fmt.Sprint(warned)).Replace(doc)))[0])
+		found := false
+		for _, w := range r.Warnings {
+			found = found || strings.Contains(w.String(), want)
+		}
+		if r.Rejected() || found != warned {
+			t.Errorf("%s: rejected %v, warnings %v; want the slip warned of: %v", step, r.Rejected(), r.Warnings, warned)
 		}
 	}
 }
