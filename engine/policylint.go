@@ -995,20 +995,27 @@ func (l *linter) namedKey(x ast.Expr) bool {
 	if lit, ok := x.(*ast.BasicLit); ok {
 		return lit.Kind == token.STRING || lit.Kind == token.INT
 	}
+	s, ok := l.keyText(x)
+	return ok && l.named(s)
+}
+
+// keyText is the text a key that refers to one the load knows
+// (labels[#Labels.support]) holds.
+func (l *linter) keyText(x ast.Expr) (string, bool) {
 	root, steps := chain(x)
 	base, ok := l.resolve(root)
 	if !ok {
-		return false
+		return "", false
 	}
 	v := l.lookup(base)
 	for _, st := range steps {
 		if !st.ok {
-			return false
+			return "", false
 		}
 		v = follow(v.LookupPath(optional([]cue.Selector{st.sel})))
 	}
 	s, err := v.String()
-	return err == nil && l.named(s)
+	return s, err == nil
 }
 
 // named reports whether the CUE's sources hold s as a literal or a label.
@@ -2334,6 +2341,12 @@ func (l *linter) readAt(read ast.Expr) (sels []cue.Selector, name string, ok boo
 	}
 	sels, name = base.sels, id.Name
 	for _, st := range steps {
+		if !st.ok && st.index != nil {
+			// A key the load knows (labels[#Labels.support]).
+			if text, known := l.keyText(st.index); known {
+				st.sel, st.name, st.ok = cue.Str(text), text, true
+			}
+		}
 		if !st.ok {
 			return nil, "", false
 		}

@@ -402,6 +402,7 @@ func TestComparisonsChecked(t *testing.T) {
 		// A slip from a value a known key has a meaning with; the default
 		// the read gives may be anything.
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecatd"`, `"deprecatd" is a slip from "deprecated", the value of trainer.kubeflow.org/support with a meaning (knownKeys): the rule never sees the objects it means, and an object with "deprecatd" draws a warning: did you mean "deprecated"?`},
+		{`(*object.metadata.labels[#Labels.support] | "") == "Deprecated"`, `"Deprecated" is a slip from "deprecated", the value of trainer.kubeflow.org/support with a meaning (knownKeys)`},
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "deprecatd") == "deprecatd"`, ""},
 		{`(*object.metadata.labels["trainer.kubeflow.org/support"] | "") == "deprecated"`, ""},
 		// One read against two literals: || of != always holds, && of ==
