@@ -292,7 +292,7 @@ render: (#APIVersion): TrainJob: {
 	objects: short: {
 		apiVersion: "v1"
 		kind:       "ConfigMap"
-		metadata: name: "short"
+		metadata: name: "\(input.metadata.name)-short"
 		data: {for k, metaValue in input.metadata if k == "name" {long: "\(len(metaValue) > 10)"}}
 	}
 }

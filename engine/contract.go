@@ -165,19 +165,21 @@ var (
 	selLookupGroup = cue.Str("group")
 
 	// A render's (and a plan's) outputs.
-	pathErrors     = cue.MakePath(cue.Str("errors"))
-	pathWarnings   = cue.MakePath(cue.Str("warnings"))
-	pathObjects    = cue.MakePath(cue.Str("objects"))
-	pathBases      = cue.MakePath(cue.Str("bases"))
-	pathEdits      = cue.MakePath(cue.Str("edits"))
-	pathGenerate   = cue.MakePath(cue.Str("generate"))
-	pathSums       = cue.MakePath(cue.Str("sums"))
-	pathOps        = cue.MakePath(selOps)
-	pathOrder      = cue.MakePath(cue.Str("order"))
-	pathMetadata   = cue.MakePath(cue.Str("metadata"))
-	pathParts      = cue.MakePath(cue.Str(fieldParts))
-	pathPlanOps    = cue.MakePath(cue.Str("ops"))
-	pathController = cue.MakePath(cue.Str("controller"))
+	pathErrors   = cue.MakePath(cue.Str("errors"))
+	pathWarnings = cue.MakePath(cue.Str("warnings"))
+	pathObjects  = cue.MakePath(cue.Str("objects"))
+	pathBases    = cue.MakePath(cue.Str("bases"))
+	pathEdits    = cue.MakePath(cue.Str("edits"))
+	pathGenerate = cue.MakePath(cue.Str("generate"))
+	pathSums     = cue.MakePath(cue.Str("sums"))
+	pathOps      = cue.MakePath(selOps)
+	pathOrder    = cue.MakePath(cue.Str("order"))
+	pathMetadata = cue.MakePath(cue.Str("metadata"))
+	// An object's name.
+	pathMetadataName = cue.MakePath(cue.Str("metadata"), cue.Str("name"))
+	pathParts        = cue.MakePath(cue.Str(fieldParts))
+	pathPlanOps      = cue.MakePath(cue.Str("ops"))
+	pathController   = cue.MakePath(cue.Str("controller"))
 
 	// A probes entry: the runtime the engine fills, the documents it
 	// admits and renders.

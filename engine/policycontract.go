@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The checks of this file hold an admin's declarations to what the engine
@@ -808,6 +809,53 @@ func (l *linter) addObject(ids map[string]bool, d ast.Decl) {
 		kind, _, ok2 := stringField(s, "kind")
 		if newType, known := fitTypes[apiVersion+"\x00"+kind]; ok1 && ok2 && known {
 			l.objectGoTypes[id] = reflect.TypeOf(newType()).Elem()
+		}
+	}
+}
+
+// dataFields are the maps of a ConfigMap's or a Secret's keys.
+var dataFields = map[string][]string{"ConfigMap": {"data", "binaryData"}, "Secret": {"data", "stringData"}}
+
+// checkObjectNames checks the objects a policy's renders and render parts
+// build, as the load evaluates them before any TrainJob: a name it knows
+// already (metadata: name: "paddle-master") is every TrainJob's, so that
+// the TrainJobs of a namespace would apply one object, each over the
+// others'; a ConfigMap's or a Secret's key must be one the API server
+// takes (a file name: "paddle/hosts" is refused).
+func (l *linter) checkObjectNames() {
+	check := func(objects cue.Value) {
+		for _, id := range fieldNames(objects) {
+			obj := objects.LookupPath(cue.MakePath(cue.Str(id)))
+			name := obj.LookupPath(pathMetadataName)
+			if s, err := name.String(); err == nil && l.e.isPolicyFile(name.Pos().Filename()) {
+				l.problem(name.Pos(), "the object %q is named %q whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob (\"\\(#name)-%s\")", id, s, s)
+			}
+			kind, _ := obj.LookupPath(pathKind).String()
+			for _, field := range dataFields[kind] {
+				data := obj.LookupPath(cue.MakePath(cue.Str(field)))
+				for _, key := range fieldNames(data) {
+					at := data.LookupPath(cue.MakePath(cue.Str(key)))
+					if errs := validation.IsConfigMapKey(key); len(errs) > 0 && l.e.isPolicyFile(at.Pos().Filename()) {
+						l.problem(at.Pos(), "the %s %q has the %s key %q, which the API server refuses (a key is a file's name when the %s is mounted): %s", kind, id, field, key, kind, strings.Join(errs, "; "))
+					}
+				}
+			}
+		}
+	}
+	for _, root := range []cue.Selector{selRender, selRenderParts} {
+		byVersion := l.lookup(lpath{sels: []cue.Selector{root}, ok: true})
+		for _, apiVersion := range fieldNames(byVersion) {
+			byKind := byVersion.LookupPath(cue.MakePath(cue.Str(apiVersion)))
+			for _, kind := range fieldNames(byKind) {
+				v := byKind.LookupPath(cue.MakePath(cue.Str(kind)))
+				if root == selRender {
+					check(v.LookupPath(pathObjects))
+					continue
+				}
+				for _, part := range fieldNames(v) {
+					check(v.LookupPath(cue.MakePath(cue.Str(part))).LookupPath(pathObjects))
+				}
+			}
 		}
 	}
 }

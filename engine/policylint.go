@@ -67,6 +67,7 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkOpenRules()
 	l.checkMarkerKinds()
 	l.checkRenderRefs()
+	l.checkObjectNames()
 	if ids := l.objectIDs(); !l.objectsOpen {
 		objectIDs = ids
 	}

@@ -666,3 +666,24 @@ func TestContextReadsChecked(t *testing.T) {
 	loadPolicyWant(t, "looked up for another kind", policy("TrainingRuntime", "labels"), `p.cue:14:28: context.teamRuntime is looked up for the reviews of TrainingRuntime alone (lookups: (#APIVersion): TrainingRuntime: objects: teamRuntime), never for a TrainJob's, so this read is always absent: file the lookup under TrainJob too`)
 	loadPolicyWant(t, "right form", policy("TrainJob", "labels"), "")
 }
+
+// TestObjectNamesChecked: an object a render part builds under a name the
+// load already knows, the same for every TrainJob, fails the load at the
+// name, as does a ConfigMap key the API server refuses; a name made from
+// the TrainJob's and keys of a file's name load.
+func TestObjectNamesChecked(t *testing.T) {
+	policy := func(name, key string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nrenderParts: (#APIVersion): TrainJob: torch: {\n\t#name: _\n" +
+			"\tobjects: launcher: {\n\t\tapiVersion: \"v1\"\n\t\tkind:       \"ConfigMap\"\n\t\tmetadata: name: " + name + "\n\t\tdata: " + key + ": \"x\"\n\t}\n}\n"}
+	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, policy(`"launcher"`, `"conf/hosts"`))}})
+	for _, want := range []string{
+		`p.cue:8:13: the object "launcher" is named "launcher" whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob ("\(#name)-launcher")`,
+		`p.cue:9:9: the ConfigMap "launcher" has the data key "conf/hosts", which the API server refuses (a key is a file's name when the ConfigMap is mounted): a valid config key must consist of alphanumeric characters`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("load: %v\nwant %q", err, want)
+		}
+	}
+	loadPolicyWant(t, "right forms", policy(`"\(#name)-launcher"`, `"hosts.txt"`), "")
+}

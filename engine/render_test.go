@@ -373,11 +373,14 @@ func TestObjectQuantitiesCanonical(t *testing.T) {
 	dir := t.TempDir()
 	policy := `package schemas
 
-render: (#APIVersion): TrainJob: objects: quota: {
-	apiVersion: "v1"
-	kind:       "ResourceQuota"
-	metadata: name: "q"
-	spec: hard: requests: {cpu: 0.5, memory: 1024}
+render: (#APIVersion): TrainJob: {
+	input: _
+	objects: quota: {
+		apiVersion: "v1"
+		kind:       "ResourceQuota"
+		metadata: name: "\(input.metadata.name)-q"
+		spec: hard: requests: {cpu: 0.5, memory: 1024}
+	}
 }
 
 owned: v1: ResourceQuota: true
