@@ -481,10 +481,11 @@ clusterTrainingRuntimes: "org-torch": {
 `}
 	}
 	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
-				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}], env: [{name: "A=B", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}]}}`, `
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}], env: [{name: "A=B", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}, {name: "Side_Car"}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
-			coordinator: replicatedJob: "nod"`))}})
+			coordinator: replicatedJob: "nod"
+			network: subdomain: "Org_Sub"`))}})
 	for _, want := range []string{
 		`runtime.cue:12: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[0].dependsOn: Forbidden: JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: DependsOn can't be set for the first ReplicatedJob`,
 		`runtime.cue:17: ClusterTrainingRuntime org-torch: spec.template.spec.replicatedJobs[1].dependsOn[1].name: Invalid value: "initialiser": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: replicatedJob: node cannot depend on replicatedJob: initialiser (a job depends on itself or on one before it: init, node)`,
@@ -504,20 +505,26 @@ clusterTrainingRuntimes: "org-torch": {
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[0].name: Invalid value: "A=B": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a valid environment variable name must consist only of printable ASCII characters other than '='`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].volumeMounts[0].name: Not found: "scratch": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: no volume of the pod has that name ()`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].name: Duplicate value: "gpu"`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.initContainers[1].image: Required value: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a container needs an image, and no TrainJob gives this one`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.initContainers[1].name: Invalid value: "Side_Car": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a lowercase RFC 1123 label must consist of`,
+		`runtime.cue:27: ClusterTrainingRuntime org-torch: spec.template.spec.network.subdomain: Invalid value: "Org_Sub": JobSet's webhook would refuse the JobSet of every TrainJob of this runtime: a DNS-1035 label must consist of`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 18 {
-		t.Errorf("load: %v\nwant 18 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 21 {
+		t.Errorf("load: %v\nwant 21 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
 	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", imagePullPolicy: "IfNotPresent", ports: [{containerPort: 80, protocol: "UDP"}], env: [{name: "A.B-c", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}], initContainers: [{name: "warm", image: "busybox"}], volumes: [{name: "scratch", emptyDir: {}}]}}`, `
+			network: subdomain: "org-sub"
 			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
 	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "initialiser", status: "Complete"}`, `{name: "node", status: "Ready"}`, 1)
+	// The trainer's node container takes a TrainJob's image.
+	ok["runtime.cue"] = strings.Replace(ok["runtime.cue"], `{name: "node", image: "registry.example.com/pytorch:2.13"}`, `{name: "node"}`, 1)
 	loadPolicyWant(t, "names right", ok, "")
 }
 
