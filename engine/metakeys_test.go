@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 func TestNearKey(t *testing.T) {
@@ -96,29 +98,12 @@ func TestKnownKeyValues(t *testing.T) {
 // at the label, with the step meant; before, only that no job carried
 // the trainer step.
 func TestAncestorValueSlip(t *testing.T) {
-	doc := `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: rt-NAME
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: STEP}
-          spec:
-            template:
-              spec:
-                containers: [{name: node, image: pytorch}]
-`
 	s := testEngine(t).NewSession(SessionOptions{})
 	const want = `spec.template.spec.replicatedJobs[0].template.metadata.labels[trainer.kubeflow.org/trainjob-ancestor-step]: no rule reads the value "Trainer" of this key: did you mean "trainer"?`
 	for step, warned := range map[string]bool{"Trainer": true, "trainer": false} {
-		r := s.Admit(ReadYAML("rt.yaml", []byte(strings.NewReplacer("STEP", step, "NAME", strings.ToLower(step)+fmt.Sprint(warned)).Replace(doc)))[0])
+		job := wrapper.ReplicatedJob("node").Label(stepLabel, step).Container(wrapper.Container("node", "pytorch"))
+		rt := torchRuntime("rt-"+strings.ToLower(step)+fmt.Sprint(warned), 1, job).YAML()
+		r := s.Admit(ReadYAML("rt.yaml", []byte(rt))[0])
 		found := false
 		for _, w := range r.Warnings {
 			found = found || strings.Contains(w.String(), want)

@@ -421,7 +421,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		l.checkContains(x)
 		l.checkSearchArgs(x)
 		l.checkPatternArgs(x)
-		if fn, ok := x.Fun.(*ast.SelectorExpr); ok && len(x.Args) > 0 && isImportOf(fn.X, "regexp") {
+		if _, ok := patternCall(x); ok {
 			l.checkInterpolatedPattern(x.Args[0])
 		}
 		l.checkImageSearch(x)
@@ -1583,11 +1583,7 @@ func (l *linter) checkRegexps(f *ast.File) {
 				l.checkRegexp(x.X)
 			}
 		case *ast.CallExpr:
-			sel, ok := x.Fun.(*ast.SelectorExpr)
-			if !ok || len(x.Args) == 0 || !isImportOf(sel.X, "regexp") {
-				break
-			}
-			if fn, isIdent := sel.Sel.(*ast.Ident); isIdent && fn.Name != "Valid" && fn.Name != "QuoteMeta" {
+			if _, ok := patternCall(x); ok {
 				l.checkRegexp(x.Args[0])
 			}
 		}
@@ -2041,14 +2037,33 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 	if !ok || name == "Contains" && strings.ContainsAny(text, " ,;|") {
 		return
 	}
-	if _, isLit := x.Args[1].(*ast.BasicLit); isLit {
-		return
-	}
-	_, read, ok := l.readAt(x.Args[1])
+	read, ok := l.objectRead(x.Args[1])
 	if !ok {
 		return
 	}
 	l.problem(lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
+}
+
+// objectRead is a read of the object, as the linter names it, that x is
+// (not a literal): the argument a call's other, literal, argument is
+// compared with.
+func (l *linter) objectRead(x ast.Expr) (string, bool) {
+	if _, isLit := x.(*ast.BasicLit); isLit {
+		return "", false
+	}
+	_, read, ok := l.readAt(x)
+	return read, ok
+}
+
+// patternCall is the name of the regexp function x calls, when its first
+// argument is a pattern (all but Valid and QuoteMeta).
+func patternCall(x *ast.CallExpr) (string, bool) {
+	fn, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) == 0 || !isImportOf(fn.X, "regexp") {
+		return "", false
+	}
+	name, _, err := ast.LabelName(fn.Sel)
+	return name, err == nil && name != "Valid" && name != "QuoteMeta"
 }
 
 // checkPatternArgs checks a regexp call written the other way round
@@ -2056,22 +2071,15 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 // comes first, so it matches the pattern against the object's value taken
 // as a pattern, and the rule means nothing it says.
 func (l *linter) checkPatternArgs(x *ast.CallExpr) {
-	fn, ok := x.Fun.(*ast.SelectorExpr)
-	if !ok || len(x.Args) < 2 || !isImportOf(fn.X, "regexp") {
-		return
-	}
-	name, _, err := ast.LabelName(fn.Sel)
-	if err != nil || name == "Valid" || name == "QuoteMeta" {
+	name, ok := patternCall(x)
+	if !ok || len(x.Args) < 2 {
 		return
 	}
 	lit, s, ok := stringLit(x.Args[1])
 	if !ok || !looksLikeRegexp.MatchString(s) {
 		return
 	}
-	if _, isLit := x.Args[0].(*ast.BasicLit); isLit {
-		return
-	}
-	_, read, ok := l.readAt(x.Args[0])
+	read, ok := l.objectRead(x.Args[0])
 	if !ok {
 		return
 	}
