@@ -155,6 +155,8 @@ type linter struct {
 	// chained are the && and || of a chain already checked from its top
 	// (checkExclusive).
 	chained map[*ast.BinaryExpr]bool
+	// oneItem is a list of one item of any value (item).
+	oneItem cue.Value
 	// guardedFields are the regular fields declared under a comprehension
 	// (if, for), and underComprehension how deep the walk is in them
 	// (checkGuardedFields).
@@ -569,7 +571,10 @@ func (l *linter) item(list cue.Value, s cue.Selector) cue.Value {
 	if list.IncompleteKind() != cue.ListKind {
 		return list.LookupPath(cue.MakePath(s))
 	}
-	return list.Unify(l.c.ctx.CompileString("[_]")).LookupPath(cue.MakePath(cue.Index(0)))
+	if !l.oneItem.Exists() {
+		l.oneItem = l.c.ctx.CompileString("[_]")
+	}
+	return list.Unify(l.oneItem).LookupPath(cue.MakePath(cue.Index(0)))
 }
 
 // schemaAttr is the definition a field's @schema(#Name) attribute names.
@@ -1000,8 +1005,8 @@ func (l *linter) namedKey(x ast.Expr) bool {
 	return ok && l.named(s)
 }
 
-// keyText is the text a key that refers to one the load knows
-// (labels[#Labels.support]) holds.
+// keyText is the text an expression that refers to one the load knows
+// holds: a key (labels[#Labels.support]), an interpolated constant.
 func (l *linter) keyText(x ast.Expr) (string, bool) {
 	root, steps := chain(x)
 	base, ok := l.resolve(root)
@@ -2100,23 +2105,8 @@ func (l *linter) checkInterpolatedPattern(x ast.Expr) {
 		if _, isLit := el.(*ast.BasicLit); isLit {
 			continue
 		}
-		root, steps := chain(el)
-		if _, isIdent := root.(*ast.Ident); !isIdent {
-			continue
-		}
-		base, ok := l.resolve(root)
-		if !ok {
-			continue
-		}
-		sels := base.sels
-		for _, st := range steps {
-			if !st.ok {
-				return
-			}
-			sels = append(sels[:len(sels):len(sels)], st.sel)
-		}
-		text, err := l.lookup(lpath{sels: sels, ok: true}).String()
-		if err != nil || regexp.QuoteMeta(text) == text {
+		text, known := l.keyText(el)
+		if !known || regexp.QuoteMeta(text) == text {
 			continue
 		}
 		meta := metaOf(text)
@@ -2514,7 +2504,7 @@ type contextRead struct {
 // noteContextRead records a read of a review's context.<name> (base the
 // path its root resolves to, pos the root's place).
 func (l *linter) noteContextRead(base []cue.Selector, steps []step, pos token.Pos) {
-	if len(base) < 4 || base[0] != selAdmission || !base[2].IsString() || base[3].String() != fieldContext {
+	if len(base) < 4 || base[0].String() != fieldAdmission || !base[2].IsString() || base[3].String() != fieldContext {
 		return
 	}
 	var name cue.Selector
