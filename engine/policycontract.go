@@ -842,19 +842,16 @@ func (l *linter) checkObjectNames() {
 			}
 		}
 	}
-	for _, root := range []cue.Selector{selRender, selRenderParts} {
-		byVersion := l.lookup(lpath{sels: []cue.Selector{root}, ok: true})
-		for _, apiVersion := range fieldNames(byVersion) {
-			byKind := byVersion.LookupPath(cue.MakePath(cue.Str(apiVersion)))
-			for _, kind := range fieldNames(byKind) {
-				v := byKind.LookupPath(cue.MakePath(cue.Str(kind)))
-				if root == selRender {
-					check(v.LookupPath(pathObjects))
-					continue
-				}
-				for _, part := range fieldNames(v) {
-					check(v.LookupPath(cue.MakePath(cue.Str(part))).LookupPath(pathObjects))
-				}
+	// The renders and their parts, as the compilation read them.
+	for _, apiVersion := range sortedKeys(l.c.renders) {
+		for _, kind := range sortedKeys(l.c.renders[apiVersion]) {
+			check(l.c.renders[apiVersion][kind].LookupPath(pathObjects))
+		}
+	}
+	for _, apiVersion := range sortedKeys(l.c.parts) {
+		for _, kind := range sortedKeys(l.c.parts[apiVersion]) {
+			for _, part := range sortedKeys(l.c.parts[apiVersion][kind]) {
+				check(l.c.parts[apiVersion][kind][part].LookupPath(pathObjects))
 			}
 		}
 	}

@@ -2101,10 +2101,7 @@ func (l *linter) checkInterpolatedPattern(x ast.Expr) {
 	if !ok {
 		return
 	}
-	for _, el := range in.Elts {
-		if _, isLit := el.(*ast.BasicLit); isLit {
-			continue
-		}
+	for _, el := range interpolated(in) {
 		text, known := l.keyText(el)
 		if !known || regexp.QuoteMeta(text) == text {
 			continue
@@ -2533,7 +2530,7 @@ func (l *linter) checkContextReads() {
 		lookedUpFor[name] = append(lookedUpFor[name], st.path[2].Unquoted())
 	}
 	filed := map[string]bool{}
-	kinds := l.lookup(lpath{sels: []cue.Selector{cue.Str(fieldContextKinds)}, ok: true})
+	kinds := l.c.schemas.LookupPath(pathContextKinds)
 	for _, apiVersion := range fieldNames(kinds) {
 		byKind := kinds.LookupPath(cue.MakePath(cue.Str(apiVersion)))
 		for _, kind := range fieldNames(byKind) {
