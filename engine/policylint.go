@@ -402,7 +402,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		if x.Op == token.MAT || x.Op == token.NMAT {
 			l.checkInterpolatedPattern(x.Y)
 		}
-		if !l.checkFormat(x) && !l.checkCaseComparison(x) {
+		if !l.checkFormat(x) && !l.checkCaseComparison(x) && !l.checkCasePattern(x) {
 			l.checkComparison(x)
 		}
 		l.checkImagePattern(x)
@@ -1581,15 +1581,15 @@ func (l *linter) checkRegexps(f *ast.File) {
 		switch x := n.(type) {
 		case *ast.BinaryExpr:
 			if x.Op == token.MAT || x.Op == token.NMAT {
-				l.checkRegexp(x.Y)
+				l.checkRegexp(x.Y, true)
 			}
 		case *ast.UnaryExpr:
 			if x.Op == token.MAT || x.Op == token.NMAT {
-				l.checkRegexp(x.X)
+				l.checkRegexp(x.X, true)
 			}
 		case *ast.CallExpr:
-			if _, ok := patternCall(x); ok {
-				l.checkRegexp(x.Args[0])
+			if name, ok := patternCall(x); ok {
+				l.checkRegexp(x.Args[0], name == "Match")
 			}
 		}
 		return true
@@ -1723,8 +1723,9 @@ func (l *linter) checkKeyLiterals(f *ast.File) {
 	}, nil)
 }
 
-// checkRegexp compiles a regular expression written as a string literal.
-func (l *linter) checkRegexp(x ast.Expr) {
+// checkRegexp compiles a regular expression written as a string literal;
+// matchOnly says that only whether it matches is read (=~, !~, regexp.Match).
+func (l *linter) checkRegexp(x ast.Expr, matchOnly bool) {
 	lit, ok := x.(*ast.BasicLit)
 	if !ok || lit.Kind != token.STRING {
 		return
@@ -1746,6 +1747,10 @@ func (l *linter) checkRegexp(x ast.Expr) {
 	if alts := anchorsSomeAlternatives(s); alts != nil {
 		l.problem(lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s; group the alternatives, %s",
 			lit.Value, strings.Join(alts, " or "), groupedAlternatives(strings.Split(s, "|")))
+		return
+	}
+	if tail, before := trailingOptional(s); matchOnly && tail != "" {
+		l.problem(lit.Pos(), "%s: a match may stop before the trailing %s, which nothing after it anchors, so the pattern matches every text %q matches, whatever follows it: a glob's * is .* in a pattern; to hold the whole text to the pattern, end it with $", lit.Value, tail, before)
 	}
 }
 
@@ -2138,10 +2143,11 @@ func stringsCall(x *ast.CallExpr, args int) (string, bool) {
 	return name, err == nil
 }
 
-// checkExclusive checks a chain of || whose terms compare one read with
-// != against two different literals (name != "a" || name != "b"): no value
-// is both, so the chain is always true, and a rule under it fires on every
-// object. A chain of && comparing with == is always false the same way,
+// checkExclusive checks a chain of || whose terms each say that one read
+// is not something (name != "a", !strings.HasPrefix(image, "a/"),
+// ns !~ "^team-"), of two things no value is at once (textTest): the chain
+// is always true, and a rule under it fires on every object. A chain of &&
+// whose terms say the read is each of them is always false the same way,
 // and its rule is off. What was meant is the other operator.
 func (l *linter) checkExclusive(x *ast.BinaryExpr) {
 	if l.chained[x] {
@@ -2150,53 +2156,38 @@ func (l *linter) checkExclusive(x *ast.BinaryExpr) {
 	if l.chained == nil {
 		l.chained = map[*ast.BinaryExpr]bool{}
 	}
-	cmp, outcome, other, holds := token.NEQ, "true", "&&", ", so one of the two holds"
+	negated, outcome, other, holds := true, "true", "&&", ", so one of the two holds"
 	if x.Op == token.LAND {
-		cmp, outcome, other, holds = token.EQL, "false", "||", ""
+		negated, outcome, other, holds = false, "false", "||", ""
 	}
-	first := map[string]*ast.BasicLit{}
+	first := map[string]textTest{}
 	var walk func(ast.Expr) bool
 	walk = func(t ast.Expr) bool {
-		for {
-			p, ok := t.(*ast.ParenExpr)
-			if !ok {
-				break
-			}
-			t = p.X
-		}
-		b, ok := t.(*ast.BinaryExpr)
-		if !ok {
-			return false
-		}
-		if b.Op == x.Op {
+		t = unparen(t)
+		if b, ok := t.(*ast.BinaryExpr); ok && b.Op == x.Op {
 			l.chained[b] = true
 			return walk(b.X) || walk(b.Y)
 		}
-		if b.Op != cmp {
+		tt, ok := textTestOf(t)
+		if !ok || tt.negated != negated || strings.Contains(tt.read, "…") {
 			return false
 		}
-		read, lit := b.X, b.Y
-		if _, ok := read.(*ast.BasicLit); ok {
-			read, lit = lit, read
-		}
-		bl, ok := lit.(*ast.BasicLit)
-		text := exprText(read)
-		if !ok || strings.Contains(text, "…") {
-			return false
-		}
-		if _, isLit := read.(*ast.BasicLit); isLit {
-			return false
-		}
-		prev, seen := first[text]
+		prev, seen := first[tt.read]
 		if !seen {
-			first[text] = bl
+			first[tt.read] = tt
 			return false
 		}
-		if prev.Value == bl.Value {
+		if !prev.excludes(tt) {
 			return false
 		}
-		l.problem(bl.Pos(), "%s %s %s %s %s %s %s is always %s: %s is never both %s and %s%s: did you mean %s?",
-			text, cmp, prev.Value, x.Op, text, cmp, bl.Value, outcome, text, prev.Value, bl.Value, holds, other)
+		if prev.kind == testEquals && tt.kind == testEquals {
+			cmp := map[bool]token.Token{true: token.NEQ, false: token.EQL}[negated]
+			l.problem(tt.lit.Pos(), "%s %s %s %s %s %s %s is always %s: %s is never both %s and %s%s: did you mean %s?",
+				tt.read, cmp, prev.lit.Value, x.Op, tt.read, cmp, tt.lit.Value, outcome, tt.read, prev.lit.Value, tt.lit.Value, holds, other)
+			return true
+		}
+		l.problem(tt.lit.Pos(), "%s %s %s is always %s: no value of %s both %s and %s%s: did you mean %s?",
+			termText(prev.term), x.Op, termText(tt.term), outcome, tt.read, prev.says(), tt.says(), holds, other)
 		return true
 	}
 	walk(x)
