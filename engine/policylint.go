@@ -399,6 +399,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		if x.Op == token.LOR || x.Op == token.LAND {
 			l.checkExclusive(x)
 		}
+		l.checkNeverBottom(x)
 		if x.Op == token.MAT || x.Op == token.NMAT {
 			l.checkInterpolatedPattern(x.Y)
 		}
@@ -2191,6 +2192,78 @@ func (l *linter) checkExclusive(x *ast.BinaryExpr) {
 		return true
 	}
 	walk(x)
+}
+
+// checkNeverBottom checks a test of a disjunction with a literal among its
+// values against _|_ ((*labels.team | "") == _|_, or through a let that
+// holds one): the literal is a value whatever the object holds, so the
+// disjunction is never _|_, == _|_ is always false (the rule off) and
+// != _|_ always true. The read itself was meant.
+func (l *linter) checkNeverBottom(x *ast.BinaryExpr) {
+	if x.Op != token.EQL && x.Op != token.NEQ {
+		return
+	}
+	written, other := x.X, unparen(x.Y)
+	if _, ok := unparen(written).(*ast.BottomLit); ok {
+		written, other = x.Y, unparen(x.X)
+	}
+	tested := unparen(written)
+	if _, ok := other.(*ast.BottomLit); !ok {
+		return
+	}
+	disj := tested
+	for range 5 {
+		id, ok := disj.(*ast.Ident)
+		if !ok {
+			break
+		}
+		let, ok := id.Node.(*ast.LetClause)
+		if !ok {
+			break
+		}
+		disj = unparen(let.Expr)
+	}
+	var terms []ast.Expr
+	var flatten func(ast.Expr)
+	flatten = func(t ast.Expr) {
+		t = unparen(t)
+		if b, ok := t.(*ast.BinaryExpr); ok && b.Op == token.OR {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		terms = append(terms, t)
+	}
+	flatten(disj)
+	if len(terms) < 2 {
+		return
+	}
+	read := ""
+	for _, t := range terms {
+		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
+			t = unparen(u.X)
+		}
+		if literalKind(t) == "" && !emptyLit(t) {
+			if read == "" {
+				read = termText(t)
+			}
+			continue
+		}
+		outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
+		l.problem(x.OpPos, "%s is never _|_: %s is one of its values whatever the object holds, so this test is always %s: test the read itself (%s %s _|_)", termText(written), termText(t), outcome, read, x.Op)
+		return
+	}
+}
+
+// emptyLit says whether x is {} or [].
+func emptyLit(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.StructLit:
+		return len(x.Elts) == 0
+	case *ast.ListLit:
+		return len(x.Elts) == 0
+	}
+	return false
 }
 
 // checkCaseComparison checks == and != of a text a case call made

@@ -604,27 +604,32 @@ func TestFindingPathChecked(t *testing.T) {
 // than the value looked for. Their right forms load.
 func TestNeverTrueTestsChecked(t *testing.T) {
 	const head = "package schemas\n\nimport (\n\t\"list\"\n\t\"strings\"\n)\n\nadmission: (#APIVersion): TrainJob: {\n\tobject:  _\n\tcontext: _\n\tlet labels = *object.metadata.labels | {}\n\tlet limits = *object.spec.trainer.resourcesPerNode.limits | {}\n\tlet nodes = *object.spec.trainer.numNodes | 1\n"
-	rules := func(tier, gpus, sizes, latest, team string) string {
+	rules := func(tier, gpus, sizes, latest, team, owner, cost string) string {
 		return head +
 			"\tpolicy: gold: [if labels.tier != _|_ if strings.ToLower(labels.tier) == " + tier + " {path: \"metadata.labels\", detail: \"no\"}]\n" +
 			"\tpolicy: gpus: [if limits[\"nvidia.com/gpu\"] != _|_ if context.quantities[" + gpus + "] != _|_ if context.quantities[" + gpus + "].value > 8 {path: \"spec.trainer\", detail: \"no\"}]\n" +
 			"\tpolicy: sizes: [if !list.Contains(" + sizes + ", nodes) {path: \"spec.trainer.numNodes\", detail: \"no\"}]\n" +
 			"\tpolicy: latest: [if object.spec.trainer.image != _|_ if strings.ToLower(object.spec.trainer.image) =~ " + latest + " {path: \"spec.trainer.image\", detail: \"no\"}]\n" +
-			"\tpolicy: team: [if object.metadata.namespace !~ " + team + " {path: \"metadata.namespace\", detail: \"no\"}]\n}\n"
+			"\tpolicy: team: [if object.metadata.namespace !~ " + team + " {path: \"metadata.namespace\", detail: \"no\"}]\n" +
+			"\tpolicy: owner: [if " + owner + " == _|_ {path: \"metadata.labels\", detail: \"no\"}]\n" +
+			"\tlet costLabel = *labels[\"example.com/cost\"] | null\n" +
+			"\tpolicy: cost: [if " + cost + " {path: \"metadata.labels\", detail: \"no\"}]\n}\n"
 	}
-	_, err := New(Options{PolicyDirs: []string{writePolicy(t, map[string]string{"p.cue": rules(`"Gold"`, `"nvidia.com/gpu"`, `["1", "2", "4"]`, `":(Latest|LATEST)$"`, `"^team-*"`)})}})
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, map[string]string{"p.cue": rules(`"Gold"`, `"nvidia.com/gpu"`, `["1", "2", "4"]`, `":(Latest|LATEST)$"`, `"^team-*"`, `(*labels.owner | "")`, `costLabel != _|_`)})}})
 	for _, want := range []string{
 		`p.cue:14:74: strings.ToLower never gives "Gold", which holds letters of the other case, so this comparison is always false: compare with "gold"`,
 		`p.cue:15:74: context.quantities is keyed by a quantity's text ("16", "500m"), and "nvidia.com/gpu" is none`,
 		`p.cue:16:36: list.Contains looks for nodes (int) among items it can never be ("1", "2", "4"), so it is always false`,
 		`p.cue:17:104: strings.ToLower gives no upper-case letter, and every text ":(Latest|LATEST)$" matches holds one, so this match is always false: write the pattern in lower case, or match without regard to case ((?i))`,
+		`p.cue:19:42: (*labels.owner | "") is never _|_: "" is one of its values whatever the object holds, so this test is always false: test the read itself (labels.owner == _|_)`,
+		`p.cue:21:30: costLabel is never _|_: null is one of its values whatever the object holds, so this test is always true: test the read itself (labels["example.com/cost"] != _|_)`,
 		`p.cue:18:49: "^team-*": a match may stop before the trailing -*, which nothing after it anchors, so the pattern matches every text "^team" matches, whatever follows it: a glob's * is .* in a pattern; to hold the whole text to the pattern, end it with $`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	loadPolicyWant(t, "right forms", map[string]string{"p.cue": rules(`"gold"`, `limits["nvidia.com/gpu"]`, `[1, 2, 4]`, `":(latest|Latest)$"`, `"^team-.*"`)}, "")
+	loadPolicyWant(t, "right forms", map[string]string{"p.cue": rules(`"gold"`, `limits["nvidia.com/gpu"]`, `[1, 2, 4]`, `":(latest|Latest)$"`, `"^team-.*"`, `labels.owner`, `costLabel != null`)}, "")
 }
 
 // TestListItemReadsChecked: a read into a list's items, by a for clause
