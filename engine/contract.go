@@ -72,6 +72,9 @@ const (
 	// goEnumPrefix begins what `cue get go` names the disjunction of a Go
 	// enum type's constants (#enumPullPolicy for #PullPolicy).
 	goEnumPrefix = "#enum"
+	// fieldCoreV1 holds core/v1's package, whose definitions are the core
+	// group's kinds (#ConfigMap).
+	fieldCoreV1 = "_corev1"
 	// A CRD check part's part of the object and its items' indexes; a
 	// knownKeys entry's maps (at).
 	fieldSelf = "self"

@@ -157,6 +157,8 @@ type linter struct {
 	chained map[*ast.BinaryExpr]bool
 	// oneItem is a list of one item of any value (item).
 	oneItem cue.Value
+	// contextKinds are the policy's, as the engine reads them (filed).
+	contextKinds map[string]map[string]string
 	// guardedFields are the regular fields declared under a comprehension
 	// (if, for), and underComprehension how deep the walk is in them
 	// (checkGuardedFields).
@@ -682,13 +684,41 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		if at, ok := l.lookedUp(sels[1], sels[2], sels[4]); ok {
 			return with(at, 5)
 		}
+		if at, ok := l.filed(str(4)); ok && len(sels) >= 6 {
+			// context.<name>[<object's name>] (contextKinds).
+			return with(at, 6)
+		}
 	}
 	return sels
 }
 
+// filed is where the schema of the objects a review's context.<name>
+// holds by their names is, when contextKinds files a kind the load knows
+// under the name.
+func (l *linter) filed(name string) ([]cue.Selector, bool) {
+	if l.contextKinds == nil {
+		// Read here: the load reads them for the engine after the lint.
+		l.contextKinds = map[string]map[string]string{}
+		_ = l.c.schemas.LookupPath(pathContextKinds).Decode(&l.contextKinds)
+	}
+	for _, apiVersion := range sortedKeys(l.contextKinds) {
+		for _, kind := range sortedKeys(l.contextKinds[apiVersion]) {
+			if l.contextKinds[apiVersion][kind] != name {
+				continue
+			}
+			group, _, found := strings.Cut(apiVersion, "/")
+			if !found {
+				group = "" // core: v1
+			}
+			return l.kindSchema(group, kind)
+		}
+	}
+	return nil, false
+}
+
 // lookedUp is where the schema of a review's context.<name> is, when the
 // kind's lookups find it (lookups: v: K: objects: name) by a group and a
-// kind the load knows, the schema of a CRD of the CUE's; false when a
+// kind the load knows (kindSchema); false when a
 // condition the input decides (or anything else) hides the lookup.
 func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, bool) {
 	found := l.c.schemas.LookupPath(cue.MakePath(cue.Str(fieldLookups), apiVersion, kind, selObjects, name))
@@ -697,11 +727,21 @@ func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, 
 	if err1 != nil || err2 != nil {
 		return nil, false
 	}
-	crd := l.c.schemas.LookupPath(cue.MakePath(selCRDs, cue.Str(k)))
+	return l.kindSchema(group, k)
+}
+
+// kindSchema is where the schema of a kind of a group is: a CRD's of the
+// CUE's, or core/v1's type of a kind of the core group ("").
+func (l *linter) kindSchema(group, kind string) ([]cue.Selector, bool) {
+	if group == "" && coreKinds()[kind] {
+		at := []cue.Selector{cue.Hid(fieldCoreV1, l.pkg), cue.Def(kind)}
+		return at, l.c.schemas.LookupPath(cue.MakePath(at...)).Exists()
+	}
+	crd := l.c.schemas.LookupPath(cue.MakePath(selCRDs, cue.Str(kind)))
 	if g, err := crd.LookupPath(pathCRDGroup).String(); err != nil || g != group {
 		return nil, false
 	}
-	return append([]cue.Selector{selCRDs, cue.Str(k)}, pathCRDSchema.Selectors()...), true
+	return append([]cue.Selector{selCRDs, cue.Str(kind)}, pathCRDSchema.Selectors()...), true
 }
 
 // objectSchema is where the schema of a kind's object is: its CRD's

@@ -683,6 +683,34 @@ func TestContextReadsChecked(t *testing.T) {
 	loadPolicyWant(t, "right form", policy("TrainJob", "labels"), "")
 }
 
+// TestCoreKindReadsChecked: the objects of the core group that a lookup
+// finds or contextKinds files are read against core/v1's types (a
+// ConfigMap's data, a Namespace's labels), and a lookup of a kind the core
+// group has not (Namespaces) fails the load: before, both loaded, and the
+// rules they guard were silently off.
+func TestCoreKindReadsChecked(t *testing.T) {
+	policy := func(kind, data, labels string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nimport \"strconv\"\n\n#Context: quota?: {...}\n#Context: namespaces: [string]: {...}\n" +
+			"contextKinds: \"v1\": Namespace: \"namespaces\"\n\n" +
+			"lookups: (#APIVersion): TrainJob: objects: quota: {group: \"\", kind: \"" + kind + "\", namespace: \"default\", name: \"quota\"}\n\n" +
+			"admission: (#APIVersion): TrainJob: {\n\tobject:  _\n\tcontext: _\n" +
+			"\tlet ns = context.namespaces[\"team-a\"]\n" +
+			"\tpolicy: quota: [if context.quota != _|_ if context.quota." + data + ".maxNodes != _|_ if (*object.spec.trainer.numNodes | 1) > strconv.Atoi(context.quota." + data + ".maxNodes) {path: \"spec\", detail: \"x\"}]\n" +
+			"\tpolicy: gpus: [if ns != _|_ if ns.metadata." + labels + ".gpus != _|_ {path: \"spec\", detail: \"x\"}]\n}\n"}
+	}
+	_, err := New(Options{PolicyDirs: []string{writePolicy(t, policy("ConfigMap", "date", "lables"))}})
+	for _, want := range []string{
+		`p.cue:15:59: context.quota has no field date, so this read is always absent: did you mean data?`,
+		`p.cue:16:45: ns.metadata has no field lables, so this read is always absent: did you mean labels?`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("load: %v\nwant %q", err, want)
+		}
+	}
+	loadPolicyWant(t, "a kind the core group has not", policy("PersistentVolumeClaims", "data", "labels"), `p.cue:9:63: objects.quota: lookups of TrainJob name PersistentVolumeClaims, which the review would always take for absent: the core group (v1) has no kind so named: did you mean PersistentVolumeClaim?`)
+	loadPolicyWant(t, "right form", policy("ConfigMap", "data", "labels"), "")
+}
+
 // TestObjectNamesChecked: an object a render part builds under a name the
 // load already knows, the same for every TrainJob, fails the load at the
 // name, as does a ConfigMap key the API server refuses; a name made from

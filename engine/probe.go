@@ -344,6 +344,11 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 			why = fmt.Sprintf("group %q: the core group (ConfigMap, Secret, ...) is named \"\"", n.ref.Group)
 		case near != "":
 			why = fmt.Sprintf("no runtime kind, kind a render creates (owned), context kind or kind reviewed is named so: did you mean %s?", near)
+		case n.ref.Group == "" && !coreKinds()[n.ref.Kind]:
+			why = "the core group (v1) has no kind so named"
+			if meant := suggest(n.ref.Kind, sortedKeys(coreKinds())); meant != "" {
+				why += fmt.Sprintf(": did you mean %s?", meant)
+			}
 		case e.groups[n.ref.Group]:
 			why = fmt.Sprintf("every kind of %s has a review, and none is named so", n.ref.Group)
 		default:

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -410,3 +411,20 @@ func typedValues(parts []typedPart, fs []Finding) []Finding {
 	}
 	return fs
 }
+
+// coreKinds are the kinds of objects of the core group (v1), of which
+// every API server serves the same: Kubernetes' own Go types with object
+// metadata, lists left out.
+var coreKinds = sync.OnceValue(func() map[string]bool {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err) // the package's own registration
+	}
+	kinds := map[string]bool{}
+	for kind, t := range s.KnownTypes(corev1.SchemeGroupVersion) {
+		if _, ok := t.FieldByName("ObjectMeta"); ok && !strings.HasSuffix(kind, "List") {
+			kinds[kind] = true
+		}
+	}
+	return kinds
+})
