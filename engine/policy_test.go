@@ -481,7 +481,7 @@ clusterTrainingRuntimes: "org-torch": {
 `}
 	}
 	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
-				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}], env: [{name: "A=B", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}, {name: "Side_Car"}]}}`, `
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}, {containerPort: 36000, name: "paddle-master-port"}], env: [{name: "A=B", value: "1"}, {name: "RANK", value: "0", valueFrom: fieldRef: fieldPath: "metadata.annotation['x']"}, {name: "CPUS", valueFrom: resourceFieldRef: resource: "limit.cpu"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}, {name: "Side_Car"}], volumes: [{name: "Data_1", configMap: {name: "data", defaultMode: 755}}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
 			coordinator: replicatedJob: "nod"
@@ -503,7 +503,13 @@ clusterTrainingRuntimes: "org-torch": {
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].ports[0].protocol: Unsupported value: "tcp"`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].ports[1].containerPort: Invalid value: 70000: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be between 1 and 65535, inclusive`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[0].name: Invalid value: "A=B": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a valid environment variable name must consist only of printable ASCII characters other than '='`,
-		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].volumeMounts[0].name: Not found: "scratch": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: no volume of the pod has that name ()`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].volumeMounts[0].name: Not found: "scratch": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: no volume of the pod has that name (Data_1)`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].ports[2].name: Invalid value: "paddle-master-port": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be no more than 15 characters`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[1].valueFrom: Invalid value: {"fieldRef":{"fieldPath":"metadata.annotation['x']"}}: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: may not be specified when ` + "`value`" + ` is not empty`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[1].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.annotation['x']"`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[2].valueFrom.resourceFieldRef.resource: Unsupported value: "limit.cpu"`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.volumes[0].name: Invalid value: "Data_1": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a lowercase RFC 1123 label must consist of`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.volumes[0].configMap.defaultMode: Invalid value: 755: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be a number between 0 and 0777 (octal), both inclusive`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].name: Duplicate value: "gpu"`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.initContainers[1].image: Required value: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a container needs an image, and no TrainJob gives this one`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.initContainers[1].name: Invalid value: "Side_Car": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a lowercase RFC 1123 label must consist of`,
@@ -513,12 +519,12 @@ clusterTrainingRuntimes: "org-torch": {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 21 {
-		t.Errorf("load: %v\nwant 21 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 27 {
+		t.Errorf("load: %v\nwant 27 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
-	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", imagePullPolicy: "IfNotPresent", ports: [{containerPort: 80, protocol: "UDP"}], env: [{name: "A.B-c", value: "1"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}], initContainers: [{name: "warm", image: "busybox"}], volumes: [{name: "scratch", emptyDir: {}}]}}`, `
+	ok := runtime(`				groupName: "init-group"`, `, {name: "eval-1", template: spec: template: spec: {restartPolicy: "Never", containers: [{name: "eval", image: "busybox", imagePullPolicy: "IfNotPresent", ports: [{containerPort: 80, protocol: "UDP", name: "http-2"}], env: [{name: "A.B-c", value: "1"}, {name: "RANK", value: "", valueFrom: fieldRef: fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}, {name: "CPUS", valueFrom: resourceFieldRef: resource: "limits.cpu"}, {name: "NODE", valueFrom: fieldRef: fieldPath: "spec.nodeName"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: {cpu: "500m", "nvidia.com/gpu": 1}, limits: {cpu: 1, "nvidia.com/gpu": "1"}}}], initContainers: [{name: "warm", image: "busybox"}], volumes: [{name: "scratch", emptyDir: {}}, {name: "cfg", configMap: {name: "cfg", defaultMode: 0o644}}]}}`, `
 			network: subdomain: "org-sub"
 			successPolicy: {operator: "All", targetReplicatedJobs: ["node"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["init", "node"], onJobFailureReasons: ["BackoffLimitExceeded", "PodFailurePolicy"]}]`)
