@@ -35,6 +35,7 @@ const (
 	fieldOwned                   = "owned"                   // the kinds renders create
 	fieldPlans                   = "plans"                   // a render's per-runtime part
 	fieldProbes                  = "probes"                  // documents a policy's rules are tried on at load
+	fieldRefusals                = "refusals"                // what the cluster refuses of objects renders build
 	fieldRender                  = "render"                  // a kind's render
 	fieldRenderParts             = "renderParts"             // the parts a plan chooses
 	fieldRenderChecks            = "renderChecks"            // checks only the load's trial renders evaluate
@@ -49,7 +50,7 @@ const (
 var contractFields = []string{
 	fieldAdmission, fieldCarried, fieldClusterTrainingRuntimes, fieldContextKinds, fieldControllers, fieldCRDChecks, fieldCRDCheckParts, fieldCRDs,
 	fieldDeclaredChecks, fieldFrameworks, fieldGroupHints, fieldGroups, fieldKnownKeys, fieldLookups, fieldMerges, fieldMPIFlavors, fieldMPIImplementations, fieldMutators,
-	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRender, fieldRenderChecks, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged, fieldTypedParts,
+	fieldOpaqueMaps, fieldOwned, fieldPlans, fieldProbes, fieldRefusals, fieldRender, fieldRenderChecks, fieldRenderParts, fieldRuntimeKinds, fieldServerManaged, fieldTypedParts,
 }
 
 // Fields inside a review, a render, a plan, a lookup, a probe and a CRD

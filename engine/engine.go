@@ -214,6 +214,9 @@ type compiled struct {
 	// declaredChecks are the checks of the objects a policy declares in
 	// CUE (declaredChecks), by apiVersion and kind: the load's alone.
 	declaredChecks map[string]map[string]cue.Value
+	// refusals are what the cluster refuses of the objects renders build,
+	// by their apiVersion and kind: the load's trial renders' alone.
+	refusals map[string]map[string]cue.Value
 	// mutators are the kinds' mutating webhooks' rules (mutators).
 	mutators map[string]map[string]cue.Value
 	// probes make documents to try a policy's rules on, from each
@@ -466,6 +469,9 @@ func (e *Engine) compile() (*compiled, error) {
 		return nil, err
 	}
 	if c.declaredChecks, err = e.byKind(c, fieldDeclaredChecks); err != nil {
+		return nil, err
+	}
+	if c.refusals, err = e.byKind(c, fieldRefusals); err != nil {
 		return nil, err
 	}
 	if c.mutators, err = e.byKind(c, fieldMutators); err != nil {

@@ -111,6 +111,7 @@ func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases *
 		rn.applyEdits(objects) &&
 		rn.checkOverwrites(objects) &&
 		rn.checkFit(objects) &&
+		rn.checkRefusals(objects) &&
 		rn.checkIdentities(objects) &&
 		rn.runGenerators(objects) &&
 		rn.finish(objects)

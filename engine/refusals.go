@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// An admin's render part whose edit makes every object of a kind one the
+// cluster refuses (a volume mount naming no volume, a port's name over 15
+// characters, an env entry's fieldRef the kubelet does not give) loads, and
+// every TrainJob of its runtimes fails to start. The CUE says what the
+// cluster refuses of a built object (refusals, by its apiVersion and kind),
+// and the load's trial renders (the probes') check each object they build
+// against it, when an edit group of the policy's is among the render's; a
+// render after the load does not.
+
+// checkRefusals finds, in a trial render with a policy's edit group, an
+// object the cluster refuses for what an edit made, and makes it the
+// defect of the first edit after which the object is refused for more
+// than before it, at the edit. What the render's objects are refused for
+// before any edit is the runtime's (declaredChecks say so of a runtime
+// declared in CUE).
+func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
+	if !rn.s.trial || len(rn.s.e.policyFiles) == 0 || !rn.policyEdits() {
+		return true
+	}
+	pending := map[string]bool{}
+	for id, obj := range objects {
+		if len(rn.refused(obj)) > 0 {
+			pending[id] = true
+		}
+	}
+	if len(pending) == 0 {
+		return true
+	}
+	again := map[string]map[string]any{}
+	if !rn.buildObjects(again) {
+		return false
+	}
+	before := map[string][]string{}
+	for id := range pending {
+		before[id] = refusalTexts(rn.refused(again[id]))
+	}
+	// applyEdits sorted the groups in the order it made them.
+	for _, g := range rn.do.groups {
+		for i, e := range g.Ops {
+			obj, ok := again[e.Object]
+			if !ok {
+				continue
+			}
+			_ = e.withOwnValues().apply(obj)
+			if !pending[e.Object] {
+				continue
+			}
+			var added []string
+			for _, f := range refusalTexts(rn.refused(obj)) {
+				if !slices.Contains(before[e.Object], f) {
+					added = append(added, f)
+				}
+			}
+			if len(added) > 0 {
+				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name), selOps, cue.Index(i)), "edit %s makes the %v %s one the cluster refuses: %s", g.Name, obj["kind"], e.Object, strings.Join(added, "; "))
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// policyEdits says whether an edit group of the render is the policy's.
+func (rn *rendering) policyEdits() bool {
+	for _, g := range rn.do.groups {
+		if rn.s.e.fromPolicy(rn.rv.LookupPath(cue.MakePath(selEdits, cue.Str(g.Name)))) {
+			return true
+		}
+	}
+	return false
+}
+
+// refused is what the cluster refuses of obj (refusals), nothing for a
+// kind the CUE says nothing of.
+func (rn *rendering) refused(obj map[string]any) []Finding {
+	d := Document{Object: obj}
+	checks, ok := rn.c.refusals[d.APIVersion()][d.Kind()]
+	if !ok {
+		return nil
+	}
+	// An edit's numbers are json.Numbers, which CUE would take for text.
+	plain := numbers(deepCopy(obj))
+	v := checks.FillPath(pathObject, plain).FillPath(pathDeclaredQuantities, quantities(plain))
+	fs, err := rn.s.e.decodeFindings(v.LookupPath(pathErrors), PhaseRender)
+	if err != nil {
+		return []Finding{{Phase: PhaseRuleError, Rule: fieldRefusals, Detail: rn.s.e.Details(err)}}
+	}
+	return fs
+}
+
+// refusalTexts are the findings as the load says them.
+func refusalTexts(fs []Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.String()
+	}
+	return out
+}
