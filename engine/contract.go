@@ -190,6 +190,7 @@ var (
 	pathProbeRuntime   = cue.MakePath(cue.Str(fieldRuntime))
 	pathProbeDocuments = cue.MakePath(cue.Str("documents"))
 	pathProbeVariants  = cue.MakePath(cue.Str("variants"))
+	pathProbeFollows   = cue.MakePath(cue.Str("follows"))
 
 	// A document written in CUE: an object has a kind.
 	pathKind = cue.MakePath(cue.Str("kind"))

@@ -126,7 +126,7 @@ func (e *Engine) tryPolicy() []Problem {
 		if !failed[fieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
 		}
-		docs, variants, err := e.probes(c, st)
+		docs, variants, follows, err := e.probes(c, st)
 		if err != nil {
 			// Said once for the kind: the entry is the same for its others.
 			if key := fieldProbes + "." + st.doc.APIVersion() + "." + st.doc.Kind(); !failed[key] {
@@ -200,6 +200,12 @@ func (e *Engine) tryPolicy() []Problem {
 			out := s.Render(r, RenderOptions{})
 			rulesFailed(out.Errors, r, "")
 			refusedForTheRuntime(st, r, out.Errors)
+			if len(out.Errors) == 0 && !failed[fieldRenderParts] {
+				if p := e.checkFollows(c, st.doc, doc, out, follows); p != nil {
+					failed[fieldRenderParts] = true
+					problems = append(problems, *p)
+				}
+			}
 			if !failed[fieldExisting] {
 				if p := e.checkExistingReads(c, lookups, doc, r, out); p != nil {
 					failed[fieldExisting] = true
@@ -877,6 +883,63 @@ func (e *Engine) refusesNoChange(r Result) *Problem {
 // probeTime is the time the probes' mutations are made at.
 var probeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// probeFollows is a number of the probes their renders must follow
+// (probes' follows), and what a render part does to.
+type probeFollows struct {
+	Path []string `json:"path"`
+	Does string   `json:"does"`
+}
+
+// checkFollows renders doc, which rendered as first, again with each
+// number of follows one more: a render that builds the same objects does
+// not follow it, and the first render part of the policy's that the
+// render chose is to blame (a framework's part that never counts the
+// trainer's pods, so that every TrainJob runs one whatever its numNodes).
+// A document without the number, or refused with it one more, says
+// nothing.
+func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered, follows []probeFollows) *Problem {
+	var part string
+	var at cue.Value
+	for _, name := range first.parts {
+		v := c.schemas.LookupPath(cue.MakePath(selRenderParts, cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(name)))
+		if e.fromPolicy(v) {
+			part, at = name, v
+			break
+		}
+	}
+	if part == "" {
+		return nil
+	}
+	for _, f := range follows {
+		obj, _ := numbers(deepCopy(doc.Object)).(map[string]any)
+		v, _ := valueAt(obj, f.Path)
+		n, ok := v.(int64)
+		path := make([]any, len(f.Path))
+		for i, step := range f.Path {
+			path[i] = step
+		}
+		if !ok || (edit{Object: "document", Path: path, Op: "set", Value: n + 1}).apply(obj) != nil {
+			continue
+		}
+		s := e.NewSession(SessionOptions{})
+		s.trial = true
+		r := s.Admit(Document{File: doc.File, Object: obj})
+		if r.Rejected() || r.Object == nil {
+			continue
+		}
+		again := s.Render(r, RenderOptions{})
+		if len(again.Errors) > 0 || !reflect.DeepEqual(asJSON(first.Objects), asJSON(again.Objects)) {
+			continue
+		}
+		field := strings.Join(f.Path, ".")
+		p := Problem{Message: fmt.Sprintf("renderParts.%s: the render part %s ignores %s: a probe %s of the runtime %s (see probes) renders the same objects with %d and with %d, so a user's %s would change nothing; %s",
+			part, part, field, doc.Kind(), runtime.Name(), n, n+1, field, f.Does)}
+		p.File, p.Line, p.Column = splitWhere(e.sourceOf(at))
+		return &p
+	}
+	return nil
+}
+
 // probeVariant is a runtime made from another to try the rules on, and
 // the documents tried on it.
 type probeVariant struct {
@@ -885,20 +948,21 @@ type probeVariant struct {
 }
 
 // probes are the documents the CUE makes to try the rules on a runtime,
-// and the variants of the runtime it makes with their documents:
-// probes: [apiVersion]: [kind]: {runtime, documents, variants}, for the
-// runtime's kind. Each document's file names the runtime they come from.
-func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, error) {
+// the variants of the runtime it makes with their documents, and the
+// numbers their renders must follow: probes: [apiVersion]: [kind]:
+// {runtime, documents, variants, follows}, for the runtime's kind. Each
+// document's file names the runtime they come from.
+func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []probeFollows, error) {
 	p, ok := c.probes[st.doc.APIVersion()][st.doc.Kind()]
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	e.begin("making the probes", st.doc)
 	p = p.FillPath(pathProbeRuntime, st.doc.Object)
 	file := probeFile + st.doc.Name()
 	var docs []map[string]any
 	if err := p.LookupPath(pathProbeDocuments).Decode(&docs); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var variants []struct {
 		Name      string           `json:"name"`
@@ -907,7 +971,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 	}
 	if v := p.LookupPath(pathProbeVariants); v.Exists() {
 		if err := v.Decode(&variants); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	out := make([]probeVariant, len(variants))
@@ -921,7 +985,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 				if name == "" {
 					name = fmt.Sprintf("variants[%d]", i)
 				}
-				return nil, nil, cueerrors.Newf(e.writtenAt(at), "the variant %s: its %s edit cannot be made on the runtime: %v", name, ed.Op, err)
+				return nil, nil, nil, cueerrors.Newf(e.writtenAt(at), "the variant %s: its %s edit cannot be made on the runtime: %v", name, ed.Op, err)
 			}
 		}
 		// Its documents are said to be the runtime's, as the variant.
@@ -929,7 +993,13 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, er
 		as := Result{Doc: variant}.Identity()
 		out[i] = probeVariant{runtime: variant, documents: documentsOf(file+" (as "+as+")", v.Documents)}
 	}
-	return documentsOf(file, docs), out, nil
+	var follows []probeFollows
+	if v := p.LookupPath(pathProbeFollows); v.Exists() {
+		if err := v.Decode(&follows); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return documentsOf(file, docs), out, follows, nil
 }
 
 func documentsOf(file string, objs []map[string]any) []Document {

@@ -23,6 +23,9 @@ type Rendered struct {
 	// gens are the generators a deferred render did not run yet
 	// (rendermemo.go): each is run on the caller's copy.
 	gens []pendingGen
+	// parts are the render parts the plan chose, in a trial render
+	// (checkFollows).
+	parts []string
 }
 
 // pendingGen is a generator to run on the object of key (objectKey).
@@ -244,6 +247,9 @@ func (rn *rendering) plan(aliases **keyAliases) bool {
 	var parts []string
 	if rn.p != nil {
 		parts = rn.p.out.parts
+	}
+	if rn.s.trial {
+		rn.out.parts = parts // the load's alone: a render memo keeps none
 	}
 	if len(parts) > 0 || rn.s.opts.Controller || rn.s.trial {
 		var err error
