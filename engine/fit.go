@@ -82,18 +82,9 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 	if len(rn.s.e.policyFiles) == 0 {
 		return true
 	}
-	pending := map[string]bool{}
-	for id, obj := range objects {
-		if rn.misfit(obj) != "" {
-			pending[id] = true
-		}
-	}
-	if len(pending) == 0 {
-		return true
-	}
-	again := map[string]map[string]any{}
-	if !rn.buildObjects(again) {
-		return false
+	pending, again, ok := rn.failing(objects, func(obj map[string]any) bool { return rn.misfit(obj) != "" })
+	if again == nil || !ok {
+		return ok
 	}
 	blame := func(rule string, at cue.Path, what string) {
 		for _, id := range sortedKeys(pending) {
@@ -129,6 +120,25 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// failing are the ids of the objects that fail test and, when any does,
+// the objects built again, before any edit, for a stage that replays the
+// edits to blame the one that made the failure (checkFit,
+// checkRefusals): again is nil when none fails, and ok false when the
+// objects cannot be built again.
+func (rn *rendering) failing(objects map[string]map[string]any, test func(map[string]any) bool) (pending map[string]bool, again map[string]map[string]any, ok bool) {
+	pending = map[string]bool{}
+	for id, obj := range objects {
+		if test(obj) {
+			pending[id] = true
+		}
+	}
+	if len(pending) == 0 {
+		return nil, nil, true
+	}
+	again = map[string]map[string]any{}
+	return pending, again, rn.buildObjects(again)
 }
 
 // misfitPart narrows the blame for the op e at (made on before) to the

@@ -26,18 +26,9 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 	if !rn.s.trial || len(rn.s.e.policyFiles) == 0 || !rn.policyEdits() {
 		return true
 	}
-	pending := map[string]bool{}
-	for id, obj := range objects {
-		if len(rn.refused(obj)) > 0 {
-			pending[id] = true
-		}
-	}
-	if len(pending) == 0 {
-		return true
-	}
-	again := map[string]map[string]any{}
-	if !rn.buildObjects(again) {
-		return false
+	pending, again, ok := rn.failing(objects, func(obj map[string]any) bool { return len(rn.refused(obj)) > 0 })
+	if again == nil || !ok {
+		return ok
 	}
 	before := map[string][]string{}
 	for id := range pending {
