@@ -53,3 +53,42 @@ spec: {runtimeRef: {name: torch-distributed}}
 		t.Errorf("got %+v, want edits.debug's defect at its op, p.cue:9, naming the field", f)
 	}
 }
+
+// TestRenderChecksBuiltMetadata: a policy's part that makes a pod label of
+// the TrainJob's name renders a valid label for a short name and, for a
+// long one, a render error naming the object, the field and
+// apimachinery's words, and no objects: the load's checks and checkFit see
+// the name as a carried value's token, which is short. Before, the render
+// gave a JobSet whose pods the Job API refuses.
+func TestRenderChecksBuiltMetadata(t *testing.T) {
+	e := loadPolicyWant(t, "a label of the name", map[string]string{"p.cue": `package schemas
+
+renderParts: (#APIVersion): TrainJob: torch: {
+	#name: _
+	#podLabels: "example.com/master": "\(#name)-master"
+}
+`}, "")
+	render := func(name string) Rendered {
+		s := e.NewSession(SessionOptions{})
+		r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: `+name+`, namespace: team}
+spec: {runtimeRef: {name: torch-distributed}}
+`))
+		if r.Rejected() {
+			t.Fatal(findingStrings(r.Errors))
+		}
+		return s.Render(r, RenderOptions{})
+	}
+	if out := render("job"); len(out.Errors) > 0 || len(out.Objects) == 0 {
+		t.Errorf("a short name: %d objects, %v", len(out.Objects), findingStrings(out.Errors))
+	}
+	long := strings.Repeat("x", 57)
+	for range 2 { // the second from the render memo
+		out := render(long)
+		if len(out.Objects) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != PhaseRender ||
+			!strings.Contains(out.Errors[0].Detail, `the JobSet `+long+` the policy's render builds of it would be refused: spec.replicatedJobs[0].template.spec.template.metadata.labels: Invalid value: "`+long+`-master": must be no more than 63 bytes`) {
+			t.Errorf("a long name: %d objects, %v, want the label's error alone", len(out.Objects), findingStrings(out.Errors))
+		}
+	}
+}

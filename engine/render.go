@@ -62,7 +62,7 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 	key := s.renderKey(r, opts)
 	if key != "" {
 		if kept, ok := s.e.renderMemo.get(key); ok {
-			return kept.rendered()
+			return s.checkBuiltMeta(kept.rendered())
 		}
 	}
 	mode := carryNone
@@ -74,6 +74,31 @@ func (s *Session) Render(r Result, opts RenderOptions) Rendered {
 		if kept, ok := keepRender(out); ok {
 			s.e.renderMemo.put(key, kept)
 		}
+	}
+	return s.checkBuiltMeta(out)
+}
+
+// checkBuiltMeta finds, with a policy directory, the labels and
+// annotations of the objects a render built, with the input's own values
+// in them, that apimachinery refuses. The stages check the objects with
+// the carried values as tokens (checkFit), which a policy's part may make
+// labels of: "\(#name)-paddle-master" is a valid label of the token and
+// one over 63 characters of a TrainJob's long name, which would make the
+// JobSet's pods refused. Such a render fails for the input, with the
+// object, the field and apimachinery's words, and builds nothing.
+func (s *Session) checkBuiltMeta(out Rendered) Rendered {
+	if len(s.e.policyFiles) == 0 || len(out.Errors) > 0 {
+		return out
+	}
+	for _, obj := range out.Objects {
+		d := Document{Object: obj}
+		for _, e := range allMetaErrors(obj, nil, nil) {
+			out.Errors = append(out.Errors, Finding{Phase: PhaseRender,
+				Detail: fmt.Sprintf("the %s %s the policy's render builds of it would be refused: %s", d.Kind(), d.Name(), e.Error())})
+		}
+	}
+	if len(out.Errors) > 0 {
+		out.Objects, out.applyOrder = nil, nil
 	}
 	return out
 }
