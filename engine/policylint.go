@@ -1170,6 +1170,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 		return
 	}
 	l.checkSteps(base.sels, name, steps, "this read is always absent")
+	l.checkResourceNames(base.sels, name, steps)
 }
 
 // checkSteps checks each step from the schema at base, named name, while

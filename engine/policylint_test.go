@@ -418,6 +418,11 @@ func TestComparisonsChecked(t *testing.T) {
 		{`object.spec.trainer.image !~ "^a/" || object.spec.trainer.image !~ "^a/b"`, ""},
 		{`object.spec.trainer.image =~ "^a/" && object.spec.trainer.image =~ "/x$" && object.spec.trainer.image =~ "(?i)^b"`, ""},
 		{`object.spec.runtimeRef.name == "deepspeed" && object.spec.runtimeRef.name =~ "^deep"`, ""},
+		// A resource no container may ask for: absent on every TrainJob
+		// that can run.
+		{`object.spec.trainer.resourcesPerNode.limits.gpu != _|_`, `object.spec.trainer.resourcesPerNode.limits has no resource "gpu" on a TrainJob that can run: a container asks only for cpu, memory, ephemeral-storage, hugepages-<size> or a name qualified by a domain (nvidia.com/gpu), and the Job API refuses a pod that asks for "gpu", so this read never sees what it means`},
+		{`object.spec.trainer.resourcesPerNode.requests["CPU"] != _|_`, `requests has no resource "CPU" on a TrainJob that can run: a container asks only for cpu, memory, ephemeral-storage, hugepages-<size> or a name qualified by a domain (nvidia.com/gpu), and the Job API refuses a pod that asks for "CPU", so this read never sees what it means: did you mean cpu?`},
+		{`object.spec.trainer.resourcesPerNode.limits["nvidia.com/gpu"] != _|_ && object.spec.trainer.resourcesPerNode.requests["hugepages-2Mi"] != _|_ && object.spec.trainer.resourcesPerNode.requests.cpu != _|_`, ""},
 	} {
 		if tc.want == "" {
 			good = append(good, tc.cond)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/literal"
@@ -330,3 +331,52 @@ func trailingOptional(s string) (tail, before string) {
 // writtenOptional is a pattern's last character, escaped character or
 // class, then * or ?, as written.
 var writtenOptional = regexp.MustCompile(`(\\.|[^\\\[\]()|*?+]|\[\^?\]?[^\]]*\])[*?]$`)
+
+// checkResourceNames checks a literal key read from the limits or the
+// requests of a container's resources or of a TrainJob's resourcesPerNode
+// (limits.gpu): a container asks only for cpu, memory, ephemeral-storage,
+// hugepages-<size> or a name qualified by a domain (nvidia.com/gpu), and
+// the Job API refuses a pod that asks for any other. So the read never
+// sees a TrainJob that can run, and the rule it guards is off for those
+// that ask for what was meant.
+func (l *linter) checkResourceNames(base []cue.Selector, name string, steps []step) {
+	path := selectorNames(base)
+	if len(path) != len(base) {
+		return // an index or a pattern on the way: the names do not line up
+	}
+	for _, st := range steps {
+		if !st.ok || st.sel.LabelType() != cue.StringLabel {
+			return
+		}
+		n := len(path)
+		if n >= 2 && resourceRequirements[path[n-2]] && resourceLists[path[n-1]] && !containerResource(st.name) {
+			msg := fmt.Sprintf("%s has no resource %q on a TrainJob that can run: a container asks only for cpu, memory, ephemeral-storage, hugepages-<size> or a name qualified by a domain (nvidia.com/gpu), and the Job API refuses a pod that asks for %q, so this read never sees what it means", name, st.name, st.name)
+			if s := suggest(st.name, []string{"cpu", "memory", "ephemeral-storage"}); s != "" {
+				msg += fmt.Sprintf(": did you mean %s?", s)
+			}
+			l.problem(st.pos, "%s", msg)
+			return
+		}
+		name += st.suffix()
+		path = append(path, st.name)
+	}
+}
+
+// resourceRequirements and resourceLists name, by the fields that hold
+// them, core/v1's ResourceRequirements (a container's, a pod's, a
+// TrainJob's per node) and its lists.
+var (
+	resourceRequirements = map[string]bool{"resources": true, "resourcesPerNode": true}
+	resourceLists        = map[string]bool{"limits": true, "requests": true}
+)
+
+// containerResource says whether a container may ask for the resource
+// (k8s.io/kubernetes pkg/apis/core/validation,
+// validateContainerResourceName).
+func containerResource(name string) bool {
+	switch name {
+	case "cpu", "memory", "ephemeral-storage":
+		return true
+	}
+	return strings.HasPrefix(name, "hugepages-") || strings.Contains(name, "/")
+}
