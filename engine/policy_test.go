@@ -481,7 +481,7 @@ clusterTrainingRuntimes: "org-torch": {
 `}
 	}
 	_, err := New(Options{PolicyDirs: []string{writePolicy(t, runtime(`				dependsOn: [{name: "node", status: "Ready"}]
-				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}, {containerPort: 36000, name: "paddle-master-port"}], env: [{name: "A=B", value: "1"}, {name: "RANK", value: "0", valueFrom: fieldRef: fieldPath: "metadata.annotation['x']"}, {name: "CPUS", valueFrom: resourceFieldRef: resource: "limit.cpu"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: "nvidia.com/gpu": 1, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}, {name: "Side_Car"}], volumes: [{name: "Data_1", configMap: {name: "data", defaultMode: 755}}]}}`, `
+				groupName: "Init_Group"`, `, {name: "Eval_1", template: spec: template: spec: {restartPolicy: "Always", containers: [{name: "eval", image: "busybox", resources: {requests: {cpu: "4", "nvidia.com/gpu": 1}, limits: cpu: "2"}}, {name: "gpu", image: "busybox", imagePullPolicy: "always", ports: [{containerPort: 80, protocol: "tcp"}, {containerPort: 70000}, {containerPort: 36000, name: "paddle-master-port"}], env: [{name: "A=B", value: "1"}, {name: "RANK", value: "0", valueFrom: fieldRef: fieldPath: "metadata.annotation['x']"}, {name: "CPUS", valueFrom: resourceFieldRef: resource: "limit.cpu"}], volumeMounts: [{name: "scratch", mountPath: "/scratch"}], resources: {requests: {"nvidia.com/gpu": 1, gpu: 1}, limits: "nvidia.com/gpu": 2}}], initContainers: [{name: "gpu", image: "busybox"}, {name: "Side_Car"}], volumes: [{name: "Data_1", configMap: {name: "data", defaultMode: 755}}]}}`, `
 			successPolicy: {operator: "All", targetReplicatedJobs: ["nodes"]}
 			failurePolicy: rules: [{name: "fail", action: "FailJobSet", targetReplicatedJobs: ["node", "launcher"], onJobFailureReasons: ["BackoffLimitExceded"]}]
 			coordinator: replicatedJob: "nod"
@@ -508,6 +508,7 @@ clusterTrainingRuntimes: "org-torch": {
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[1].valueFrom: Invalid value: {"fieldRef":{"fieldPath":"metadata.annotation['x']"}}: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: may not be specified when ` + "`value`" + ` is not empty`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[1].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.annotation['x']"`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].env[2].valueFrom.resourceFieldRef.resource: Unsupported value: "limit.cpu"`,
+		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].resources.requests[gpu]: Invalid value: "gpu": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be a standard resource for containers`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.volumes[0].name: Invalid value: "Data_1": the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: a lowercase RFC 1123 label must consist of`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.volumes[0].configMap.defaultMode: Invalid value: 755: the Job API would refuse every Job of it, so every TrainJob of this runtime would fail to start: must be a number between 0 and 0777 (octal), both inclusive`,
 		`spec.template.spec.replicatedJobs[2].template.spec.template.spec.containers[1].name: Duplicate value: "gpu"`,
@@ -519,8 +520,8 @@ clusterTrainingRuntimes: "org-torch": {
 			t.Errorf("load: %v\nwant %q", err, want)
 		}
 	}
-	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 27 {
-		t.Errorf("load: %v\nwant 27 problems", err)
+	if err != nil && strings.Count(err.Error(), "ClusterTrainingRuntime org-torch:") != 28 {
+		t.Errorf("load: %v\nwant 28 problems", err)
 	}
 	// A job may depend on itself or on one before it, and the policies
 	// name the runtime's jobs.
