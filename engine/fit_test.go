@@ -28,22 +28,10 @@ renderParts: (#APIVersion): TrainJob: torch: {
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := func(labels string) Rendered {
-		s := e.NewSession(SessionOptions{})
-		r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: job, namespace: team`+labels+`}
-spec: {runtimeRef: {name: torch-distributed}}
-`))
-		if r.Rejected() {
-			t.Fatal(findingStrings(r.Errors))
-		}
-		return s.Render(r, RenderOptions{})
-	}
-	if out := render(""); len(out.Errors) > 0 || len(out.Objects) == 0 {
+	if out := renderTorchJob(t, e, "name: job, namespace: team"); len(out.Errors) > 0 || len(out.Objects) == 0 {
 		t.Errorf("a TrainJob the edit leaves alone: %d objects, %v", len(out.Objects), findingStrings(out.Errors))
 	}
-	out := render(`, labels: {example.com/debug: "on"}`)
+	out := renderTorchJob(t, e, `name: job, namespace: team, labels: {example.com/debug: "on"}`)
 	if len(out.Errors) != 1 {
 		t.Fatalf("errors %v, want the edit group's misfit", findingStrings(out.Errors))
 	}
@@ -68,27 +56,31 @@ renderParts: (#APIVersion): TrainJob: torch: {
 	#podLabels: "example.com/master": "\(#name)-master"
 }
 `}, "")
-	render := func(name string) Rendered {
-		s := e.NewSession(SessionOptions{})
-		r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: `+name+`, namespace: team}
-spec: {runtimeRef: {name: torch-distributed}}
-`))
-		if r.Rejected() {
-			t.Fatal(findingStrings(r.Errors))
-		}
-		return s.Render(r, RenderOptions{})
-	}
-	if out := render("job"); len(out.Errors) > 0 || len(out.Objects) == 0 {
+	if out := renderTorchJob(t, e, "name: job, namespace: team"); len(out.Errors) > 0 || len(out.Objects) == 0 {
 		t.Errorf("a short name: %d objects, %v", len(out.Objects), findingStrings(out.Errors))
 	}
 	long := strings.Repeat("x", 57)
 	for range 2 { // the second from the render memo
-		out := render(long)
+		out := renderTorchJob(t, e, "name: "+long+", namespace: team")
 		if len(out.Objects) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != PhaseRender ||
 			!strings.Contains(out.Errors[0].Detail, `the JobSet `+long+` the policy's render builds of it would be refused: spec.replicatedJobs[0].template.spec.template.metadata.labels: Invalid value: "`+long+`-master": must be no more than 63 bytes`) {
 			t.Errorf("a long name: %d objects, %v, want the label's error alone", len(out.Objects), findingStrings(out.Errors))
 		}
 	}
+}
+
+// renderTorchJob admits, in a session of its own, a TrainJob of
+// torch-distributed whose metadata holds the fields given, and renders it.
+func renderTorchJob(t *testing.T, e *Engine, metadata string) Rendered {
+	t.Helper()
+	s := e.NewSession(SessionOptions{})
+	r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {`+metadata+`}
+spec: {runtimeRef: {name: torch-distributed}}
+`))
+	if r.Rejected() {
+		t.Fatal(findingStrings(r.Errors))
+	}
+	return s.Render(r, RenderOptions{})
 }
