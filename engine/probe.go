@@ -258,8 +258,7 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 		return nil
 	}
 	e.begin("the declared checks", st.doc)
-	v := checks.FillPath(pathObject, st.doc.Object).FillPath(pathDeclaredQuantities, quantities(st.doc.Object))
-	fs, err := e.decodeFindings(v.LookupPath(pathErrors), PhaseWebhook)
+	fs, err := e.objectChecks(checks, st.doc.Object, PhaseWebhook)
 	if err != nil {
 		return e.cueProblems(err)
 	}

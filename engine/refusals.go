@@ -79,9 +79,7 @@ func (rn *rendering) refused(obj map[string]any) []Finding {
 		return nil
 	}
 	// An edit's numbers are json.Numbers, which CUE would take for text.
-	plain := numbers(deepCopy(obj))
-	v := checks.FillPath(pathObject, plain).FillPath(pathDeclaredQuantities, quantities(plain))
-	fs, err := rn.s.e.decodeFindings(v.LookupPath(pathErrors), PhaseRender)
+	fs, err := rn.s.e.objectChecks(checks, numbers(deepCopy(obj)).(map[string]any), PhaseRender)
 	if err != nil {
 		return []Finding{{Phase: PhaseRuleError, Rule: fieldRefusals, Detail: rn.s.e.Details(err)}}
 	}
@@ -95,4 +93,12 @@ func refusalTexts(fs []Finding) []string {
 		out[i] = f.String()
 	}
 	return out
+}
+
+// objectChecks evaluates checks of an object, as declaredChecks and
+// refusals hold them ({object, context: quantities, errors}): the object
+// and its quantities filled in, the errors as findings of phase.
+func (e *Engine) objectChecks(checks cue.Value, obj map[string]any, phase Phase) ([]Finding, error) {
+	v := checks.FillPath(pathObject, obj).FillPath(pathDeclaredQuantities, quantities(obj))
+	return e.decodeFindings(v.LookupPath(pathErrors), phase)
 }
