@@ -253,6 +253,11 @@ const (
 	// is no #FieldError): a defect in the rule, the admin's to fix, not
 	// the object's. The object's other findings stand.
 	PhaseRuleError Phase = "rule-error"
+	// PhaseDefect: cuetrainer or CUE failed evaluating the object (a
+	// panic, defect.go): a defect of theirs, not the policy's nor the
+	// object's. The object is rejected, as a webhook that cannot decide
+	// refuses.
+	PhaseDefect Phase = "defect"
 )
 
 // The Go structs the engine decodes what the CUE writes into, each beside

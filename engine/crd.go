@@ -14,8 +14,13 @@ const maxSchemaDepth = 64
 
 // CRDs generates the CustomResourceDefinitions the CUE's `crds` declare,
 // each with a structural schema made from its definition.
-func (e *Engine) CRDs() ([]map[string]any, error) {
+func (e *Engine) CRDs() (_ []map[string]any, err error) {
 	c := e.cur.Load()
+	defer func() {
+		if r := recover(); r != nil {
+			err = e.recovered(r, "the CRDs", c)
+		}
+	}()
 	crds := c.schemas.LookupPath(pathCRDs)
 	var out []map[string]any
 	it, err := crds.Fields()

@@ -753,12 +753,19 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 
 // ReadCUE reads CUE source that evaluates to objects: one object (a struct
 // with a kind), a list of objects, or a struct whose fields are objects.
-func (e *Engine) ReadCUE(file string, data []byte) []Document {
-	v := e.compiled().ctx.CompileBytes(data, cue.Filename(file))
+func (e *Engine) ReadCUE(file string, data []byte) (docs []Document) {
+	c := e.compiled()
+	// A panic of CUE's reading the document is no mistake of the
+	// document's (defect.go).
+	defer func() {
+		if r := recover(); r != nil {
+			docs = []Document{{File: file, Line: 1, Err: e.recovered(r, "the CUE document "+file, c)}}
+		}
+	}()
+	v := c.ctx.CompileBytes(data, cue.Filename(file))
 	if err := v.Validate(cue.Concrete(true)); err != nil {
 		return []Document{{File: file, Line: cueErrLine(err), Err: fmt.Errorf("CUE: %s", e.Details(err))}}
 	}
-	var docs []Document
 	add := func(v cue.Value) {
 		d, err := e.documentFromValue(v, file)
 		if err != nil {

@@ -60,8 +60,14 @@ type Engine struct {
 	rebuilding   atomic.Bool
 	// guard is the load's, while it runs (stall.go).
 	guard atomic.Pointer[evalGuard]
-	// Recycled counts the swaps, for metrics and tests.
+	// Recycled counts the swaps, for metrics and tests; defects the panics
+	// recovered (defect.go).
 	recycled atomic.Int64
+	defects  atomic.Int64
+	// fallbackState holds the runtime evaluations that panicked go to.
+	fallbackState
+	// warnings are the load's (Warnings).
+	warnings []Problem
 
 	// existingCache holds objects read from a cluster with their defaults,
 	// by identity, uid and resourceVersion (see existing).
@@ -237,7 +243,7 @@ const DefaultRecycleAfter = 20000
 
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
-func New(opts Options) (*Engine, error) {
+func New(opts Options) (_ *Engine, err error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
 		pinnedCopies: newLRU[map[string]any](pinnedCopiesSize)}
 	if e.memos = !opts.NoMemo; e.memos {
@@ -250,8 +256,14 @@ func New(opts Options) (*Engine, error) {
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
 	}
+	// No panic escapes a load (defect.go).
+	defer func() {
+		if r := recover(); r != nil {
+			err = defectLoadError(e.loadSummary(), e.recovered(r, "the load", nil))
+		}
+	}()
 	files := map[string][]byte{}
-	err := fs.WalkDir(cuetrainer.CUE, ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(cuetrainer.CUE, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -380,13 +392,19 @@ func (e *Engine) build() error {
 		if err := loadError(e.loadSummary(), e.tryPolicy()); err != nil {
 			return err
 		}
+		e.warnings = append(e.warnings, e.fallbackWarnings(e.cur.Load())...)
 	}
 	return nil
 }
 
-// compile builds the loaded instances into a fresh CUE runtime.
-func (e *Engine) compile() (*compiled, error) {
-	c := &compiled{ctx: cuecontext.New(), planCache: newPlanCache(e.planCacheMax), meetsCache: newLRU[bool](DefaultLookupMemoSize)}
+// Warnings are what the load found that does not stop it: each at the
+// admin's file and line, with what it means for the policy.
+func (e *Engine) Warnings() []Problem { return e.warnings }
+
+// compile builds the loaded instances into a fresh CUE runtime, made
+// with opts.
+func (e *Engine) compile(opts ...cuecontext.Option) (*compiled, error) {
+	c := &compiled{ctx: cuecontext.New(opts...), planCache: newPlanCache(e.planCacheMax), meetsCache: newLRU[bool](DefaultLookupMemoSize)}
 	if e.memos {
 		c.sharedRuntimes = newLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
 	}
@@ -619,8 +637,14 @@ func (e *Engine) compiled() *compiled {
 	if c.evaluations.Add(1) == e.recycleAfter && e.rebuilding.CompareAndSwap(false, true) {
 		go func() {
 			defer e.rebuilding.Store(false)
+			// A panic of the compilation's leaves this runtime in force.
+			defer func() {
+				if r := recover(); r != nil {
+					e.recovered(r, "a fresh compilation", nil)
+				}
+			}()
 			if fresh, err := e.compile(); err == nil {
-				e.cur.Store(fresh)
+				e.cur.CompareAndSwap(c, fresh)
 				e.recycled.Add(1)
 			}
 		}()

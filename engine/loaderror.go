@@ -21,6 +21,17 @@ type LoadError struct {
 	Summary string
 	// Problems are sorted by file, line and column.
 	Problems []Problem
+	// Defect is the panic that stopped the load, when one did: not the
+	// admin's mistake (defect.go).
+	Defect *Defect
+}
+
+// Unwrap is the load's defect, when it had one.
+func (e *LoadError) Unwrap() error {
+	if e.Defect == nil {
+		return nil
+	}
+	return e.Defect
 }
 
 // Problem is one mistake, at a position in a CUE file.
@@ -438,4 +449,32 @@ func conjunctPositions(v cue.Value) []token.Pos {
 	}
 	walk(v, 0)
 	return out
+}
+
+// Defect is a panic recovered from an evaluation: a defect of cuetrainer
+// or of CUE, not of the admin's CUE nor of the object.
+type Defect struct {
+	// What was being evaluated: "the review of TrainJob team-a/mnist".
+	What string
+	// Panic is the panic's value, as text; Stack the goroutine's stack
+	// where it was recovered.
+	Panic string
+	Stack string
+}
+
+func (d *Defect) Error() string {
+	return fmt.Sprintf("cuetrainer or CUE failed evaluating %s: panic: %s. A defect of cuetrainer's or of CUE's, not of the policy nor of the object: please report it, with the policy", d.What, d.Panic)
+}
+
+// defectFinding is the finding of an evaluation that panicked on the
+// fallback too: it rejects the object, in words that say whose defect it
+// is.
+func defectFinding(d *Defect) Finding {
+	return Finding{Phase: PhaseDefect, Type: "Internal error", Detail: d.Error()}
+}
+
+// defectLoadError fails a load that panicked: cuetrainer's or CUE's
+// defect, said as such, not as the admin's mistake.
+func defectLoadError(summary string, d *Defect) error {
+	return &LoadError{Summary: summary, Problems: []Problem{{Message: d.Error()}}, Defect: d}
 }

@@ -67,6 +67,17 @@ func (c *lru[V]) put(key string, value V) {
 	}
 }
 
+// clear drops every value; a nil lru (a memo switched off) has none.
+func (c *lru[V]) clear() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.entries)
+	c.order.Init()
+}
+
 func (c *lru[V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -35,8 +35,13 @@ func (e *Engine) tryPolicy() []Problem {
 	// rulesFailed says the rules among findings of r that failed.
 	rulesFailed := func(findings []Finding, r Result, on string) {
 		for _, f := range findings {
-			if f.Phase == PhaseRuleError {
+			switch key := "defect\x00" + r.Doc.APIVersion() + "\x00" + r.Doc.Kind(); {
+			case f.Phase == PhaseRuleError:
 				ruleFailed(f, r, on)
+			case f.Phase == PhaseDefect && !failed[key]:
+				// Said once for the kind: its other trials meet it too.
+				failed[key] = true
+				problems = append(problems, e.defectProblem(e.cur.Load(), r, f))
 			}
 		}
 	}
@@ -122,6 +127,8 @@ func (e *Engine) tryPolicy() []Problem {
 		refusedOnCreate[r.Identity()] = r.Rejected()
 	}
 	for _, st := range admitted {
+		// The runtime in force: one that panicked was replaced (defect.go).
+		c = e.cur.Load()
 		tryUpdate(st.doc, st.doc.Object, !refusedOnCreate[(Result{Doc: st.doc, Object: st.doc.Object}).Identity()])
 		if !failed[fieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
@@ -811,15 +818,6 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	return p
 }
 
-// tried names the object of r the load tried: a probe of a runtime as
-// such.
-func tried(r Result) string {
-	if strings.HasPrefix(r.Doc.File, probeFile) {
-		return fmt.Sprintf("%s, a probe of the runtime %s (see probes)", r.Identity(), strings.TrimPrefix(r.Doc.File, probeFile))
-	}
-	return r.Identity()
-}
-
 // findingRule is the rule of the kind's review that made f, a finding of
 // r, and whether an admin's file writes it (a rule of the shipped CUE is
 // Kubeflow's).
@@ -1060,19 +1058,34 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		return nil
 	}
 	ctx, req := context.Background(), Request{Operation: "CREATE"}
-	want, _, _ := s.evaluateAs(ctx, doc, req, evalMode{})
-	if hasPhase(want.Errors, PhaseRuleError) {
-		return nil // a rule that fails is said as such (tryPolicy)
+	want, _, _ := s.reviewAs(ctx, doc, req, evalMode{})
+	if hasPhase(want.Errors, PhaseRuleError, PhaseDefect) || e.fellBack(doc.APIVersion(), doc.Kind(), sortReview) {
+		// A rule that fails is said as such (tryPolicy); the reviews of a
+		// kind that fell back carry nothing (defect.go).
+		return nil
 	}
+	var panicked *Defect
 	differs := func(entry string) (string, *Finding) {
 		got, _, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: carryAll, entry: entry})
+		if got.defect != nil {
+			panicked = got.defect
+			return "", nil
+		}
 		diff, rule := reviewDifference(want, got)
 		if !ok {
 			diff = "a rule changed the token (its case, a part of it)"
 		}
 		return diff, rule
 	}
-	if diff, _ := differs(""); diff == "" {
+	diff, _ := differs("")
+	if panicked != nil {
+		// CUE panicked with the tokens, not without them: the kind's
+		// reviews go to the fallback, which carries nothing, and the load
+		// says so (defect.go).
+		e.fallBack(doc.APIVersion(), doc.Kind(), sortReview, panicked)
+		return nil
+	}
+	if diff == "" {
 		return e.checkCarriedRender(c, s, want, what)
 	}
 	for _, p := range paths {
@@ -1114,19 +1127,39 @@ func (e *Engine) checkCarriedRender(c *compiled, s *Session, r Result, what stri
 	if r.Rejected() || r.Object == nil || !e.Renders(Kind{r.Doc.APIVersion(), r.Doc.Kind()}) {
 		return nil
 	}
-	want := s.renderOnce(r, RenderOptions{}, true)
-	if hasPhase(want.Errors, PhaseRuleError) {
+	apiVersion, kind := r.Doc.APIVersion(), r.Doc.Kind()
+	if e.fellBack(apiVersion, kind, sortRender) {
+		return nil // the fallback carries nothing (defect.go)
+	}
+	// A render that panics is the fallback's (defect.go): the trial's
+	// Render of the probe says so, and the load with it.
+	once := func(r Result) (Rendered, *Defect) {
+		return s.tryRender(r, RenderOptions{}, e.cur.Load(), func(r Result, opts RenderOptions) Rendered { return s.renderOnce(r, opts, true) })
+	}
+	want, d := once(r)
+	if d != nil || hasPhase(want.Errors, PhaseRuleError) {
 		return nil // said as such (tryPolicy)
 	}
+	var panicked *Defect
 	differs := func(entry string) string {
 		t, tokenized := s.carryRender(r, carryAll, entry)
-		got, ok := t.putBackRendered(s.renderOnce(tokenized, RenderOptions{}, true))
+		out, d := once(tokenized)
+		if d != nil {
+			panicked = d
+			return ""
+		}
+		got, ok := t.putBackRendered(out)
 		if !ok {
 			return "a rule changed the token (its case, a part of it), or the values sort the objects otherwise"
 		}
 		return renderDifference(want, got)
 	}
 	if differs("") == "" {
+		if panicked != nil {
+			// With the tokens alone: the kind's renders go to the
+			// fallback, which carries nothing.
+			e.fallBack(apiVersion, kind, sortRender, panicked)
+		}
 		return nil
 	}
 	paths := c.carried[r.Doc.APIVersion()][r.Doc.Kind()]
@@ -1329,4 +1362,17 @@ func partPathProblem(schema map[string]any, path []string) string {
 		}
 	}
 	return ""
+}
+
+// defectProblem is the load's problem of an evaluation that panicked on
+// the fallback too (a finding f of PhaseDefect of r, a trial): cuetrainer's
+// or CUE's defect, which no evaluation of the kind can get past. It is at
+// the admin's first rule of the kind, naming them all.
+func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
+	k := Kind{r.Doc.APIVersion(), r.Doc.Kind()}
+	names, at := e.policyRules(c, k, sortReview)
+	if len(names) == 0 {
+		return Problem{Message: f.Detail}
+	}
+	return e.problemAt(at[0], "%s; the policy's %s of %s: %s (rewriting the one that meets the defect avoids it)", f.Detail, plural(len(names), "rule", "rules"), k.Kind, strings.Join(names, ", "))
 }

@@ -26,6 +26,9 @@ type Rendered struct {
 	// parts are the render parts the plan chose, in a trial render
 	// (checkFollows).
 	parts []string
+	// defect is the panic that stopped the render, on the fallback too
+	// (defect.go), whose finding is among Errors.
+	defect *Defect
 }
 
 // pendingGen is a generator to run on the object of key (objectKey).
@@ -58,6 +61,67 @@ type RenderOptions struct {
 // Render turns an admitted object into the objects a controller applies.
 // A kind without a render gives nothing.
 func (s *Session) Render(r Result, opts RenderOptions) Rendered {
+	apiVersion, kind := r.Doc.APIVersion(), r.Doc.Kind()
+	if s.e.fellBack(apiVersion, kind, sortRender) {
+		return s.fallbackRender(r, opts)
+	}
+	out, d := s.tryRender(r, opts, s.e.cur.Load(), s.renderMemoized)
+	if d == nil {
+		return out
+	}
+	// CUE panicked: rendered again on the fallback, where the kind's
+	// renders go from then on when it renders them (defect.go).
+	out = s.fallbackRender(r, opts)
+	if out.defect == nil {
+		s.e.fallBack(apiVersion, kind, sortRender, d)
+	}
+	return out
+}
+
+// tryRender renders with render on c, or says how it panicked (the runtime
+// replaced).
+func (s *Session) tryRender(r Result, opts RenderOptions, c *compiled, render func(Result, RenderOptions) Rendered) (out Rendered, d *Defect) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, d = Rendered{}, s.e.recovered(p, "the render of "+tried(r), c)
+		}
+	}()
+	return render(r, opts), nil
+}
+
+// fallbackRender renders on the fallback runtime, with none of the
+// engine's optimisations; with a finding of PhaseDefect when it panics
+// there too.
+func (s *Session) fallbackRender(r Result, opts RenderOptions) Rendered {
+	c, err := s.e.fallbackRuntime()
+	var d *Defect
+	var out Rendered
+	if err != nil {
+		d = &Defect{What: "the render of " + tried(r), Panic: "the fallback runtime does not compile: " + err.Error()}
+	} else {
+		pinned := *s
+		pinned.pinned = c
+		out, d = s.tryRender(r, opts, c, func(r Result, opts RenderOptions) Rendered {
+			return pinned.checkBuiltMeta(pinned.renderOnce(r, opts, false))
+		})
+	}
+	if d != nil {
+		return Rendered{Errors: []Finding{defectFinding(d)}, defect: d}
+	}
+	return out
+}
+
+// runtime is the CUE runtime the session's evaluations use: the one in
+// force, or the one it is pinned to (the fallback's).
+func (s *Session) runtime() *compiled {
+	if s.pinned != nil {
+		return s.pinned
+	}
+	return s.e.compiled()
+}
+
+// renderMemoized renders with the engine's memos and carried values.
+func (s *Session) renderMemoized(r Result, opts RenderOptions) Rendered {
 	// A render kept under its inputs' identities (rendermemo.go), copied.
 	key := s.renderKey(r, opts)
 	if key != "" {
@@ -119,7 +183,7 @@ func (s *Session) renderOnce(r Result, opts RenderOptions, deferGens bool) Rende
 // says whether the render goes on, and one that stops leaves its reason in
 // the result's errors (or a controller's skip).
 func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases **keyAliases) Rendered {
-	c := s.e.compiled()
+	c := s.runtime()
 	renderer, ok := c.renders[r.Doc.APIVersion()][r.Doc.Kind()]
 	if !ok || r.Object == nil {
 		return Rendered{}

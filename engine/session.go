@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -44,6 +45,9 @@ type Session struct {
 	// probes: their renders evaluate the kinds' renderChecks, and are
 	// never kept.
 	trial bool
+	// pinned is the runtime the session evaluates on, when not the one in
+	// force: the fallback's (defect.go).
+	pinned *compiled
 
 	// mu guards objects, context, seen and the journal: AdmitAll's
 	// evaluations read them while the documents before them are committed.
@@ -175,6 +179,9 @@ type Result struct {
 	runtime      *stored
 	existing     map[string]any
 	existingRead map[string]any
+	// defect is the panic the evaluation recovered (defect.go), whose
+	// finding is among Errors.
+	defect *Defect
 }
 
 // Rejected reports whether any error was found.
@@ -227,7 +234,7 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 		if pre, ok := precheck(doc); !ok {
 			r = pre
 		} else {
-			r, st = s.evaluate(context.Background(), doc, Request{})
+			r, st = s.evaluateRecovered(context.Background(), doc, Request{})
 		}
 		// Reported: what the rules find fault with, and the warnings of a
 		// runtime a policy declares (a YAML runtime's would show too).
@@ -308,7 +315,7 @@ func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) R
 		return r
 	}
 	if s.e.admits(doc.APIVersion(), doc.Kind()) {
-		r, st := s.evaluate(ctx, doc, req)
+		r, st := s.evaluateRecovered(ctx, doc, req)
 		return s.commit(r, st)
 	}
 	return s.keep(doc)
@@ -352,7 +359,7 @@ func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []
 			for i := range jobs {
 				// A view of the session that records what it reads.
 				v := &Session{e: s.e, opts: s.opts, mu: s.mu, objects: s.objects, context: s.context, seen: s.seen, journal: s.journal, reads: &reads{}}
-				r, st := v.evaluate(ctx, docs[i], Request{})
+				r, st := v.evaluateRecovered(ctx, docs[i], Request{})
 				slots[i] <- ahead{r, st, v.reads}
 			}
 		})
@@ -381,6 +388,18 @@ func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []
 	}
 	wg.Wait()
 	return out
+}
+
+// evaluateRecovered evaluates doc: no panic escapes (defect.go), and one
+// that evaluateAs did not recover is the document's defect.
+func (s *Session) evaluateRecovered(ctx context.Context, doc Document, req Request) (r Result, st *stored) {
+	defer func() {
+		if p := recover(); p != nil {
+			d := s.e.recovered(p, "the admission of "+tried(Result{Doc: doc}), nil)
+			r, st = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil
+		}
+	}()
+	return s.evaluate(ctx, doc, req)
 }
 
 // precheck refuses what cannot be admitted at all: a document that did not
@@ -571,11 +590,11 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	if memo {
 		mode = carryUnnamed
 	}
-	r, st, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: mode, memo: memo})
+	r, st, ok := s.reviewAs(ctx, doc, req, evalMode{carry: mode, memo: memo})
 	if !ok {
 		// A rule changed a carried value's token (carried.go): the
 		// object is reviewed again with its values.
-		r, st, _ = s.evaluateAs(ctx, doc, req, evalMode{memo: memo})
+		r, st, _ = s.reviewAs(ctx, doc, req, evalMode{memo: memo})
 	}
 	if req.SchemaChecked && hasPhase(r.Errors, PhaseRuleError) {
 		// A schema-checked review takes its input as the object, as the
@@ -583,7 +602,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		// cannot evaluate is not such an object (a value of the wrong
 		// type, a default missing): it is reviewed with the kind's
 		// schema, which says what is wrong in the API server's words.
-		r, st, _ = s.evaluateAs(ctx, doc, req, evalMode{memo: memo, unifySchema: true})
+		r, st, _ = s.reviewAs(ctx, doc, req, evalMode{memo: memo, unifySchema: true})
 	}
 	// A label or annotation key that means nothing but looks as if it
 	// should (metakeys.go); the review's warnings may be a cache's.
@@ -603,13 +622,55 @@ type evalMode struct {
 	// unifySchema unifies the kind's schema with a schema-checked object
 	// too (context.schemaChecked false).
 	unifySchema bool
+	// fallback evaluates on the runtime without CUE's structure sharing,
+	// with none of the engine's optimisations: no carried values, no
+	// memo, no shared runtime values (defect.go).
+	fallback bool
 }
 
-// evaluateAs evaluates as m says; false when a token was left over.
-func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
+// reviewAs evaluates as m says, on the fallback when the kind's reviews
+// go there; one that panics is made again on the fallback, where the
+// kind's reviews go from then on when it evaluates there (defect.go).
+func (s *Session) reviewAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
+	apiVersion, kind := doc.APIVersion(), doc.Kind()
+	if s.e.fellBack(apiVersion, kind, sortReview) {
+		return s.evaluateAs(ctx, doc, req, evalMode{fallback: true, unifySchema: m.unifySchema})
+	}
+	r, st, ok := s.evaluateAs(ctx, doc, req, m)
+	if r.defect == nil {
+		return r, st, ok
+	}
+	fr, fst, fok := s.evaluateAs(ctx, doc, req, evalMode{fallback: true, unifySchema: m.unifySchema})
+	if fr.defect == nil {
+		s.e.fallBack(apiVersion, kind, sortReview, r.defect)
+	}
+	return fr, fst, fok
+}
+
+// evaluateAs evaluates as m says; false when a token was left over. A
+// panic is the result's defect, with a finding of PhaseDefect; the
+// runtime that panicked is replaced (defect.go).
+func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (r Result, st *stored, ok bool) {
 	s.e.begin("the review", doc)
-	ad := admission{s: s, c: s.e.compiled(), doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema}
+	ad := admission{s: s, doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema, fallback: m.fallback}
+	if m.fallback {
+		c, err := s.e.fallbackRuntime()
+		if err != nil {
+			d := &Defect{What: "the review of " + tried(Result{Doc: doc}), Panic: "the fallback runtime does not compile: " + err.Error()}
+			return Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
+		}
+		ad.c = c
+	} else {
+		ad.c = s.e.compiled()
+	}
 	defer ad.releaseRuntime()
+	defer func() {
+		if p := recover(); p != nil {
+			ad.shared = nil // its value is not given back: its runtime panicked
+			d := s.e.recovered(p, "the review of "+tried(Result{Doc: doc}), ad.c)
+			r, st, ok = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
+		}
+	}()
 	_ = ad.inputs(ctx) &&
 		ad.lookups(ctx) &&
 		ad.recall() &&
@@ -653,6 +714,7 @@ type admission struct {
 	mode        carryMode
 	entry       string
 	unifySchema bool
+	fallback    bool
 	values      *valueTokens
 	real        map[string]any
 	leftover    bool
@@ -785,7 +847,7 @@ func (ad *admission) review() bool {
 	// aliases.go), those of the shared runtime's first; what comes back
 	// gets the keys again.
 	var parent *keyAliases
-	if ad.runtime != nil {
+	if ad.runtime != nil && !ad.fallback {
 		if ad.shared = ad.c.sharedRuntime(s.e, ad.runtime); ad.shared != nil {
 			ad.runtimeValue, parent = ad.shared.values.acquire(), ad.shared.aliases
 		}
@@ -1020,12 +1082,49 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		ms, _ = s.e.mutateMemo.get(key)
 	}
 	if ms == nil {
-		ms = s.mutations(c, m, doc.Kind(), in, old, req.Operation, now)
+		if s.e.fellBack(doc.APIVersion(), doc.Kind(), sortMutation) {
+			return s.fallbackMutations(doc, in, old, req.Operation, now).made(doc)
+		}
+		var d *Defect
+		if ms, d = s.tryMutations(c, m, doc, in, old, req.Operation, now); d != nil {
+			// CUE panicked: made again on the fallback, where the kind's
+			// mutations go from then on when it makes them (defect.go).
+			ms = s.fallbackMutations(doc, in, old, req.Operation, now)
+			if ms.defect == nil {
+				s.e.fallBack(doc.APIVersion(), doc.Kind(), sortMutation, d)
+			}
+			return ms.made(doc)
+		}
 		if key != "" {
 			s.e.mutateMemo.put(key, ms)
 		}
 	}
 	return ms.made(doc)
+}
+
+// tryMutations makes the mutations on c, or says how it panicked (the
+// runtime replaced).
+func (s *Session) tryMutations(c *compiled, m cue.Value, doc Document, in, old map[string]any, op, now string) (ms *mutations, d *Defect) {
+	defer func() {
+		if r := recover(); r != nil {
+			ms, d = nil, s.e.recovered(r, fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), c)
+		}
+	}()
+	return s.mutations(c, m, doc.Kind(), in, old, op, now), nil
+}
+
+// fallbackMutations makes the mutations on the fallback runtime; its
+// defect when it panics there too.
+func (s *Session) fallbackMutations(doc Document, in, old map[string]any, op, now string) *mutations {
+	c, err := s.e.fallbackRuntime()
+	if err != nil {
+		return &mutations{defect: &Defect{What: fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), Panic: "the fallback runtime does not compile: " + err.Error()}}
+	}
+	ms, d := s.tryMutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc, in, old, op, now)
+	if d != nil {
+		return &mutations{defect: d}
+	}
+	return ms
 }
 
 // asServerHasIt is the document as the API server has it when it calls
@@ -1073,6 +1172,9 @@ func (s *Session) mutated(doc Document, req Request) (Document, *Result) {
 		req.Operation = opCreate
 	}
 	out, err := s.Mutate(doc, req)
+	if d := (*Defect)(nil); errors.As(err, &d) {
+		return doc, &Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}
+	}
 	if err != nil {
 		f := Finding{Phase: PhaseRuleError, Rule: "mutations", Detail: err.Error()}
 		if mErr, ok := err.(*MutationError); ok {
@@ -1095,6 +1197,9 @@ func (s *Session) mutated(doc Document, req Request) (Document, *Result) {
 type mutations struct {
 	rules []ruleEdits
 	err   error
+	// defect is the panic that stopped them, on the fallback too
+	// (defect.go).
+	defect *Defect
 }
 
 // ruleEdits are one mutation's edits, with its place in the CUE.
@@ -1147,6 +1252,9 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 // none. The edits stay as they were: each is made with copies of its
 // values (edit.withOwnValues).
 func (ms *mutations) made(doc Document) (map[string]any, error) {
+	if ms.defect != nil {
+		return nil, ms.defect
+	}
 	if ms.err != nil {
 		return nil, ms.err
 	}
@@ -1341,4 +1449,13 @@ func (l Listed) RuntimeSummary() RuntimeSummary {
 		_ = json.Unmarshal(data, &s)
 	}
 	return s
+}
+
+// tried names the object of r the load tried: a probe of a runtime as
+// such.
+func tried(r Result) string {
+	if strings.HasPrefix(r.Doc.File, probeFile) {
+		return fmt.Sprintf("%s, a probe of the runtime %s (see probes)", r.Identity(), strings.TrimPrefix(r.Doc.File, probeFile))
+	}
+	return r.Identity()
 }

@@ -69,13 +69,13 @@ func (g *evalGuard) mark(what string, doc Document) {
 
 // guarded runs fn, the load's evaluations, on a goroutine of its own,
 // and fails the load when one of them takes longer than evalLimit. A
-// panic of fn's is fn's caller's.
+// panic of fn's fails the load as a defect (defect.go).
 func (e *Engine) guarded(fn func() error) error {
 	g := &evalGuard{}
 	e.guard.Store(g)
 	type outcome struct {
 		err      error
-		panicked any
+		panicked *Defect
 	}
 	done := make(chan outcome, 1)
 	go func() {
@@ -85,7 +85,7 @@ func (e *Engine) guarded(fn func() error) error {
 				if _, ok := r.(gaveUp); ok {
 					return
 				}
-				o.panicked = r
+				o.panicked = e.recovered(r, "the load", nil)
 			}
 			done <- o
 		}()
@@ -98,7 +98,7 @@ func (e *Engine) guarded(fn func() error) error {
 		case o := <-done:
 			e.guard.Store(nil)
 			if o.panicked != nil {
-				panic(o.panicked)
+				return defectLoadError(e.loadSummary(), o.panicked)
 			}
 			return o.err
 		case <-tick.C:

@@ -11,8 +11,8 @@ import (
 // TestLoadGivesUpOnAStall: an evaluation of the load's that takes longer
 // than evalLimit fails the load, naming it, without waiting for it; the
 // load's goroutine ends at the next evaluation it would begin. An error
-// or a panic of the load's own is its caller's, and an engine that
-// loaded evaluates unguarded.
+// of the load's own is its caller's, a panic a defect that fails the load,
+// and an engine that loaded evaluates unguarded.
 func TestLoadGivesUpOnAStall(t *testing.T) {
 	e := loadPolicyWant(t, "a policy", map[string]string{"p.cue": "package schemas\n"}, "")
 	if e == nil || e.guard.Load() != nil {
@@ -53,12 +53,9 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	if err := e.guarded(func() error { return errors.New("the load's own") }); err == nil || err.Error() != "the load's own" {
 		t.Errorf("guarded: %v, want the load's own error", err)
 	}
-	func() {
-		defer func() {
-			if r := recover(); r != "a defect" {
-				t.Errorf("recovered %v, want the load's own panic", r)
-			}
-		}()
-		_ = e.guarded(func() error { panic("a defect") })
-	}()
+	// A panic of the load's fails it as a defect, not the process.
+	err = e.guarded(func() error { panic("a defect") })
+	if d := (*Defect)(nil); !errors.As(err, &d) || d.Panic != "a defect" || !strings.Contains(err.Error(), "not of the policy") {
+		t.Errorf("guarded: %v, want the load's panic as a defect", err)
+	}
 }

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// cuePanicJob is a TrainJob on deepspeed-distributed, whose review CUE
+// v0.17.1 cannot make with structure sharing under testdata/cuepanic's
+// policy; limits sets its nodes' limits.memory.
+func cuePanicJob(t *testing.T, limits bool) Document {
+	t.Helper()
+	src := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: mnist, namespace: team-a}
+spec:
+  runtimeRef: {name: deepspeed-distributed}
+  trainer:
+    numNodes: 2
+    image: docker.io/deepspeed:1
+`
+	if limits {
+		src += "    resourcesPerNode: {limits: {memory: 64Gi}}\n"
+	}
+	docs := ReadYAML("job.yaml", []byte(src))
+	if len(docs) != 1 || docs[0].Err != nil {
+		t.Fatalf("reading the job: %v", docs)
+	}
+	return docs[0]
+}
+
+// TestCUEPanicFallsBack: a correct policy on which CUE v0.17.1 panics
+// (a nil dereference in adt.initArcs, in the review of the MPI runtimes'
+// probes) loads, with one warning at the admin's file naming the rule, and
+// its rule gives the right findings: the TrainJob's reviews go to the
+// runtime without structure sharing.
+func TestCUEPanicFallsBack(t *testing.T) {
+	e, err := New(Options{PolicyDirs: []string{"testdata/cuepanic"}})
+	if err != nil {
+		t.Fatalf("the policy does not load: %v", err)
+	}
+	if e.Defects() == 0 {
+		t.Error("no panic recovered: the policy no longer reaches CUE's defect, and this test no longer tests the fallback")
+	}
+	ws := e.Warnings()
+	if len(ws) != 1 || !strings.HasSuffix(ws[0].File, "cuepanic/org.cue") || ws[0].Line == 0 ||
+		!strings.Contains(ws[0].Message, "policy.requireLimits") || !strings.Contains(ws[0].Message, "panicked") ||
+		!strings.Contains(ws[0].Message, "not of the policy") {
+		t.Errorf("load warnings %v; want one at cuepanic/org.cue naming policy.requireLimits, a panic of CUE's", ws)
+	}
+	fbs := e.Fallbacks()
+	if len(fbs) != 1 || fbs[0].Kind != (Kind{"trainer.kubeflow.org/v1alpha1", "TrainJob"}) || fbs[0].Sort != sortReview {
+		t.Errorf("fallbacks %v; want the TrainJob's reviews", fbs)
+	}
+
+	s := e.NewSession(SessionOptions{})
+	r := s.Admit(cuePanicJob(t, false))
+	if len(r.Errors) != 1 || r.Errors[0].Phase != PhasePolicy || r.Errors[0].Rule != "requireLimits" ||
+		r.Errors[0].String() != "spec.trainer.resourcesPerNode: Required value: set limits.memory" {
+		t.Errorf("without limits.memory: errors %v; want requireLimits' alone", r.Errors)
+	}
+	r = s.Admit(cuePanicJob(t, true))
+	if r.Rejected() || r.Object == nil {
+		t.Fatalf("with limits.memory: errors %v; want admitted", r.Errors)
+	}
+	if out := s.Render(r, RenderOptions{}); len(out.Errors) > 0 || len(out.Objects) == 0 {
+		t.Errorf("render: errors %v, %d objects", out.Errors, len(out.Objects))
+	}
+}
+
+// TestDefectReplacesRuntime: after a recovered panic the runtime that
+// panicked is not used again, and no memo keeps what was made before.
+func TestDefectReplacesRuntime(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{})
+	if r := s.Admit(cuePanicJob(t, true)); r.Rejected() {
+		t.Fatalf("rejected: %v", r.Errors)
+	}
+	if e.reviewMemo.len() == 0 || e.lookupMemo.len() == 0 {
+		t.Fatal("nothing in the memos to forget")
+	}
+	c := e.cur.Load()
+	d := e.recovered("boom", "a test's evaluation", c)
+	if d.Panic != "boom" || !strings.Contains(d.Error(), "a test's evaluation") || d.Stack == "" {
+		t.Errorf("defect %+v", d)
+	}
+	if e.cur.Load() == c {
+		t.Error("the runtime that panicked is still in force")
+	}
+	if n := e.reviewMemo.len() + e.lookupMemo.len() + e.renderMemo.len() + e.mutateMemo.len() + e.crdPartMemo.len(); n != 0 {
+		t.Errorf("%d memoised results survived the panic", n)
+	}
+	if e.Defects() != 1 {
+		t.Errorf("defects %d, want 1", e.Defects())
+	}
+	if r := e.NewSession(SessionOptions{}).Admit(cuePanicJob(t, true)); r.Rejected() {
+		t.Errorf("rejected on the fresh runtime: %v", r.Errors)
+	}
+}
+
+// panickingCluster is a cluster whose reads panic: code the engine calls
+// in the middle of an evaluation.
+type panickingCluster struct{}
+
+func (panickingCluster) Get(context.Context, string, string, string, string) (map[string]any, error) {
+	panic("the cluster's defect")
+}
+
+func (panickingCluster) List(context.Context, string, string) ([]map[string]any, error) {
+	panic("the cluster's defect")
+}
+
+// TestPanicThatRemainsIsADefect: a panic that the fallback meets too is a
+// finding of PhaseDefect that rejects the object, says whose defect it
+// is, and sends nothing to the fallback; the process goes on.
+func TestPanicThatRemainsIsADefect(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: panickingCluster{}})
+	r := s.AdmitRequest(context.Background(), cuePanicJob(t, true), Request{})
+	if len(r.Errors) != 1 || r.Errors[0].Phase != PhaseDefect || r.Errors[0].Type != "Internal error" ||
+		!strings.Contains(r.Errors[0].Detail, "panic: the cluster's defect") || !strings.Contains(r.Errors[0].Detail, "not of the policy nor of the object") ||
+		!strings.Contains(r.Errors[0].Detail, "TrainJob team-a/mnist") {
+		t.Errorf("errors %v; want one defect naming the TrainJob and the panic", r.Errors)
+	}
+	if e.Defects() != 2 {
+		t.Errorf("defects %d; want 2 (the review, then the fallback's)", e.Defects())
+	}
+	if fbs := e.Fallbacks(); len(fbs) != 0 {
+		t.Errorf("fallbacks %v after a panic the fallback met too", fbs)
+	}
+}
