@@ -31,7 +31,7 @@ Without --dir, one multi-document YAML stream on standard output; with --dir, on
 named <plural>.<group>.yaml.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.engine()
+			e, err := g.engine(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ whose CUE mutates) that send requests to the controller's webhook Service. The c
 its CA into them (--self-signed-certs).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.engine()
+			e, err := g.engine(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func (o *renderOptions) run(cmd *cobra.Command, paths []string) error {
 	if len(paths) == 0 && o.runtime == "" {
 		return usageError{fmt.Errorf("nothing to render: give files, directories or -, or --runtime NAME")}
 	}
-	e, err := o.engine()
+	e, err := o.engine(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

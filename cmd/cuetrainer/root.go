@@ -50,18 +50,23 @@ var engines = struct {
 	byDirs map[string]*engine.Engine
 }{byDirs: map[string]*engine.Engine{}}
 
-func (g *globals) engine() (*engine.Engine, error) {
+// engine loads the engine for the policy directories, and prints the
+// load's warnings to stderr.
+func (g *globals) engine(stderr io.Writer) (*engine.Engine, error) {
 	key := strings.Join(g.policyDirs, "\x00")
 	engines.Lock()
 	defer engines.Unlock()
-	if e, ok := engines.byDirs[key]; ok && len(g.policyDirs) == 0 {
-		return e, nil
+	e, ok := engines.byDirs[key]
+	if !ok || len(g.policyDirs) > 0 {
+		var err error
+		if e, err = engine.New(engine.Options{PolicyDirs: g.policyDirs}); err != nil {
+			return nil, usageError{err}
+		}
+		engines.byDirs[key] = e
 	}
-	e, err := engine.New(engine.Options{PolicyDirs: g.policyDirs})
-	if err != nil {
-		return nil, usageError{err}
+	for _, w := range e.Warnings() {
+		fmt.Fprintf(stderr, "Warning: %s\n", strings.ReplaceAll(w.String(), "\n", "\n    "))
 	}
-	engines.byDirs[key] = e
 	return e, nil
 }
 

@@ -91,7 +91,7 @@ func (o *runtimeSource) clusterDocs(cmd *cobra.Command, e *engine.Engine) ([]eng
 // load admits the files and returns the runtimes the session holds. Files
 // that cannot be read, and runtimes that are rejected, are reported.
 func (o *runtimeSource) load(cmd *cobra.Command) ([]engine.Listed, error) {
-	e, err := o.engine()
+	e, err := o.engine(cmd.ErrOrStderr())
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ replaces it; --no-builtin-runtimes writes only the policies'). Without --dir the
 standard output as one multi-document stream; with --dir, one file NAME.yaml each.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := g.engine()
+			e, err := g.engine(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -101,7 +101,7 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		e, err = o.engine()
+		e, err = o.engine(cmd.ErrOrStderr())
 	}()
 	var readProblems bytes.Buffer
 	docs, unreadable := readInputs(func() *engine.Engine { <-loaded; return e }, paths, cmd.InOrStdin(), &readProblems)
