@@ -95,3 +95,72 @@ func TestPolicyReloader(t *testing.T) {
 		t.Errorf("fixed policy not loaded: %v", p.LastError())
 	}
 }
+
+// TestPolicyReloaderSurvivesPanic: a reload whose load panics is a failed
+// reload, said as a defect: the process goes on with the last good policy.
+func TestPolicyReloaderSurvivesPanic(t *testing.T) {
+	dir := t.TempDir()
+	loads := 0
+	p, err := newPolicyReloader(engine.Options{PolicyDirs: []string{dir}}, 0, func(o engine.Options) (*engine.Engine, error) {
+		if loads++; loads > 1 {
+			var m map[string]int
+			m["boom"]++ // a nil map: the load panics
+		}
+		return engine.New(o)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := p.Engine()
+	if good == nil {
+		t.Fatalf("the first load failed: %v", p.LastError())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "org.cue"), []byte("package schemas\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p.Check(context.Background()) {
+		t.Fatal("a load that panicked was put in force")
+	}
+	if err := p.LastError(); err == nil || !strings.Contains(err.Error(), "panicked") || !strings.Contains(err.Error(), "assignment to entry in nil map") {
+		t.Errorf("last error %v; want the panic", err)
+	}
+	if p.Engine() != good || p.Closed() != nil || p.Ready(nil) != nil {
+		t.Error("the last good policy is no longer in force")
+	}
+}
+
+// TestPolicyReloaderClosedAtStart: a policy that does not load when the
+// process starts leaves none in force: Closed and Ready say why, naming the
+// file; the reloader tries again every tick, and opens once it loads.
+func TestPolicyReloaderClosedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.cue")
+	if err := os.WriteFile(broken, []byte("package schemas\nfoo: {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPolicyReloader(engine.Options{PolicyDirs: []string{dir}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Engine() != nil {
+		t.Fatal("a policy that does not load is in force")
+	}
+	for name, err := range map[string]error{"Closed": p.Closed(), "Ready": p.Ready(nil)} {
+		if err == nil || !strings.Contains(err.Error(), "admission is closed") || !strings.Contains(err.Error(), "broken.cue") {
+			t.Errorf("%s: %v; want closed, naming broken.cue", name, err)
+		}
+	}
+	ctx := context.Background()
+	if p.Check(ctx) || p.Engine() != nil {
+		t.Fatal("the same broken policy loaded")
+	}
+	if err := os.WriteFile(broken, []byte("package schemas\n#foo: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Check(ctx) || p.Engine() == nil || p.Closed() != nil || p.Ready(nil) != nil {
+		t.Fatalf("the fixed policy did not open admission: %v", p.LastError())
+	}
+	if ok, why := admitsTF(t, p.Engine()); ok || !strings.Contains(why, "tensorflow-distributed") {
+		t.Errorf("TensorFlow admitted without its policy (%s)", why)
+	}
+}

@@ -43,7 +43,7 @@ func (a *RuntimeAudit) Start(ctx context.Context) error {
 	}
 	var last *engine.Engine
 	for {
-		if e := a.Engine(); e != last {
+		if e := a.Engine(); e != nil && e != last {
 			if err := a.Audit(ctx, e); err != nil {
 				log.FromContext(ctx).WithName("runtime-audit").Error(err, "auditing the runtimes")
 			} else {

@@ -20,8 +20,16 @@ import (
 
 // Options configure what Setup adds to a manager.
 type Options struct {
-	// Engine returns the engine to use now.
+	// Engine returns the engine to use now; nil while none is in force
+	// (Closed says why).
 	Engine func() *engine.Engine
+	// Closed says why no engine is in force, nil while one is: the
+	// webhooks refuse and the controller waits (PolicyReloader.Closed).
+	// Never closed when nil.
+	Closed func() error
+	// Registered is the engine whose kinds the webhooks and the controller
+	// are registered for; Engine()'s when nil.
+	Registered *engine.Engine
 	// Release is the Kubeflow Trainer release the cluster runs, for the
 	// deprecation rules; empty for none.
 	Release string
@@ -60,8 +68,25 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	served.ReadRecycles(func() int64 { return o.Engine().Recycled() })
-	e := o.Engine()
+	served.ReadRecycles(func() int64 {
+		if e := o.Engine(); e != nil {
+			return e.Recycled()
+		}
+		return 0
+	})
+	served.ReadDefects(func() int64 {
+		if e := o.Engine(); e != nil {
+			return e.Defects()
+		}
+		return 0
+	})
+	e := o.Registered
+	if e == nil {
+		e = o.Engine()
+	}
+	if e == nil {
+		return fmt.Errorf("no engine to register the kinds of")
+	}
 	live := map[string]bool{}
 	for _, k := range e.Admitted() {
 		live[schema.FromAPIVersionAndKind(k.APIVersion, k.Kind).Group] = true
@@ -96,7 +121,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	applies := newApplied(nil)
 	cl := cluster{reader: mgr.GetClient(), mapper: mgr.GetRESTMapper(), live: mgr.GetAPIReader(), liveGroups: live, cached: crds.Unchanged, applied: applies}
 	if o.Webhooks {
-		webhooks.Register(mgr.GetWebhookServer(), e.Admitted(), webhooks.Admission{Engine: o.Engine, Cluster: cl, Release: o.Release, Now: o.Now, Metrics: served})
+		webhooks.Register(mgr.GetWebhookServer(), e.Admitted(), webhooks.Admission{Engine: o.Engine, Closed: o.Closed, Cluster: cl, Release: o.Release, Now: o.Now, Metrics: served})
 	}
 	if !o.Reconcile {
 		return nil
@@ -119,7 +144,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(&RuntimeAudit{Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("runtime-audit"), Release: o.Release, Metrics: served}); err != nil {
 		return err
 	}
-	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: served, Applied: applies}
+	r := &TrainJobReconciler{Client: c, Reader: mgr.GetAPIReader(), Cached: crds.Unchanged, Engine: o.Engine, Closed: o.Closed, Cluster: cl, Recorder: mgr.GetEventRecorder("trainjob-controller"), Release: o.Release, Now: o.Now, Metrics: served, Applied: applies}
 	tj := &unstructured.Unstructured{}
 	tj.SetGroupVersionKind(TrainJobGVK)
 	concurrency := o.Concurrency

@@ -37,9 +37,12 @@ type TrainJobReconciler struct {
 	// Reader reads the TrainJob from the API server (not a cache that may
 	// hold it pruned by an older CRD); Client when nil. Client reads it
 	// instead while Cached says the cache may serve it.
-	Reader   client.Reader
-	Cached   func() bool
+	Reader client.Reader
+	Cached func() bool
+	// Engine is the engine in force, nil while none is (Closed says why:
+	// the TrainJob waits, and nothing is created).
 	Engine   func() *engine.Engine
+	Closed   func() error
 	Cluster  engine.Cluster
 	Recorder events.EventRecorder
 	Release  string
@@ -49,6 +52,10 @@ type TrainJobReconciler struct {
 	// Applied is told each object applied, for Cluster's reads.
 	Applied *applied
 }
+
+// closedRetry is how long a TrainJob waits for a policy in force before
+// it is reconciled again.
+const closedRetry = 10 * time.Second
 
 // Reconcile renders one TrainJob and applies the result.
 func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -66,8 +73,18 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 
+	e := r.Engine()
+	if e == nil {
+		// No policy in force: nothing is created until one is.
+		why := "no policy in force"
+		if r.Closed != nil && r.Closed() != nil {
+			why = r.Closed().Error()
+		}
+		logger.Info("the TrainJob waits for a policy in force", "reason", why)
+		return ctrl.Result{RequeueAfter: closedRetry}, nil
+	}
 	start := time.Now()
-	s := r.Engine().NewSession(engine.SessionOptions{Release: r.Release, NoBuiltinRuntimes: true, Cluster: r.Cluster, Controller: true})
+	s := e.NewSession(engine.SessionOptions{Release: r.Release, NoBuiltinRuntimes: true, Cluster: r.Cluster, Controller: true})
 	// The TrainJob passed its CRD's checks when it was written.
 	admitted := s.AdmitRequest(ctx, engine.Document{File: "cluster", Object: tj.Object}, engine.Request{Operation: "UPDATE", OldObject: tj.Object, SchemaChecked: true})
 	if admitted.Object == nil {

@@ -117,8 +117,18 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// The webhooks and the controller serve the kinds of the policy in
+	// force; with none (it did not load), those of the embedded CUE, closed
+	// until the policy loads (docs/controller.md).
 	eng := policies.Engine()
-	ctrl.Log.Info("policies loaded", "policyDirs", o.policyDirs, "took", time.Since(start).String())
+	if eng == nil {
+		ctrl.Log.Error(policies.LastError(), "the policies do not load: admission is closed and the replica not ready until they do; the directories are read again every interval", "policyDirs", o.policyDirs, "interval", o.policyReload.String())
+		if eng, err = engine.New(engine.Options{}); err != nil {
+			return err
+		}
+	} else {
+		ctrl.Log.Info("policies loaded", "policyDirs", o.policyDirs, "took", time.Since(start).String(), "warnings", len(eng.Warnings()))
+	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Metrics: o.metricsOptions(),
@@ -145,7 +155,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile, Concurrency: o.concurrency}); err != nil {
+	policies.Recorder, policies.Pod = mgr.GetEventRecorder("policies"), controller.OwnPod(os.Getenv("POD_NAME"), o.namespace)
+	policies.LogWarnings(ctx)
+	if err := controller.Setup(mgr, controller.Options{Engine: policies.Engine, Closed: policies.Closed, Registered: eng, Release: o.release, Webhooks: o.webhooks, Reconcile: o.reconcile, Concurrency: o.concurrency}); err != nil {
 		return err
 	}
 	if len(o.policyDirs) > 0 {
@@ -185,6 +197,11 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	if err := mgr.AddReadyzCheck("webhooks", ready); err != nil {
+		return err
+	}
+	// Not ready while no policy is in force: a rollout of a policy that
+	// does not load stops at its first replica.
+	if err := mgr.AddReadyzCheck("policy", policies.Ready); err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting", "webhooks", o.webhooks, "reconcile", o.reconcile, "setup", time.Since(start).String())

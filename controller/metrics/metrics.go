@@ -32,7 +32,10 @@ type Metrics struct {
 	policyReloads          *prometheus.CounterVec
 	policyLoaded           prometheus.Gauge
 	runtimesBreakingPolicy prometheus.Gauge
+	policyWarnings         prometheus.Gauge
+	policyInForce          prometheus.Gauge
 	engineRecycles         *readMetric
+	engineDefects          *readMetric
 	cacheReads             *readMetric
 }
 
@@ -55,6 +58,9 @@ func Register(reg prometheus.Registerer) (*Metrics, error) {
 	m.engineRecycles = register(reg, &errs, newReadMetric(prometheus.CounterValue,
 		"cuetrainer_engine_recycles_total",
 		"CUE runtimes replaced by a fresh one (the engine bounds its memory so)."))
+	m.engineDefects = register(reg, &errs, newReadMetric(prometheus.CounterValue,
+		"cuetrainer_engine_defects_total",
+		"Panics of CUE's or cuetrainer's the engine in force recovered (each a defect to report; the evaluation was made again without structure sharing, or refused)."))
 	m.cacheReads = register(reg, &errs, newReadMetric(prometheus.GaugeValue,
 		"cuetrainer_controller_cache_reads",
 		"1 while the controller and the webhooks read TrainJobs and runtimes from the cache (their CRDs unchanged since the process started), 0 when they read them from the API server."))
@@ -65,6 +71,14 @@ func Register(reg prometheus.Registerer) (*Metrics, error) {
 	m.policyLoaded = register(reg, &errs, prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "cuetrainer_policy_loaded_timestamp_seconds",
 		Help: "When the policies in force were loaded.",
+	}))
+	m.policyWarnings = register(reg, &errs, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "cuetrainer_policy_load_warnings",
+		Help: "The warnings the load of the policies in force gave (logged once per load).",
+	}))
+	m.policyInForce = register(reg, &errs, prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "cuetrainer_policy_in_force",
+		Help: "1 while a policy that loaded is in force; 0 while none is (the policy did not load at start: admission is closed and the replica not ready).",
 	}))
 	m.runtimesBreakingPolicy = register(reg, &errs, prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "cuetrainer_runtimes_breaking_policy",
@@ -116,6 +130,25 @@ func (m *Metrics) PolicyLoaded() {
 	}
 }
 
+// PolicyWarnings records how many warnings the load of the policies in
+// force gave.
+func (m *Metrics) PolicyWarnings(n int) {
+	if m != nil {
+		m.policyWarnings.Set(float64(n))
+	}
+}
+
+// PolicyInForce records whether a policy that loaded is in force.
+func (m *Metrics) PolicyInForce(in bool) {
+	if m != nil {
+		v := 0.0
+		if in {
+			v = 1
+		}
+		m.policyInForce.Set(v)
+	}
+}
+
 // PolicyReload counts a change of the policy directories, by result:
 // loaded or failed.
 func (m *Metrics) PolicyReload(result string) {
@@ -137,6 +170,14 @@ func (m *Metrics) RuntimesBreakingPolicy(n int) {
 func (m *Metrics) ReadRecycles(recycles func() int64) {
 	if m != nil {
 		m.engineRecycles.read(func() float64 { return float64(recycles()) })
+	}
+}
+
+// ReadDefects makes cuetrainer_engine_defects_total read defects (the
+// engine in force's) when scraped; 0 until set.
+func (m *Metrics) ReadDefects(defects func() int64) {
+	if m != nil {
+		m.engineDefects.read(func() float64 { return float64(defects()) })
 	}
 }
 

@@ -31,6 +31,9 @@ func TestNamesAndHelp(t *testing.T) {
 		"cuetrainer_policy_reloads_total":               {"COUNTER", "Policy directory changes seen, by result: loaded, or failed (the last good policy stays)."},
 		"cuetrainer_policy_loaded_timestamp_seconds":    {"GAUGE", "When the policies in force were loaded."},
 		"cuetrainer_runtimes_breaking_policy":           {"GAUGE", "The cluster's runtimes the policy in force finds fault with, as its last audit found (a runtime created before the policy, as the shipped ones may be)."},
+		"cuetrainer_engine_defects_total":               {"COUNTER", "Panics of CUE's or cuetrainer's the engine in force recovered (each a defect to report; the evaluation was made again without structure sharing, or refused)."},
+		"cuetrainer_policy_load_warnings":               {"GAUGE", "The warnings the load of the policies in force gave (logged once per load)."},
+		"cuetrainer_policy_in_force":                    {"GAUGE", "1 while a policy that loaded is in force; 0 while none is (the policy did not load at start: admission is closed and the replica not ready)."},
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -25,8 +25,12 @@ import (
 // rejects, with the same messages, and returns vet's warnings; a mutating
 // handler applies the CUE's mutations as a JSON patch.
 type Admission struct {
-	// Engine returns the engine to use now (policies may be reloaded).
+	// Engine returns the engine to use now (policies may be reloaded);
+	// nil while none is in force.
 	Engine func() *engine.Engine
+	// Closed says why no engine is in force, nil while one is: every
+	// request is refused, with the reason (nil: never closed).
+	Closed func() error
 	// Cluster is where the lookups read the objects a review needs.
 	Cluster engine.Cluster
 	// Release is the Kubeflow Trainer release the cluster runs (vet
@@ -78,7 +82,19 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 	if a.Now != nil {
 		now = a.Now
 	}
-	s := a.Engine().NewSession(engine.SessionOptions{Release: a.Release, NoBuiltinRuntimes: true, Cluster: a.Cluster})
+	e := a.Engine()
+	if e == nil {
+		// No policy in force (it did not load at start): closed, as a
+		// webhook that cannot decide is, with the reason.
+		why := errors.New("cuetrainer has no policy in force")
+		if a.Closed != nil {
+			if err := a.Closed(); err != nil {
+				why = err
+			}
+		}
+		return admission.Denied(why.Error())
+	}
+	s := e.NewSession(engine.SessionOptions{Release: a.Release, NoBuiltinRuntimes: true, Cluster: a.Cluster})
 	doc := engine.Document{File: "request", Object: obj}
 	ereq := engine.Request{Operation: string(req.Operation), OldObject: old, Now: now()}
 	evalStart := time.Now()
@@ -94,6 +110,14 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 			log.FromContext(ctx).Error(err, "a mutation of the policy was not made: the object is admitted as it is",
 				"rule", mErr.Rule, "source", mErr.Source, "kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name)
 			return admission.Allowed("").WithWarnings(fmt.Sprintf("cuetrainer: the policy's mutation %s (%s) was not made: %s", mErr.Rule, mErr.Source, mErr.Detail))
+		}
+		if d := (*engine.Defect)(nil); errors.As(err, &d) {
+			// cuetrainer's or CUE's defect, not the policy's nor the
+			// object's: as a mutation that cannot be made, let through,
+			// said in the log and in a warning.
+			log.FromContext(ctx).Error(err, "the mutations could not be evaluated (a defect): the object is admitted as it is",
+				"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name)
+			return admission.Allowed("").WithWarnings("cuetrainer: the policy's mutations were not made: " + d.Error())
 		}
 		if err != nil || mutated == nil {
 			return admission.Allowed("")

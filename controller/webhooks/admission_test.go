@@ -308,3 +308,20 @@ mutators: (#APIVersion): TrainJob: {
 		t.Errorf("allowed %v, patches %v, warnings %q; want allowed, untouched, a warning naming the mutation at stamp.cue:6", r.Allowed, r.Patches, warnings)
 	}
 }
+
+// TestAdmissionClosed: with no policy in force (it did not load at start),
+// both handlers refuse every request, saying why.
+func TestAdmissionClosed(t *testing.T) {
+	why := errors.New("cuetrainer's policy did not load, so admission is closed until it does: org.cue:3:1: a mistake")
+	var req admission.Request
+	if err := json.Unmarshal(review("CREATE", goodJob, ""), &admissionv1.AdmissionReview{Request: &req.AdmissionRequest}); err != nil {
+		t.Fatal(err)
+	}
+	for _, mutating := range []bool{false, true} {
+		a := &Admission{Engine: func() *engine.Engine { return nil }, Closed: func() error { return why }, Mutating: mutating}
+		r := a.Handle(context.Background(), req)
+		if r.Allowed || r.Result == nil || r.Result.Message != why.Error() {
+			t.Errorf("mutating %v: allowed %v, result %+v; want denied with the reason", mutating, r.Allowed, r.Result)
+		}
+	}
+}

@@ -456,7 +456,8 @@ func servesSecretCert(ctx context.Context) error {
 // logged with the file and counted, the last good policy stays in force
 // (its refusal still given, TrainJobs still admitted and rendered), and the
 // fixed version is loaded. A controller that starts while the ConfigMap is
-// broken exits, naming the file, until it is fixed.
+// broken stays up with admission closed (saying why, naming the file) and
+// not ready, and opens once the ConfigMap is fixed, with no restart.
 func TestBrokenPolicyConfigMap(t *testing.T) {
 	need(t)
 	ctx := context.Background()
@@ -501,8 +502,11 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 	})
 	refusedBy(6, "this cluster runs at most 4 nodes")
 
+	startsBefore := cuetrain.starts
 	// A controller (re)started while the ConfigMap is broken has no last
-	// good policy: it exits, and the webhooks are down until the fix.
+	// good policy: it stays up with admission closed, not ready, creating
+	// nothing, and opens once the ConfigMap is fixed, with no restart
+	// (docs/controller.md).
 	if err := testenv.Publish(policyDir, 4, map[string][]byte{"nodes.cue": maxNodesPolicy(4), "broken.cue": broken}); err != nil {
 		t.Fatal(err)
 	}
@@ -510,25 +514,59 @@ func TestBrokenPolicyConfigMap(t *testing.T) {
 	if err := cuetrain.spawn(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-cuetrain.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the controller started with a broken policy")
+	eventually(t, 60*time.Second, "a create refused as admission is closed", func() error {
+		if !cuetrain.running() {
+			return fmt.Errorf("the controller exited: %v", cuetrain.cmd.ProcessState)
+		}
+		err := k8sClient.Create(ctx, trainJob(ns, "while-closed", "torch-distributed", 2), client.DryRunAll)
+		if err == nil || !strings.Contains(err.Error(), "admission is closed until it does") || !strings.Contains(err.Error(), "broken.cue") {
+			return fmt.Errorf("a TrainJob with no policy in force: %v", err)
+		}
+		return nil
+	})
+	if err := cuetrain.ready(); err == nil {
+		t.Error("the controller is ready with no policy in force")
 	}
-	if cuetrain.cmd.ProcessState.Success() {
-		t.Error("the controller exited 0 with a broken policy")
+	if got := metric(t, cuetrain, "cuetrainer_policy_in_force"); got != 0 {
+		t.Errorf("cuetrainer_policy_in_force %v, want 0", got)
 	}
-	if line := logLine("broken.cue"); line == "" {
-		t.Error("the controller exited without naming broken.cue")
+	if line := logLine("admission is closed"); !strings.Contains(line, "broken.cue") {
+		t.Errorf("the log does not say admission is closed, naming broken.cue: %q", line)
 	}
 	if err := testenv.Publish(policyDir, 5, map[string][]byte{"nodes.cue": maxNodesPolicy(8)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cuetrain.start(ctx); err != nil {
+	if err := cuetrain.waitAdmitting(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if cuetrain.starts != startsBefore+1 {
+		t.Errorf("the controller started %d times, want once: it opens without a restart", cuetrain.starts-startsBefore)
+	}
+	if got := metric(t, cuetrain, "cuetrainer_policy_in_force"); got != 1 {
+		t.Errorf("cuetrainer_policy_in_force %v, want 1", got)
+	}
 	refusedBy(9, "this cluster runs at most 8 nodes")
-	converge(t, ns, []string{"while-broken"}, torchObjects)
+	if err := k8sClient.Create(ctx, trainJob(ns, "after-closed", "torch-distributed", 2)); err != nil {
+		t.Fatal(err)
+	}
+	converge(t, ns, []string{"while-broken", "after-closed"}, torchObjects)
+}
+
+// metric reads one unlabelled metric of a controller's.
+func metric(t *testing.T, c *controllerProcess, name string) float64 {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(scrape(t, c)))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			v, err := strconv.ParseFloat(rest, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", sc.Text(), err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 // scrape reads a controller's metrics as Prometheus would: over HTTPS, with
