@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -9,7 +11,10 @@ import (
 	"sync/atomic"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 )
 
@@ -237,7 +242,10 @@ func (e *Engine) fallbackWarnings(c *compiled) []Problem {
 		names, at := e.policyRules(c, f.Kind, f.Sort)
 		msg := fmt.Sprintf("CUE (%s) panicked in %s: %s. This is a defect of CUE's, not of the policy: the %s's %s are made without CUE's structure sharing, which evaluates them, and without cuetrainer's memos and carried values (right, and slower)", cueVersion(), f.Defect.What, f.Defect.Panic, f.Kind.Kind, f.Sort)
 		pos := token.NoPos
-		if len(names) > 0 {
+		if culprits, where := e.culprits(f.Defect, names); len(culprits) > 0 {
+			msg += fmt.Sprintf("; CUE panics on the policy's %s %s (without it, it does not): rewriting it, or reporting it, restores them", plural(len(culprits), "rule", "rules"), strings.Join(culprits, ", "))
+			pos = where[0]
+		} else if len(names) > 0 {
 			msg += fmt.Sprintf("; the policy's %s of %s: %s (rewriting the one that meets CUE's defect, or reporting it, restores them)", plural(len(names), "rule", "rules"), f.Kind.Kind, strings.Join(names, ", "))
 			pos = at[0]
 		}
@@ -251,4 +259,114 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// maxCulpritTries bounds the variants of a policy compiled to find the
+// rule a panic needs (a compilation each).
+const maxCulpritTries = 16
+
+// culprits are the rules among names (the admin's of the kind of the
+// review d, as block.rule) without which the review no longer panics with
+// structure sharing on, with where each is written: each rule is switched
+// off in turn (its list made `[if false {...}]`, which keeps what it
+// references referenced), the policy compiled again and the review made
+// on it. None when no one rule is to blame (two rules together, or none of
+// the admin's), when the review is unknown, or past maxCulpritTries.
+func (e *Engine) culprits(d *Defect, names []string) (culprits []string, at []token.Pos) {
+	if d.doc.Object == nil || len(names) > maxCulpritTries {
+		return nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			culprits, at = nil, nil // a search that fails finds none
+		}
+	}()
+	for _, name := range names {
+		block, rule, _ := strings.Cut(name, ".")
+		files := maps.Clone(e.sources)
+		var pos token.Pos
+		for fname := range e.policyFiles {
+			src, p, ok := ruleSwitchedOff(fname, e.sources[fname], block, rule)
+			if ok {
+				files[fname], pos = src, p
+			}
+		}
+		if !pos.IsValid() {
+			continue
+		}
+		if e.panicsWithout(files, d) {
+			continue
+		}
+		culprits, at = append(culprits, name), append(at, pos)
+	}
+	if len(names) > 1 && len(culprits) == len(names) {
+		return nil, nil // each alone stops it: no one of them is to blame
+	}
+	return culprits, at
+}
+
+// panicsWithout reports whether d's review still panics on the policy
+// compiled from files.
+func (e *Engine) panicsWithout(files map[string][]byte, d *Defect) (panics bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panics = true // the compilation itself: still to blame
+		}
+	}()
+	instances := loadInstances(root, files, "./schemas", "./runtimes")
+	for _, inst := range instances {
+		if inst.Err != nil {
+			return true
+		}
+	}
+	c, err := e.compileInstances(instances)
+	if err != nil {
+		return true
+	}
+	s := e.NewSession(SessionOptions{})
+	s.pinned = c
+	r, _, _ := s.evaluateAs(context.Background(), d.doc, d.req, evalMode{})
+	return r.defect != nil
+}
+
+// ruleSwitchedOff is the policy file src with every rule field named rule
+// directly under a field named block written `[if false {...}]`, and where
+// the first is; false when the file has none.
+func ruleSwitchedOff(name string, src []byte, block, rule string) ([]byte, token.Pos, bool) {
+	f, err := parser.ParseFile(name, src, parser.ParseComments)
+	if err != nil {
+		return nil, token.NoPos, false
+	}
+	var labels []string
+	var first token.Pos
+	ast.Walk(f, func(n ast.Node) bool {
+		fd, ok := n.(*ast.Field)
+		if !ok {
+			return true
+		}
+		label, _, _ := ast.LabelName(fd.Label)
+		if label == rule && len(labels) > 0 && labels[len(labels)-1] == block {
+			if !first.IsValid() {
+				first = fd.Pos()
+			}
+			fd.Value = ast.NewList(&ast.Comprehension{
+				Clauses: []ast.Clause{&ast.IfClause{Condition: ast.NewBool(false)}},
+				Value:   &ast.StructLit{Elts: []ast.Decl{&ast.EmbedDecl{Expr: fd.Value}}},
+			})
+		}
+		labels = append(labels, label)
+		return true
+	}, func(n ast.Node) {
+		if _, ok := n.(*ast.Field); ok {
+			labels = labels[:len(labels)-1]
+		}
+	})
+	if !first.IsValid() {
+		return nil, token.NoPos, false
+	}
+	out, err := format.Node(f)
+	if err != nil {
+		return nil, token.NoPos, false
+	}
+	return out, first, true
 }

@@ -68,6 +68,9 @@ type Engine struct {
 	fallbackState
 	// warnings are the load's (Warnings).
 	warnings []Problem
+	// sources are the loaded files, by the loader's names: a variant of
+	// the policy compiles from them (defect.go's culprits).
+	sources map[string][]byte
 
 	// existingCache holds objects read from a cluster with their defaults,
 	// by identity, uid and resourceVersion (see existing).
@@ -296,6 +299,7 @@ func New(opts Options) (_ *Engine, err error) {
 		e.files[markerFile] = "(the policy's validation markers)"
 	}
 
+	e.sources = files
 	e.instances = loadInstances(root, files, "./schemas", "./runtimes")
 	for _, inst := range e.instances {
 		if inst.Err != nil {
@@ -404,12 +408,18 @@ func (e *Engine) Warnings() []Problem { return e.warnings }
 // compile builds the loaded instances into a fresh CUE runtime, made
 // with opts.
 func (e *Engine) compile(opts ...cuecontext.Option) (*compiled, error) {
+	return e.compileInstances(e.instances, opts...)
+}
+
+// compileInstances builds instances (the loaded ones, or a variant of
+// them: defect.go's culprits) into a fresh CUE runtime.
+func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontext.Option) (*compiled, error) {
 	c := &compiled{ctx: cuecontext.New(opts...), planCache: newPlanCache(e.planCacheMax), meetsCache: newLRU[bool](DefaultLookupMemoSize)}
 	if e.memos {
 		c.sharedRuntimes = newLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
 	}
-	values := make([]cue.Value, len(e.instances))
-	for i, inst := range e.instances {
+	values := make([]cue.Value, len(instances))
+	for i, inst := range instances {
 		values[i] = c.ctx.BuildInstance(inst)
 		if err := values[i].Validate(); err != nil {
 			return nil, loadError(e.loadSummary(), e.cueProblemsIn(err, values[i]))

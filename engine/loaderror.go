@@ -460,6 +460,10 @@ type Defect struct {
 	// where it was recovered.
 	Panic string
 	Stack string
+
+	// doc and req are the review's that panicked, when a review did.
+	doc Document
+	req Request
 }
 
 func (d *Defect) Error() string {

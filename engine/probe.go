@@ -1371,6 +1371,11 @@ func partPathProblem(schema map[string]any, path []string) string {
 func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
 	k := Kind{r.Doc.APIVersion(), r.Doc.Kind()}
 	names, at := e.policyRules(c, k, sortReview)
+	if r.defect != nil {
+		if culprits, where := e.culprits(r.defect, names); len(culprits) > 0 {
+			return e.problemAt(where[0], "%s; it panics on the policy's %s %s (without it, it does not): rewriting it avoids the defect", f.Detail, plural(len(culprits), "rule", "rules"), strings.Join(culprits, ", "))
+		}
+	}
 	if len(names) == 0 {
 		return Problem{Message: f.Detail}
 	}

@@ -661,13 +661,16 @@ func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m e
 		}
 		ad.c = c
 	} else {
-		ad.c = s.e.compiled()
+		ad.c = s.runtime()
 	}
 	defer ad.releaseRuntime()
 	defer func() {
 		if p := recover(); p != nil {
 			ad.shared = nil // its value is not given back: its runtime panicked
 			d := s.e.recovered(p, "the review of "+tried(Result{Doc: doc}), ad.c)
+			if d.doc.Object == nil {
+				d.doc, d.req = doc, req // what panicked, to find the rule by (culprits)
+			}
 			r, st, ok = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
 		}
 	}()
