@@ -47,13 +47,13 @@ func printRuleError(w io.Writer, r engine.Result, f engine.Finding) {
 }
 
 // exitCode is the exit status errors call for: 2 when a document could not
-// be read or a rule of the policy failed, 1 when one was rejected, 0 for
-// none.
+// be read, a rule of the policy failed or cuetrainer could not evaluate it
+// (a defect), 1 when one was rejected, 0 for none.
 func exitCode(errors []engine.Finding) int {
 	code := exitOK
 	for _, f := range errors {
 		c := exitRejected
-		if f.Phase == engine.PhaseRead || f.Phase == engine.PhaseRuleError {
+		if f.Phase == engine.PhaseRead || f.Phase == engine.PhaseRuleError || f.Phase == engine.PhaseDefect {
 			c = exitUsage
 		}
 		code = max(code, c)

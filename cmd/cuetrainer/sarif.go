@@ -87,6 +87,7 @@ var ruleDescriptions = map[engine.Phase]string{
 	engine.PhaseRead:      "the document can be read",
 	engine.PhaseRender:    "the object renders",
 	engine.PhaseRuleError: "a rule of the policy evaluates",
+	engine.PhaseDefect:    "cuetrainer and CUE evaluate the object (a panic they recovered: their defect, to report)",
 	"warning":             "a warning of the API server, Kubeflow or the policy",
 }
 

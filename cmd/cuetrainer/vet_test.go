@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine"
 )
 
 const corpus = "../../test/conformance/testdata/kubeflow"
@@ -137,5 +139,22 @@ func TestRefusedPolicyExit2(t *testing.T) {
 	want := filepath.Join(dir, "run.cue") + `:3:8: import "tool/exec": a policy may not import tool packages`
 	if code != 2 || stdout != "" || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
+	}
+}
+
+// TestExitCodeOfDefect: a document cuetrainer could not evaluate (a panic
+// it recovered, engine.PhaseDefect) exits 2, as one it could not read: it
+// was neither admitted nor rejected by a rule.
+func TestExitCodeOfDefect(t *testing.T) {
+	for _, tc := range []struct {
+		phase engine.Phase
+		want  int
+	}{{engine.PhasePolicy, exitRejected}, {engine.PhaseDefect, exitUsage}, {engine.PhaseRuleError, exitUsage}} {
+		if got := exitCode([]engine.Finding{{Phase: engine.PhasePolicy}, {Phase: tc.phase}}); got != tc.want {
+			t.Errorf("%s: exit %d, want %d", tc.phase, got, tc.want)
+		}
+	}
+	if _, ok := ruleDescriptions[engine.PhaseDefect]; !ok {
+		t.Error("SARIF has no description of the defect phase")
 	}
 }

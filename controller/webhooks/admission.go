@@ -137,11 +137,16 @@ func (a *Admission) handle(ctx context.Context, req admission.Request) admission
 	r := s.AdmitRequest(ctx, doc, ereq)
 	a.Metrics.ObserveEvaluation("admit", time.Since(evalStart))
 
-	// A lookup that failed (the API server unreachable, say) or a rule that
-	// did not evaluate is the server's fault, not the object's: 500, which
-	// a client may retry, rather than a 403 denial.
+	// A lookup that failed (the API server unreachable, say), a rule that
+	// did not evaluate, or an evaluation that panicked (a defect of
+	// cuetrainer's or CUE's, logged) is the server's fault, not the
+	// object's: 500, which a client may retry, rather than a 403 denial.
 	for _, f := range r.Errors {
-		if f.Phase == engine.PhaseInput && f.Type == "Internal error" {
+		if f.Phase == engine.PhaseDefect {
+			log.FromContext(ctx).Error(errors.New(f.Detail), "the object could not be evaluated: a defect of cuetrainer's or CUE's, to report",
+				"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name)
+		}
+		if f.Phase == engine.PhaseInput && f.Type == "Internal error" || f.Phase == engine.PhaseDefect {
 			return admission.Errored(http.StatusInternalServerError, errors.New(f.String()))
 		}
 	}

@@ -325,3 +325,34 @@ func TestAdmissionClosed(t *testing.T) {
 		}
 	}
 }
+
+// panickingCluster is a cluster whose reads panic, as a defect would.
+type panickingCluster struct{}
+
+func (panickingCluster) Get(context.Context, string, string, string, string) (map[string]any, error) {
+	panic("the cluster's defect")
+}
+
+func (panickingCluster) List(context.Context, string, string) ([]map[string]any, error) {
+	panic("the cluster's defect")
+}
+
+// TestAdmissionDefect: a review that panics (here in the cluster it reads)
+// is answered 500 with the panic, as an error of the server's, and the
+// handler, and the process, go on.
+func TestAdmissionDefect(t *testing.T) {
+	e, err := engine.New(engine.Options{}) // its runtime is replaced: not the shared one
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Admission{Engine: func() *engine.Engine { return e }, Cluster: panickingCluster{}}
+	var req admission.Request
+	if err := json.Unmarshal(review("CREATE", goodJob, ""), &admissionv1.AdmissionReview{Request: &req.AdmissionRequest}); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Handle(context.Background(), req)
+	if r.Allowed || r.Result == nil || r.Result.Code != http.StatusInternalServerError ||
+		!strings.Contains(r.Result.Message, "panic: the cluster's defect") {
+		t.Errorf("allowed %v, result %+v; want 500 naming the panic", r.Allowed, r.Result)
+	}
+}
