@@ -30,18 +30,7 @@ func TestPolicyReloadPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
-	entries, err := os.ReadDir(policyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			if files[e.Name()], err = os.ReadFile(filepath.Join(policyDir, e.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	files := policyFiles(t)
 	with := map[string][]byte{"requirelimits.cue": src}
 	for k, v := range files {
 		with[k] = v
@@ -88,12 +77,7 @@ func TestPolicyReloadPanics(t *testing.T) {
 	// A reload that panics: reported, and the policy with the rule stays.
 	with[loadPanics] = []byte("package schemas\n")
 	publish(t, policyDir, 302, with)
-	eventually(t, "the panic reported", func() error {
-		if err := policies.LastError(); err == nil || !strings.Contains(err.Error(), "panicked") {
-			return fmt.Errorf("last error %v", err)
-		}
-		return nil
-	})
+	reportedFailing(t, "the panic reported", "panicked")
 	if policies.Engine() != good {
 		t.Fatal("a load that panicked replaced the good policy")
 	}

@@ -110,12 +110,7 @@ func TestPolicyReloadServesNewFramework(t *testing.T) {
 
 	// A broken file: reported, and TensorFlow stays served.
 	publish(t, policyDir, 2, map[string][]byte{"tensorflow.cue": src, "broken.cue": []byte("package schemas\nfoo: {\n")})
-	eventually(t, "the broken policy reported", func() error {
-		if err := policies.LastError(); err == nil || !strings.Contains(err.Error(), "broken.cue") {
-			return fmt.Errorf("last error %v", err)
-		}
-		return nil
-	})
+	reportedFailing(t, "the broken policy reported", "broken.cue")
 	if policies.Engine() != e {
 		t.Error("a broken policy replaced the good one")
 	}
@@ -138,11 +133,9 @@ func publish(t *testing.T, dir string, version int, files map[string][]byte) {
 	}
 }
 
-// withPolicyFile adds a file to the controller's policy directory (as
-// version, and version+1 to take it out), waits for the policy with it to
-// load, and, when the test ends, for the policy without it: the next
-// test's reload is not this one's.
-func withPolicyFile(t *testing.T, version int, name, src string) {
+// policyFiles are the files of the controller's policy directory now, by
+// name.
+func policyFiles(t *testing.T) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	entries, err := os.ReadDir(policyDir)
@@ -158,6 +151,28 @@ func withPolicyFile(t *testing.T, version int, name, src string) {
 			files[e.Name()] = data
 		}
 	}
+	return files
+}
+
+// reportedFailing waits for the reloads to report a failure whose error
+// holds s.
+func reportedFailing(t *testing.T, what, s string) {
+	t.Helper()
+	eventually(t, what, func() error {
+		if err := policies.LastError(); err == nil || !strings.Contains(err.Error(), s) {
+			return fmt.Errorf("last error %v", err)
+		}
+		return nil
+	})
+}
+
+// withPolicyFile adds a file to the controller's policy directory (as
+// version, and version+1 to take it out), waits for the policy with it to
+// load, and, when the test ends, for the policy without it: the next
+// test's reload is not this one's.
+func withPolicyFile(t *testing.T, version int, name, src string) {
+	t.Helper()
+	files := policyFiles(t)
 	with := map[string][]byte{name: []byte(src)}
 	for k, v := range files {
 		with[k] = v
