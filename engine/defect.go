@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"runtime/debug"
@@ -273,7 +272,7 @@ const maxCulpritTries = 16
 // on it. None when no one rule is to blame (two rules together, or none of
 // the admin's), when the review is unknown, or past maxCulpritTries.
 func (e *Engine) culprits(d *Defect, names []string) (culprits []string, at []token.Pos) {
-	if d.doc.Object == nil || len(names) > maxCulpritTries {
+	if d.again == nil || len(names) > maxCulpritTries {
 		return nil, nil
 	}
 	defer func() {
@@ -323,10 +322,7 @@ func (e *Engine) panicsWithout(files map[string][]byte, d *Defect) (panics bool)
 	if err != nil {
 		return true
 	}
-	s := e.NewSession(SessionOptions{})
-	s.pinned = c
-	r, _, _ := s.evaluateAs(context.Background(), d.doc, d.req, evalMode{})
-	return r.defect != nil
+	return d.again(c)
 }
 
 // ruleSwitchedOff is the policy file src with every rule field named rule

@@ -461,9 +461,9 @@ type Defect struct {
 	Panic string
 	Stack string
 
-	// doc and req are the review's that panicked, when a review did.
-	doc Document
-	req Request
+	// again makes the review that panicked again on a runtime, when a
+	// review did, and reports whether it panics there too (culprits).
+	again func(*compiled) bool
 }
 
 func (d *Defect) Error() string {

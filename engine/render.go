@@ -111,15 +111,6 @@ func (s *Session) fallbackRender(r Result, opts RenderOptions) Rendered {
 	return out
 }
 
-// runtime is the CUE runtime the session's evaluations use: the one in
-// force, or the one it is pinned to (the fallback's).
-func (s *Session) runtime() *compiled {
-	if s.pinned != nil {
-		return s.pinned
-	}
-	return s.e.compiled()
-}
-
 // renderMemoized renders with the engine's memos and carried values.
 func (s *Session) renderMemoized(r Result, opts RenderOptions) Rendered {
 	// A render kept under its inputs' identities (rendermemo.go), copied.

@@ -668,8 +668,14 @@ func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m e
 		if p := recover(); p != nil {
 			ad.shared = nil // its value is not given back: its runtime panicked
 			d := s.e.recovered(p, "the review of "+tried(Result{Doc: doc}), ad.c)
-			if d.doc.Object == nil {
-				d.doc, d.req = doc, req // what panicked, to find the rule by (culprits)
+			if d.again == nil {
+				// What panicked, to find the rule it needs by (culprits).
+				d.again = func(c *compiled) bool {
+					v := *s
+					v.pinned = c
+					r, _, _ := v.evaluateAs(context.Background(), doc, req, evalMode{})
+					return r.defect != nil
+				}
 			}
 			r, st, ok = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
 		}
@@ -1461,4 +1467,13 @@ func tried(r Result) string {
 		return fmt.Sprintf("%s, a probe of the runtime %s (see probes)", r.Identity(), strings.TrimPrefix(r.Doc.File, probeFile))
 	}
 	return r.Identity()
+}
+
+// runtime is the CUE runtime the session's evaluations use: the one in
+// force, or the one it is pinned to (the fallback's, a variant's).
+func (s *Session) runtime() *compiled {
+	if s.pinned != nil {
+		return s.pinned
+	}
+	return s.e.compiled()
 }
