@@ -206,13 +206,15 @@ func (e *Engine) policyRules(c *compiled, k Kind, sort string) (names []string, 
 		if err != nil {
 			continue
 		}
+		sels := block.Path().Selectors()
+		blockName := sels[len(sels)-1].Unquoted()
 		for it.Next() {
 			p := it.Value().Pos()
 			if !p.IsValid() || !e.isPolicyFile(p.Filename()) {
 				p = e.writtenAt(it.Value())
 			}
 			if p.IsValid() && e.isPolicyFile(p.Filename()) {
-				names = append(names, block.Path().Selectors()[len(block.Path().Selectors())-1].Unquoted()+"."+it.Selector().Unquoted())
+				names = append(names, blockName+"."+it.Selector().Unquoted())
 				at = append(at, p)
 			}
 		}
@@ -238,19 +240,34 @@ func cueVersion() string {
 func (e *Engine) fallbackWarnings(c *compiled) []Problem {
 	var out []Problem
 	for _, f := range e.Fallbacks() {
-		names, at := e.policyRules(c, f.Kind, f.Sort)
 		msg := fmt.Sprintf("CUE (%s) panicked in %s: %s. This is a defect of CUE's, not of the policy: the %s's %s are made without CUE's structure sharing, which evaluates them, and without cuetrainer's memos and carried values (right, and slower)", cueVersion(), f.Defect.What, f.Defect.Panic, f.Kind.Kind, f.Sort)
-		pos := token.NoPos
-		if culprits, where := e.culprits(f.Defect, names); len(culprits) > 0 {
-			msg += fmt.Sprintf("; CUE panics on the policy's %s %s (without it, it does not): rewriting it, or reporting it, restores them", plural(len(culprits), "rule", "rules"), strings.Join(culprits, ", "))
-			pos = where[0]
-		} else if len(names) > 0 {
+		names, pos, culprit := e.blamed(c, f.Kind, f.Sort, f.Defect)
+		switch {
+		case culprit:
+			msg += fmt.Sprintf("; CUE panics on the policy's %s %s (without it, it does not): rewriting it, or reporting it, restores them", plural(len(names), "rule", "rules"), strings.Join(names, ", "))
+		case len(names) > 0:
 			msg += fmt.Sprintf("; the policy's %s of %s: %s (rewriting the one that meets CUE's defect, or reporting it, restores them)", plural(len(names), "rule", "rules"), f.Kind.Kind, strings.Join(names, ", "))
-			pos = at[0]
 		}
 		out = append(out, e.problemAt(pos, "%s", msg))
 	}
 	return out
+}
+
+// blamed are the rules a panic of the kind's sort of evaluation d is put
+// on, and where the first is: those CUE panics on when culprits finds
+// them (culprit), else every rule the admin writes of the kind (none, at
+// no position, when they write none).
+func (e *Engine) blamed(c *compiled, k Kind, sort string, d *Defect) (names []string, pos token.Pos, culprit bool) {
+	names, at := e.policyRules(c, k, sort)
+	if d != nil {
+		if culprits, where := e.culprits(d, names); len(culprits) > 0 {
+			return culprits, where[0], true
+		}
+	}
+	if len(names) == 0 {
+		return nil, token.NoPos, false
+	}
+	return names, at[0], false
 }
 
 func plural(n int, one, many string) string {

@@ -1370,14 +1370,12 @@ func partPathProblem(schema map[string]any, path []string) string {
 // the admin's first rule of the kind, naming them all.
 func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
 	k := Kind{r.Doc.APIVersion(), r.Doc.Kind()}
-	names, at := e.policyRules(c, k, sortReview)
-	if r.defect != nil {
-		if culprits, where := e.culprits(r.defect, names); len(culprits) > 0 {
-			return e.problemAt(where[0], "%s; it panics on the policy's %s %s (without it, it does not): rewriting it avoids the defect", f.Detail, plural(len(culprits), "rule", "rules"), strings.Join(culprits, ", "))
-		}
+	names, pos, culprit := e.blamed(c, k, sortReview, r.defect)
+	switch {
+	case culprit:
+		return e.problemAt(pos, "%s; it panics on the policy's %s %s (without it, it does not): rewriting it avoids the defect", f.Detail, plural(len(names), "rule", "rules"), strings.Join(names, ", "))
+	case len(names) > 0:
+		return e.problemAt(pos, "%s; the policy's %s of %s: %s (rewriting the one that meets the defect avoids it)", f.Detail, plural(len(names), "rule", "rules"), k.Kind, strings.Join(names, ", "))
 	}
-	if len(names) == 0 {
-		return Problem{Message: f.Detail}
-	}
-	return e.problemAt(at[0], "%s; the policy's %s of %s: %s (rewriting the one that meets the defect avoids it)", f.Detail, plural(len(names), "rule", "rules"), k.Kind, strings.Join(names, ", "))
+	return Problem{Message: f.Detail}
 }
