@@ -59,15 +59,11 @@ type PolicyReloader struct {
 // is no error: the reloader has none in force (LastError says why, Ready
 // fails) until one loads. The error is the metrics' or the directories'.
 func NewPolicyReloader(opts engine.Options, interval time.Duration) (*PolicyReloader, error) {
-	return newPolicyReloader(opts, interval, engine.New)
-}
-
-func newPolicyReloader(opts engine.Options, interval time.Duration, load func(engine.Options) (*engine.Engine, error)) (*PolicyReloader, error) {
 	m, err := servedMetrics()
 	if err != nil {
 		return nil, err
 	}
-	p := &PolicyReloader{Options: opts, Interval: interval, metrics: m, Load: load}
+	p := &PolicyReloader{Options: opts, Interval: interval, metrics: m}
 	digest, err := engine.PolicyDigest(opts.PolicyDirs)
 	if err != nil {
 		return nil, err
