@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // BenchmarkVet measures admission throughput over a mix of TrainingRuntimes,
@@ -122,7 +124,7 @@ func BenchmarkReconcile(b *testing.B) {
 	for _, d := range e.builtin {
 		if d.Name() == "torch-distributed" {
 			// As the API server holds it, with its CRD's defaults.
-			runtime = deepCopy(serverDefaulted(b, d).Object).(map[string]any)
+			runtime = value.DeepCopy(serverDefaulted(b, d).Object).(map[string]any)
 		}
 	}
 	if runtime == nil {
@@ -155,7 +157,7 @@ func BenchmarkReconcile(b *testing.B) {
 	// A version of a TrainJob the engine has not reviewed (each iteration's
 	// resourceVersion is new: the engine keeps the controller's reviews).
 	version := func(d Document, i int) Document {
-		d.Object = deepCopy(d.Object).(map[string]any)
+		d.Object = value.DeepCopy(d.Object).(map[string]any)
 		d.Object["metadata"].(map[string]any)["resourceVersion"] = fmt.Sprint(i + 2)
 		return d
 	}
@@ -171,7 +173,7 @@ func BenchmarkReconcile(b *testing.B) {
 	// JobSet with its status and managedFields.
 	for _, d := range docs {
 		for _, obj := range reconcile(b, d).Objects {
-			obj = deepCopy(obj).(map[string]any)
+			obj = value.DeepCopy(obj).(map[string]any)
 			m := obj["metadata"].(map[string]any)
 			m["uid"], m["resourceVersion"] = "uid-"+d.Name()+"-"+str(obj["kind"]), "2"
 			m["managedFields"] = []any{map[string]any{"manager": "cuetrainer", "operation": "Apply", "apiVersion": obj["apiVersion"], "fieldsType": "FieldsV1",

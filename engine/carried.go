@@ -348,11 +348,11 @@ func (c *compiled) meets(p carriedPath, s string) bool {
 		return true
 	}
 	key := p.id + "\x00" + s
-	if ok, kept := c.meetsCache.get(key); kept {
+	if ok, kept := c.meetsCache.Get(key); kept {
 		return ok
 	}
 	ok := p.value.Unify(c.ctx.Encode(s)).Validate(cue.Concrete(true)) == nil
-	c.meetsCache.put(key, ok)
+	c.meetsCache.Put(key, ok)
 	return ok
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -259,7 +260,7 @@ func TestCarriedRenders(t *testing.T) {
 			t.Fatalf("%s: %d objects, want %d", runtime, len(second.Objects), len(want.Objects))
 		}
 		for i := range want.Objects {
-			w, g := deepCopy(want.Objects[i]).(map[string]any), deepCopy(second.Objects[i]).(map[string]any)
+			w, g := value.DeepCopy(want.Objects[i]).(map[string]any), value.DeepCopy(second.Objects[i]).(map[string]any)
 			if w["kind"] == "Secret" {
 				// A key pair is random: each render its own, under the
 				// same keys.

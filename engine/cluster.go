@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
 
@@ -158,7 +159,7 @@ func (e *Engine) parsePinned(cm map[string]any, key string) (map[string]any, err
 	uid, version := str(m["uid"]), str(m["resourceVersion"])
 	cacheKey := uid + "/" + version + "/" + key
 	if uid != "" && version != "" {
-		if obj, ok := e.pinnedCopies.get(cacheKey); ok {
+		if obj, ok := e.pinnedCopies.Get(cacheKey); ok {
 			return obj, nil
 		}
 	}
@@ -172,7 +173,7 @@ func (e *Engine) parsePinned(cm map[string]any, key string) (map[string]any, err
 		return nil, err
 	}
 	if uid != "" && version != "" {
-		e.pinnedCopies.put(cacheKey, obj)
+		e.pinnedCopies.Put(cacheKey, obj)
 	}
 	return obj, nil
 }
@@ -221,7 +222,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 		// float64), which the caller may go on using; without the fields
 		// the API server writes itself, which no rule reads
 		// (serverManaged).
-		obj, _ = asJSON(e.withoutServerManaged(obj)).(map[string]any)
+		obj, _ = value.AsJSON(e.withoutServerManaged(obj)).(map[string]any)
 		d := Document{File: "cluster", Object: obj}
 		if !admitted {
 			return &stored{doc: d}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,7 +30,7 @@ func (m *mapCluster) add(t *testing.T, text string) {
 		t.Fatal(err)
 	}
 	// As a client reads it: whole numbers are integers.
-	d := serverDefaulted(t, Document{Object: asJSON(obj).(map[string]any)})
+	d := serverDefaulted(t, Document{Object: value.AsJSON(obj).(map[string]any)})
 	if m.objects == nil {
 		m.objects = map[string]map[string]any{}
 	}
@@ -730,7 +731,7 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
      fieldsV1: {"f:spec": {"f:trainer": {"f:env": {"k:{\"name\":\"A\"}": {}}}}}}`
 	text := strings.Replace(jobYAML("torch", "{numNodes: 2, env: [{name: A, value: x}]}"), "metadata: {name: job, namespace: ns}", "metadata:\n  name: job\n  namespace: ns"+managed, 1)
 	d := ReadYAML("job.yaml", []byte(text))[0]
-	before := deepCopy(d.Object)
+	before := value.DeepCopy(d.Object)
 	full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{})
 	// As the API server sends it: with its CRD's defaults (serverDefaulted).
 	dc := d

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // CRD checks by part.
@@ -157,11 +158,11 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 			var tokens *partTokens
 			if e.crdPartMemo != nil {
 				tokens = newPartTokens(p.data)
-				h := newContentHash()
-				h.leaf = tokens.toPart
-				h.value([]any{ad.doc.APIVersion(), ad.doc.Kind(), part.name, p.at, p.data})
-				key = h.sum()
-				if kept, ok := e.crdPartMemo.get(key); ok {
+				h := value.NewContentHash()
+				h.Leaf = tokens.toPart
+				h.Value([]any{ad.doc.APIVersion(), ad.doc.Kind(), part.name, p.at, p.data})
+				key = h.Sum()
+				if kept, ok := e.crdPartMemo.Get(key); ok {
 					out = append(out, rewriteFindings(kept, partPrefix, tokens.toObject)...)
 					continue
 				}
@@ -178,7 +179,7 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 			}
 			fs = ad.a.restoreFindings(fs)
 			if key != "" && !hasPhase(fs, PhaseRuleError) {
-				e.crdPartMemo.put(key, rewriteFindings(fs, valuePrefix, tokens.toPart))
+				e.crdPartMemo.Put(key, rewriteFindings(fs, valuePrefix, tokens.toPart))
 			}
 			out = append(out, fs...)
 		}

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"sync"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // The CRD schemas of the embedded CUE, made ahead.
@@ -48,5 +50,5 @@ func schemaFromJSON(data []byte) (map[string]any, bool) {
 	if err := dec.Decode(&s); err != nil || s == nil {
 		return nil, false
 	}
-	return numbers(s).(map[string]any), true
+	return value.Numbers(s).(map[string]any), true
 }

@@ -92,12 +92,12 @@ func (e *Engine) replaceRuntime(c *compiled) {
 
 // forgetAll empties every memo and cache of evaluated results.
 func (e *Engine) forgetAll() {
-	e.lookupMemo.clear()
-	e.renderMemo.clear()
-	e.reviewMemo.clear()
-	e.mutateMemo.clear()
-	e.crdPartMemo.clear()
-	e.pinnedCopies.clear()
+	e.lookupMemo.Clear()
+	e.renderMemo.Clear()
+	e.reviewMemo.Clear()
+	e.mutateMemo.Clear()
+	e.crdPartMemo.Clear()
+	e.pinnedCopies.Clear()
 	e.reviewMu.Lock()
 	e.reviewCache = nil
 	e.reviewMu.Unlock()

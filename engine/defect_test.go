@@ -82,7 +82,7 @@ func TestDefectReplacesRuntime(t *testing.T) {
 	if r := s.Admit(cuePanicJob(t, true)); r.Rejected() {
 		t.Fatalf("rejected: %v", r.Errors)
 	}
-	if e.reviewMemo.len() == 0 || e.lookupMemo.len() == 0 {
+	if e.reviewMemo.Len() == 0 || e.lookupMemo.Len() == 0 {
 		t.Fatal("nothing in the memos to forget")
 	}
 	c := e.cur.Load()
@@ -93,7 +93,7 @@ func TestDefectReplacesRuntime(t *testing.T) {
 	if e.cur.Load() == c {
 		t.Error("the runtime that panicked is still in force")
 	}
-	if n := e.reviewMemo.len() + e.lookupMemo.len() + e.renderMemo.len() + e.mutateMemo.len() + e.crdPartMemo.len(); n != 0 {
+	if n := e.reviewMemo.Len() + e.lookupMemo.Len() + e.renderMemo.Len() + e.mutateMemo.Len() + e.crdPartMemo.Len(); n != 0 {
 		t.Errorf("%d memoised results survived the panic", n)
 	}
 	if e.Defects() != 1 {

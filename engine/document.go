@@ -17,6 +17,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -92,7 +93,7 @@ func ReadObject(file string, data []byte) Document {
 	var obj map[string]any
 	if err := dec.Decode(&obj); err == nil && obj != nil && !dec.More() && utf8.Valid(data) && within(obj, 0, new(int)) {
 		if _, list := obj["items"]; !list || obj["kind"] != "List" {
-			return Document{File: file, Line: 1, Object: numbers(obj).(map[string]any)}
+			return Document{File: file, Line: 1, Object: value.Numbers(obj).(map[string]any)}
 		}
 	}
 	docs := ReadYAML(file, data)

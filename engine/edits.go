@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -12,8 +13,8 @@ import (
 // (its value and items), so that applying it leaves e's as they are (a
 // plan's edits, a memo's); apply only reads the path.
 func (e edit) withOwnValues() edit {
-	e.Value = deepCopy(e.Value)
-	e.Items, _ = deepCopy(e.Items).([]any)
+	e.Value = value.DeepCopy(e.Value)
+	e.Items, _ = value.DeepCopy(e.Items).([]any)
 	return e
 }
 

@@ -20,6 +20,18 @@ import (
 	"cuelang.org/go/cue/load"
 
 	"github.com/cuetrainer/cuetrainer"
+	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
+)
+
+// DefaultLookupMemoSize is how many lookups' results an engine keeps
+// (lookupmemo.go), DefaultRenderMemoSize how many renders (rendermemo.go),
+// DefaultReviewMemoSize how many reviews (reviewmemo.go),
+// DefaultCRDPartMemoSize how many parts' CRD check errors (crdparts.go).
+const (
+	DefaultLookupMemoSize  = 4096
+	DefaultRenderMemoSize  = 1024
+	DefaultReviewMemoSize  = 2048
+	DefaultCRDPartMemoSize = 8192
 )
 
 // root is where the embedded module is laid out for the CUE loader. It
@@ -78,7 +90,7 @@ type Engine struct {
 	existingCache map[string]*stored
 	// pinnedCopies holds the objects parsed from pinned copies, by the
 	// ConfigMap's uid, resourceVersion and data key (see pinnedCopy).
-	pinnedCopies *lru[map[string]any]
+	pinnedCopies *cache.LRU[map[string]any]
 	// reviewCache holds the controller's reviews of stored objects (see
 	// reviewKey); reviewsMade counts the reviews evaluated, for tests.
 	reviewMu    sync.Mutex
@@ -112,13 +124,13 @@ type Engine struct {
 	// reviewMemo the reviews and mutateMemo the mutations (all nil with
 	// NoMemo); each CUE runtime keeps the shared runtime values.
 	memos      bool
-	lookupMemo *lru[*lookupRefs]
-	renderMemo *lru[keptRender]
-	reviewMemo *lru[*cachedReview]
-	mutateMemo *lru[*mutations]
+	lookupMemo *cache.LRU[*lookupRefs]
+	renderMemo *cache.LRU[keptRender]
+	reviewMemo *cache.LRU[*cachedReview]
+	mutateMemo *cache.LRU[*mutations]
 	// crdPartMemo keeps the errors of CRD check parts (crdparts.go), nil
 	// with NoMemo.
-	crdPartMemo *lru[[]Finding]
+	crdPartMemo *cache.LRU[[]Finding]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -202,14 +214,14 @@ type compiled struct {
 	// (carried.go).
 	carried map[string]map[string][]carriedPath
 	// meetsCache keeps whether a value meets a carried entry's constraint.
-	meetsCache *lru[bool]
+	meetsCache *cache.LRU[bool]
 	lookups    map[string]map[string]cue.Value
 	renders    map[string]map[string]cue.Value
 	plans      map[string]map[string]cue.Value
 	planCache  *planCache
 	// sharedRuntimes are the runtimes encoded for reviews to share
 	// (runtimevalue.go), by content; nil with Options.NoMemo.
-	sharedRuntimes *lru[*sharedRuntime]
+	sharedRuntimes *cache.LRU[*sharedRuntime]
 	// parts are the render parts (renderParts) by apiVersion, kind and
 	// name; combined the renders with the parts a plan chose, by
 	// apiVersion, kind and the parts' names.
@@ -248,13 +260,13 @@ const DefaultRecycleAfter = 20000
 // file, line and column.
 func New(opts Options) (_ *Engine, err error) {
 	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
-		pinnedCopies: newLRU[map[string]any](pinnedCopiesSize)}
+		pinnedCopies: cache.NewLRU[map[string]any](pinnedCopiesSize)}
 	if e.memos = !opts.NoMemo; e.memos {
-		e.lookupMemo = newLRU[*lookupRefs](DefaultLookupMemoSize)
-		e.renderMemo = newLRU[keptRender](DefaultRenderMemoSize)
-		e.reviewMemo = newLRU[*cachedReview](DefaultReviewMemoSize)
-		e.mutateMemo = newLRU[*mutations](DefaultReviewMemoSize)
-		e.crdPartMemo = newLRU[[]Finding](DefaultCRDPartMemoSize)
+		e.lookupMemo = cache.NewLRU[*lookupRefs](DefaultLookupMemoSize)
+		e.renderMemo = cache.NewLRU[keptRender](DefaultRenderMemoSize)
+		e.reviewMemo = cache.NewLRU[*cachedReview](DefaultReviewMemoSize)
+		e.mutateMemo = cache.NewLRU[*mutations](DefaultReviewMemoSize)
+		e.crdPartMemo = cache.NewLRU[[]Finding](DefaultCRDPartMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
@@ -414,9 +426,9 @@ func (e *Engine) compile(opts ...cuecontext.Option) (*compiled, error) {
 // compileInstances builds instances (the loaded ones, or a variant of
 // them: defect.go's culprits) into a fresh CUE runtime.
 func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontext.Option) (*compiled, error) {
-	c := &compiled{ctx: cuecontext.New(opts...), planCache: newPlanCache(e.planCacheMax), meetsCache: newLRU[bool](DefaultLookupMemoSize)}
+	c := &compiled{ctx: cuecontext.New(opts...), planCache: newPlanCache(e.planCacheMax), meetsCache: cache.NewLRU[bool](DefaultLookupMemoSize)}
 	if e.memos {
-		c.sharedRuntimes = newLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
+		c.sharedRuntimes = cache.NewLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
 	}
 	values := make([]cue.Value, len(instances))
 	for i, inst := range instances {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -110,7 +111,7 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 			if !ok {
 				continue
 			}
-			before := deepCopy(obj).(map[string]any)
+			before := value.DeepCopy(obj).(map[string]any)
 			_ = e.apply(obj)
 			at := cue.MakePath(selEdits, cue.Str(g.Name), selOps, cue.Index(i))
 			if pending[e.Object] && rn.misfit(obj) != "" {
@@ -147,7 +148,7 @@ func (rn *rendering) failing(objects map[string]map[string]any, test func(map[st
 // which a shipped group writes). It is at when no one part is to blame.
 func (rn *rendering) misfitPart(at cue.Path, e edit, before map[string]any) cue.Path {
 	fits := func(trial edit) bool {
-		obj := deepCopy(before).(map[string]any)
+		obj := value.DeepCopy(before).(map[string]any)
 		return trial.withOwnValues().apply(obj) == nil && rn.misfit(obj) == ""
 	}
 	if m, ok := e.Value.(map[string]any); ok {

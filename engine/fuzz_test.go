@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -104,8 +105,8 @@ func FuzzReadJSON(f *testing.F) {
 			t.Fatalf("ReadObject read it otherwise:\n%#v (%v)\nReadYAML:\n%#v", got.Object, got.Err, docs[0].Object)
 		}
 		// What the memos keep of it (pack.go) is it.
-		if p, ok := pack(docs[0].Object); !ok || !reflect.DeepEqual(p.value(), docs[0].Object) {
-			t.Fatalf("packed (%v) and unpacked otherwise:\n%#v", ok, p.value())
+		if p, ok := value.Pack(docs[0].Object); !ok || !reflect.DeepEqual(p.Value(), docs[0].Object) {
+			t.Fatalf("packed (%v) and unpacked otherwise:\n%#v", ok, p.Value())
 		}
 	})
 }

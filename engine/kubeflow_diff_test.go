@@ -10,6 +10,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -338,8 +339,8 @@ spec:
 		if o["kind"] != "JobSet" {
 			continue
 		}
-		c := at(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
-		containers := at(c, []string{"template", "spec", "template", "spec", "containers"}).([]any)
+		c := value.At(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
+		containers := value.At(c, []string{"template", "spec", "template", "spec", "containers"}).([]any)
 		for _, e := range containers[0].(map[string]any)["env"].([]any) {
 			m := e.(map[string]any)
 			data, _ := json.Marshal(m)
@@ -410,8 +411,8 @@ func TestResourceClaimsNotRendered(t *testing.T) {
 		out := renderDocs(t, runtime, tj.YAML())
 		for _, o := range out.Objects {
 			if o["kind"] == "JobSet" {
-				rj := at(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
-				c := at(rj, []string{"template", "spec", "template", "spec", "containers"}).([]any)[0]
+				rj := value.At(o, []string{"spec", "replicatedJobs"}).([]any)[0].(map[string]any)
+				c := value.At(rj, []string{"template", "spec", "template", "spec", "containers"}).([]any)[0]
 				data, _ := json.Marshal(c.(map[string]any)["resources"])
 				return string(data)
 			}
@@ -445,8 +446,8 @@ func TestCoreFieldsInTheTemplate(t *testing.T) {
 	if r.Rejected() {
 		t.Fatalf("refused: %v", findingStrings(r.Errors))
 	}
-	c := at(r.Object, []string{"spec", "template", "spec", "replicatedJobs"}).([]any)[0].(map[string]any)
-	pod := at(c, []string{"template", "spec", "template", "spec"}).(map[string]any)
+	c := value.At(r.Object, []string{"spec", "template", "spec", "replicatedJobs"}).([]any)[0].(map[string]any)
+	pod := value.At(c, []string{"template", "spec", "template", "spec"}).(map[string]any)
 	data, _ := json.Marshal(pod["ephemeralContainers"])
 	if !strings.Contains(string(data), `"targetContainerName":"node"`) || !strings.Contains(string(data), `"optional":true`) {
 		t.Errorf("ephemeralContainers %s", data)

@@ -1,6 +1,10 @@
 package engine
 
-import "maps"
+import (
+	"maps"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
+)
 
 // A kind's lookups are a function of the paths of the input they declare
 // (`reads`), the operation and the same paths of the old object: the engine
@@ -19,7 +23,7 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 		return nil
 	}
 	reads := s.e.lookupPaths(doc.APIVersion(), doc.Kind(), req.Operation)
-	input := project(doc.Object, reads)
+	input := value.Project(doc.Object, reads)
 	old := realOld(doc, req, reads, unchanged)
 	memo := s.e.lookupMemo != nil
 	if !memo {
@@ -28,10 +32,10 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	// The carried values reach the lookups as tokens too (carried.go),
 	// so that objects alike but for them share what the lookups name.
 	t := carryInto(c, s.e, carryUnnamed, c.carried[doc.APIVersion()][doc.Kind()], &input, &old, unchanged)
-	h := newContentHash()
-	h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, s.opts.Controller, input, old})
-	key := h.sum()
-	if refs, ok := s.e.lookupMemo.get(key); ok {
+	h := value.NewContentHash()
+	h.Value([]any{doc.APIVersion(), doc.Kind(), req.Operation, s.opts.Controller, input, old})
+	key := h.Sum()
+	if refs, ok := s.e.lookupMemo.Get(key); ok {
 		restored, _ := t.restoreRefs(refs) // kept only when they restore
 		return restored
 	}
@@ -39,9 +43,9 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 	restored, ok := t.restoreRefs(refs)
 	if !ok {
 		// A lookup changed a token: they are evaluated on the values.
-		return s.evaluateLookups(c, doc, req, project(doc.Object, reads), realOld(doc, req, reads, unchanged))
+		return s.evaluateLookups(c, doc, req, value.Project(doc.Object, reads), realOld(doc, req, reads, unchanged))
 	}
-	s.e.lookupMemo.put(key, refs)
+	s.e.lookupMemo.Put(key, refs)
 	return restored
 }
 
@@ -58,9 +62,9 @@ func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
 func realOld(doc Document, req Request, reads [][]string, unchanged bool) map[string]any {
 	switch {
 	case unchanged:
-		return project(doc.Object, reads)
+		return value.Project(doc.Object, reads)
 	case req.OldObject != nil:
-		return project(req.OldObject, reads)
+		return value.Project(req.OldObject, reads)
 	}
 	return nil
 }
@@ -98,7 +102,7 @@ func readOfExisting(existing map[string]any, refs *lookupRefs) map[string]any {
 		if out == nil {
 			out = maps.Clone(existing)
 		}
-		out[id] = project(m, ref.Reads)
+		out[id] = value.Project(m, ref.Reads)
 	}
 	if out == nil {
 		return existing

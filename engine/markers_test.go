@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -56,7 +57,7 @@ func TestBoundsWrittenOnce(t *testing.T) {
 	var paddle map[string]any
 	for _, c := range crds {
 		if meta(c)["name"] == "clustertrainingruntimes.trainer.kubeflow.org" {
-			paddle = at(c, []string{"spec", "versions"}).([]any)[0].(map[string]any)
+			paddle = value.At(c, []string{"spec", "versions"}).([]any)[0].(map[string]any)
 			for _, f := range []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "mlPolicy", "properties", "paddle", "properties"} {
 				paddle = paddle[f].(map[string]any)
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/benchinput"
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -60,7 +61,7 @@ func outcomes(e *Engine, docs []Document) []memoOutcome {
 			}
 		}
 		if d.Err == nil && d.Object != nil {
-			older := deepCopy(d.Object).(map[string]any)
+			older := value.DeepCopy(d.Object).(map[string]any)
 			if spec, ok := older["spec"].(map[string]any); ok {
 				delete(spec, "runtimePatches")
 			}
@@ -90,7 +91,7 @@ func outcomes(e *Engine, docs []Document) []memoOutcome {
 // server stores it: the uid the same for the same file and index, the
 // resourceVersion the same for the same content.
 func withIdentity(d Document, i int) Document {
-	d.Object = deepCopy(d.Object).(map[string]any)
+	d.Object = value.DeepCopy(d.Object).(map[string]any)
 	m, ok := d.Object["metadata"].(map[string]any)
 	if !ok {
 		return d
@@ -288,7 +289,7 @@ func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
 	}
 	var admission []Document
 	for _, obj := range objects {
-		admission = append(admission, Document{File: "admission", Object: numbers(deepCopy(obj)).(map[string]any)})
+		admission = append(admission, Document{File: "admission", Object: value.Numbers(value.DeepCopy(obj)).(map[string]any)})
 	}
 	compare("admission", outcomes(fresh, admission), outcomes(memo, admission))
 

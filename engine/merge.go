@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
@@ -29,7 +30,7 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, _ := asJSON(base).(map[string]any)
+	cur, _ := value.AsJSON(base).(map[string]any)
 	if cur == nil {
 		cur = map[string]any{}
 	}
@@ -44,7 +45,7 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 		}
 	}
 	for _, p := range patches {
-		pm, ok := asJSON(p).(map[string]any)
+		pm, ok := value.AsJSON(p).(map[string]any)
 		if !ok {
 			continue
 		}
@@ -69,9 +70,9 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 func mergeInto(m merge, object, runtimeObject map[string]any) (any, error) {
 	var base any
 	if runtimeObject != nil {
-		base = at(runtimeObject, m.Base)
+		base = value.At(runtimeObject, m.Base)
 	}
-	return strategicMerge(base, collect(object, m.Patches), m)
+	return strategicMerge(base, value.Collect(object, m.Patches), m)
 }
 
 // reviewMerges are the kind's merges (`merges`) for a review of doc on
@@ -87,7 +88,7 @@ func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
 	merges := e.merges[doc.APIVersion()][doc.Kind()]
 	for _, name := range sortedKeys(merges) {
 		m := merges[name]
-		if len(collect(doc.Object, m.Patches)) == 0 {
+		if len(value.Collect(doc.Object, m.Patches)) == 0 {
 			continue
 		}
 		if object == nil {

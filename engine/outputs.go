@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // outputs are what a render (or its plan) asks the engine to do besides
@@ -51,7 +52,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		out.errors = append(out.errors, broken...)
 	}
 	if f := v.LookupPath(pathBases); f.Exists() {
-		if err := decodeJSON(f, &out.bases); err != nil {
+		if err := value.DecodeJSON(f, &out.bases); err != nil {
 			return out, &outputError{"bases", err}
 		}
 	}
@@ -71,7 +72,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			}
 			for ops.Next() {
 				var e edit
-				if err := decodeJSONStrict(ops.Value(), &e); err != nil {
+				if err := value.DecodeJSONStrict(ops.Value(), &e); err != nil {
 					return out, &outputError{"edits " + it.Selector().String(), err}
 				}
 				g.Ops = append(g.Ops, e)
@@ -88,10 +89,10 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		}
 	}
 	if f := v.LookupPath(pathMetadata); f.Exists() {
-		if err := decodeJSON(f, &out.metadata); err != nil {
+		if err := value.DecodeJSON(f, &out.metadata); err != nil {
 			return out, &outputError{"metadata", err}
 		}
-		out.metadata, _ = numbers(map[string]any(out.metadata)).(map[string]any)
+		out.metadata, _ = value.Numbers(map[string]any(out.metadata)).(map[string]any)
 	}
 	if plan {
 		if f := v.LookupPath(pathParts); f.Exists() {
@@ -106,27 +107,27 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			}
 		}
 		if f := v.LookupPath(pathObjects); f.Exists() {
-			if err := decodeJSON(f, &out.objects); err != nil {
+			if err := value.DecodeJSON(f, &out.objects); err != nil {
 				return out, &outputError{"objects", err}
 			}
 			for id, o := range out.objects {
-				out.objects[id], _ = numbers(o).(map[string]any)
+				out.objects[id], _ = value.Numbers(o).(map[string]any)
 			}
 		}
 	}
 	if f := v.LookupPath(pathPlanOps); f.Exists() {
-		if err := decodeJSONStrict(f, &out.ops); err != nil {
+		if err := value.DecodeJSONStrict(f, &out.ops); err != nil {
 			return out, &outputError{"ops", err}
 		}
 	}
 	if f := v.LookupPath(pathGenerate); f.Exists() {
-		if err := decodeJSON(f, &out.generate); err != nil {
+		if err := value.DecodeJSON(f, &out.generate); err != nil {
 			return out, &outputError{"generate", err}
 		}
 	}
 	if f := v.LookupPath(pathSums); f.Exists() {
 		var byName map[string]quantitySum
-		if err := decodeJSON(f, &byName); err != nil {
+		if err := value.DecodeJSON(f, &byName); err != nil {
 			return out, &outputError{"sums", err}
 		}
 		for _, name := range sortedKeys(byName) {
@@ -161,10 +162,10 @@ func (o outputs) resolve(ops map[string]edit) error {
 				e.By = t.By
 			}
 			if e.Value == nil {
-				e.Value = deepCopy(t.Value)
+				e.Value = value.DeepCopy(t.Value)
 			}
 			if e.Items == nil {
-				e.Items, _ = deepCopy(t.Items).([]any)
+				e.Items, _ = value.DeepCopy(t.Items).([]any)
 			}
 			e.Use = ""
 			g.Ops[i] = e

@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // TestPack: a packed value unpacks to the value it was, its types kept
@@ -27,17 +29,17 @@ func TestPack(t *testing.T) {
 		}
 	}
 	for _, v := range values {
-		p, ok := pack(v)
+		p, ok := value.Pack(v)
 		if !ok {
 			t.Fatalf("%#v: not packed", v)
 		}
-		got := p.value()
+		got := p.Value()
 		if !reflect.DeepEqual(got, v) || reflect.TypeOf(got) != reflect.TypeOf(v) {
 			t.Fatalf("packed and unpacked:\n%#v\nwas\n%#v", got, v)
 		}
 		if m, ok := got.(map[string]any); ok && m != nil {
 			m["changed"] = true
-			if again := p.value(); reflect.DeepEqual(again, got) {
+			if again := p.Value(); reflect.DeepEqual(again, got) {
 				t.Fatalf("a change to one unpacked copy is in the next: %#v", again)
 			}
 		}
@@ -46,7 +48,7 @@ func TestPack(t *testing.T) {
 		t.Fatalf("%d objects of the corpora: a pattern is wrong", objects)
 	}
 	for _, v := range []any{map[string]any{"a": int32(1)}, []any{struct{}{}}, []string{"a"}} {
-		if _, ok := pack(v); ok {
+		if _, ok := value.Pack(v); ok {
 			t.Errorf("%#v packed: a type the engine's values do not hold", v)
 		}
 	}

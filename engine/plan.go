@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // DefaultPlanCacheSize is how many plans one CUE runtime keeps. A plan
@@ -32,18 +34,18 @@ type plan struct {
 	aliases *keyAliases
 
 	// values are the plan's evaluated values, for renders to share.
-	values valuePool
+	values cache.ValuePool
 }
 
 // planCache keeps the plans of one CUE runtime (memo.go's LRU), the
 // least recently used dropped first.
-type planCache = lru[*plan]
+type planCache = cache.LRU[*plan]
 
 func newPlanCache(max int) *planCache {
 	if max <= 0 {
 		max = DefaultPlanCacheSize
 	}
-	return newLRU[*plan](max)
+	return cache.NewLRU[*plan](max)
 }
 
 // planFor returns the plan of a render: the kind's plan evaluated with the
@@ -54,7 +56,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	if !ok {
 		return nil
 	}
-	read := project(input, s.e.planReads[apiVersion][kind])
+	read := value.Project(input, s.e.planReads[apiVersion][kind])
 	key := apiVersion + "/" + kind + "\x00"
 	if runtime != nil {
 		key += runtime.contentKey()
@@ -66,7 +68,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 		}
 		key += "\x00" + string(data)
 	}
-	if p, ok := c.planCache.get(key); ok {
+	if p, ok := c.planCache.Get(key); ok {
 		return p
 	}
 	a := s.e.opaque.aliases(nil)
@@ -81,16 +83,16 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	}
 	ctx[fieldQuantities] = quantities(facts...)
 	in := map[string]any{fieldInput: a.alias(read), fieldContext: ctx}
-	p := &plan{aliases: a, values: valuePool{make: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}}
-	v := p.values.make()
+	p := &plan{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}}
+	v := p.values.Make()
 	if p.err = v.Err(); p.err == nil {
 		var oerr *outputError
 		if p.out, oerr = s.e.decodeOutputs(v, true); oerr != nil {
 			p.err = oerr
 		}
 	}
-	p.values.release(v)
-	c.planCache.put(key, p)
+	p.values.Release(v)
+	c.planCache.Put(key, p)
 	return p
 }
 

@@ -69,11 +69,11 @@ func TestPlanFollowsRuntime(t *testing.T) {
 		{planRuntime("plan-rt", "", "img:4"), "img:4", true},
 		{planRuntime("plan-rt", "", "img:3"), "img:3", false},
 	} {
-		before := cache.len()
+		before := cache.Len()
 		if got := nodeImage(t, renderWith(t, e, step.runtime, job)); got != step.image {
 			t.Errorf("image %s, want %s", got, step.image)
 		}
-		if grew := cache.len() > before; grew != step.newPlan {
+		if grew := cache.Len() > before; grew != step.newPlan {
 			t.Errorf("runtime with %s: new plan %v, want %v", step.image, grew, step.newPlan)
 		}
 	}
@@ -92,7 +92,7 @@ func TestPlanCacheBounded(t *testing.T) {
 		if got := nodeImage(t, renderWith(t, e, planRuntime("bounded", "", image), job)); got != image {
 			t.Errorf("image %s, want %s", got, image)
 		}
-		if n := e.cur.Load().planCache.len(); n > 3 {
+		if n := e.cur.Load().planCache.Len(); n > 3 {
 			t.Fatalf("%d plans kept, want at most 3", n)
 		}
 	}

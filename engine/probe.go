@@ -14,6 +14,7 @@ import (
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // tryPolicy runs a loaded policy's rules once, at load, on the runtimes the
@@ -442,7 +443,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			op = opUpdate
 		}
 		paths := e.lookupPaths(doc.APIVersion(), doc.Kind(), op)
-		read := a.alias(project(doc.Object, paths))
+		read := a.alias(value.Project(doc.Object, paths))
 		ctxOf := func(obj any) map[string]any {
 			if !update {
 				return map[string]any{fieldOperation: opCreate}
@@ -469,7 +470,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			return &p
 		}
 		// And with the carried values as tokens, as the memo gives them.
-		in, old := project(doc.Object, paths), map[string]any(nil)
+		in, old := value.Project(doc.Object, paths), map[string]any(nil)
 		t := carryInto(c, e, carryAll, c.carried[doc.APIVersion()][doc.Kind()], &in, &old, update)
 		if t == nil {
 			continue
@@ -531,7 +532,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 	read, _ := s.mutatorValue(c, m, in, old, req.Operation, now)
 	whole, _ := s.mutatorValue(c, m, doc.Object, req.OldObject, req.Operation, now)
 	var want, got map[string]any
-	wantErr, gotErr := decodeJSON(whole.LookupPath(pathMutations), &want), decodeJSON(read.LookupPath(pathMutations), &got)
+	wantErr, gotErr := value.DecodeJSON(whole.LookupPath(pathMutations), &want), value.DecodeJSON(read.LookupPath(pathMutations), &got)
 	if reflect.DeepEqual(want, got) && fmt.Sprint(wantErr) == fmt.Sprint(gotErr) {
 		return nil
 	}
@@ -728,7 +729,7 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 			continue
 		}
 		read := maps.Clone(whole)
-		read[id] = project(whole[id].(map[string]any), refs.existing[id].Reads)
+		read[id] = value.Project(whole[id].(map[string]any), refs.existing[id].Reads)
 		if renderDifference(want, render(read)) == "" {
 			continue
 		}
@@ -753,7 +754,7 @@ func existingAfter(refs *lookupRefs, first Rendered) map[string]any {
 			if groupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
 				continue
 			}
-			o := deepCopy(obj).(map[string]any)
+			o := value.DeepCopy(obj).(map[string]any)
 			md, _ := o["metadata"].(map[string]any)
 			if md == nil {
 				md = map[string]any{}
@@ -908,7 +909,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 		return nil
 	}
 	for _, f := range follows {
-		obj, _ := numbers(deepCopy(doc.Object)).(map[string]any)
+		obj, _ := value.Numbers(value.DeepCopy(doc.Object)).(map[string]any)
 		v, _ := valueAt(obj, f.Path)
 		n, ok := v.(int64)
 		path := make([]any, len(f.Path))
@@ -925,7 +926,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 			continue
 		}
 		again := s.Render(r, RenderOptions{})
-		if len(again.Errors) > 0 || !reflect.DeepEqual(asJSON(first.Objects), asJSON(again.Objects)) {
+		if len(again.Errors) > 0 || !reflect.DeepEqual(value.AsJSON(first.Objects), value.AsJSON(again.Objects)) {
 			continue
 		}
 		field := strings.Join(f.Path, ".")
@@ -973,7 +974,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 	}
 	out := make([]probeVariant, len(variants))
 	for i, v := range variants {
-		obj, _ := deepCopy(st.doc.Object).(map[string]any)
+		obj, _ := value.DeepCopy(st.doc.Object).(map[string]any)
 		for j, ed := range v.Edits {
 			if err := ed.withOwnValues().apply(obj); err != nil {
 				// At the edit, which is the CUE's (an admin's variant).

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // The API server drops, before defaulting and validation, the null value
@@ -73,7 +74,7 @@ func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[s
 		if str(spec["group"])+"/"+str(vm["name"]) != apiVersion {
 			continue
 		}
-		data, err := json.Marshal(at(vm, []string{"schema", "openAPIV3Schema"}))
+		data, err := json.Marshal(value.At(vm, []string{"schema", "openAPIV3Schema"}))
 		if err != nil {
 			return nil
 		}
@@ -148,7 +149,7 @@ func serverObject(obj map[string]any, schema map[string]any) map[string]any {
 			for _, k := range nulls {
 				delete(copied, k)
 			}
-			if sameMap(out, obj) {
+			if value.SameMap(out, obj) {
 				out = copyTop(obj)
 			}
 			out["metadata"] = copied
@@ -212,7 +213,7 @@ func same(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		return ok && sameMap(x, y)
+		return ok && value.SameMap(x, y)
 	case []any:
 		y, ok := b.([]any)
 		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -86,7 +87,7 @@ func canonicalQuantity(v any) (string, bool) {
 // canonical form, as its typed Go object marshals: those of resource lists
 // (limits, requests), and a volume's sizeLimit and an env's divisor.
 func canonicalObject(obj map[string]any) map[string]any {
-	out := deepCopy(obj).(map[string]any)
+	out := value.DeepCopy(obj).(map[string]any)
 	canonicalize(out)
 	return out
 }

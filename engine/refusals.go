@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // An admin's render part whose edit makes every object of a kind one the
@@ -79,7 +80,7 @@ func (rn *rendering) refused(obj map[string]any) []Finding {
 		return nil
 	}
 	// An edit's numbers are json.Numbers, which CUE would take for text.
-	fs, err := rn.s.e.objectChecks(checks, numbers(deepCopy(obj)).(map[string]any), PhaseRender)
+	fs, err := rn.s.e.objectChecks(checks, value.Numbers(value.DeepCopy(obj)).(map[string]any), PhaseRender)
 	if err != nil {
 		return []Finding{{Phase: PhaseRuleError, Rule: fieldRefusals, Detail: rn.s.e.Details(err)}}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // Rendered is what rendering one admitted object gives: the objects to
@@ -116,7 +117,7 @@ func (s *Session) renderMemoized(r Result, opts RenderOptions) Rendered {
 	// A render kept under its inputs' identities (rendermemo.go), copied.
 	key := s.renderKey(r, opts)
 	if key != "" {
-		if kept, ok := s.e.renderMemo.get(key); ok {
+		if kept, ok := s.e.renderMemo.Get(key); ok {
 			return s.checkBuiltMeta(kept.rendered())
 		}
 	}
@@ -127,7 +128,7 @@ func (s *Session) renderMemoized(r Result, opts RenderOptions) Rendered {
 	out := s.renderAlike(r, opts, mode)
 	if key != "" {
 		if kept, ok := keepRender(out); ok {
-			s.e.renderMemo.put(key, kept)
+			s.e.renderMemo.Put(key, kept)
 		}
 	}
 	return s.checkBuiltMeta(out)
@@ -343,7 +344,7 @@ func (rn *rendering) plan(aliases **keyAliases) bool {
 // releasePlan gives the plan's value back, once the render is done with it.
 func (rn *rendering) releasePlan() {
 	if rn.acquired {
-		rn.p.values.release(rn.pv)
+		rn.p.values.Release(rn.pv)
 	}
 }
 
@@ -365,7 +366,7 @@ func (rn *rendering) evaluate() bool {
 		cctx[fieldRuntime] = rn.runtimeAliased
 	}
 	if rn.p != nil {
-		rn.pv, rn.acquired = rn.p.values.acquire(), true
+		rn.pv, rn.acquired = rn.p.values.Acquire(), true
 		cctx[fieldPlan] = rn.pv
 		if rn.runtime != nil {
 			cctx[fieldRuntime] = rn.pv.LookupPath(pathPlanRuntime)
@@ -375,7 +376,7 @@ func (rn *rendering) evaluate() bool {
 	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{fieldInput: rn.a.alias(rn.object), fieldContext: cctx}))
 	if rn.s.opts.Controller {
 		var d ControllerDirectives // decoded apart: rn stays on the stack
-		if err := decodeJSON(rn.rv.LookupPath(pathController), &d); err != nil {
+		if err := value.DecodeJSON(rn.rv.LookupPath(pathController), &d); err != nil {
 			return rn.fail("controller", err)
 		}
 		rn.out.Controller = d
@@ -424,14 +425,14 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 	}
 	for it.Next() {
 		var obj map[string]any
-		if err := decodeJSON(it.Value(), &obj); err != nil {
+		if err := value.DecodeJSON(it.Value(), &obj); err != nil {
 			rn.defect("objects."+it.Selector().String(), cue.MakePath(selObjects, it.Selector()), "the object does not decode: %s", rn.s.e.Details(err))
 			return false
 		}
 		id := it.Selector().Unquoted()
 		if rn.p != nil {
 			if skeleton, ok := rn.p.out.objects[id]; ok {
-				obj = fillIn(obj, skeleton)
+				obj = value.FillIn(obj, skeleton)
 			}
 		}
 		if len(rn.do.metadata) > 0 {
@@ -442,7 +443,7 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 			}
 			for k, v := range rn.do.metadata {
 				if _, ok := md[k]; !ok {
-					md[k] = numbers(deepCopy(v))
+					md[k] = value.Numbers(value.DeepCopy(v))
 				}
 			}
 		}
@@ -463,7 +464,7 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 		if err != nil {
 			return rn.fail("bases", err)
 		}
-		m[b.Path[len(b.Path)-1]] = numbers(deepCopy(at(from, b.From)))
+		m[b.Path[len(b.Path)-1]] = value.Numbers(value.DeepCopy(value.At(from, b.From)))
 	}
 	return true
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // renderInput admits a corpus case's input and returns the session and the
@@ -38,7 +40,7 @@ func renderInput(tb testing.TB, caseName string) (*Session, Result) {
 // a render by the whole input, carried values as tokens, so that the
 // label makes every iteration a miss.
 func varied(r Result, i int) Result {
-	obj := asJSON(r.Object).(map[string]any)
+	obj := value.AsJSON(r.Object).(map[string]any)
 	md := obj["metadata"].(map[string]any)
 	md["name"] = fmt.Sprintf("job-%d", i)
 	md["labels"] = map[string]any{fmt.Sprintf("run-%d", i%1000): strconv.Itoa(i)}
@@ -143,7 +145,7 @@ func benchmarkDistinct(b *testing.B, keys bool) {
 	// render renders the i-th TrainJob, never seen before.
 	render := func(i int64) bool {
 		r := tj
-		obj := asJSON(tj.Object).(map[string]any)
+		obj := value.AsJSON(tj.Object).(map[string]any)
 		md := obj["metadata"].(map[string]any)
 		md["name"] = fmt.Sprintf("job-%d", i)
 		if keys {

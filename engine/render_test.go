@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // renderDocs admits the documents and renders the last one.
@@ -283,7 +285,7 @@ func TestDeepCopy(t *testing.T) {
 		"c": json.Number("7"),
 		"d": json.Number("7.5"),
 	}
-	got := deepCopy(in)
+	got := value.DeepCopy(in)
 	if !reflect.DeepEqual(got, in) {
 		t.Errorf("deepCopy %#v, want %#v", got, in)
 	}
@@ -293,7 +295,7 @@ func TestDeepCopy(t *testing.T) {
 	}
 	// What JSON decodes to has no typed nil (a null is nil).
 	decoded := map[string]any{"a": []any{int64(3), 1.5, "s", true, nil, map[string]any{"x": nil}}, "c": json.Number("7"), "d": json.Number("7.5")}
-	if n, want := numbers(deepCopy(decoded)), asJSON(decoded); !reflect.DeepEqual(n, want) {
+	if n, want := value.Numbers(value.DeepCopy(decoded)), value.AsJSON(decoded); !reflect.DeepEqual(n, want) {
 		t.Errorf("numbers(deepCopy) %#v, asJSON %#v", n, want)
 	}
 }
@@ -302,7 +304,7 @@ func TestDeepCopy(t *testing.T) {
 // others, field by field, as copies.
 func TestFillIn(t *testing.T) {
 	skeleton := map[string]any{"kind": "JobSet", "metadata": map[string]any{"labels": map[string]any{"a": "1"}, "name": "skeleton"}}
-	got := fillIn(map[string]any{"metadata": map[string]any{"name": "own"}}, skeleton)
+	got := value.FillIn(map[string]any{"metadata": map[string]any{"name": "own"}}, skeleton)
 	want := map[string]any{"kind": "JobSet", "metadata": map[string]any{"labels": map[string]any{"a": "1"}, "name": "own"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
@@ -343,7 +345,7 @@ renderParts: (#APIVersion): TrainJob: marked: {
 		out := s.Render(last, RenderOptions{})
 		for _, o := range out.Objects {
 			if o["kind"] == "JobSet" {
-				return fmt.Sprint(at(o, []string{"metadata", "annotations", "marked"}))
+				return fmt.Sprint(value.At(o, []string{"metadata", "annotations", "marked"}))
 			}
 		}
 		t.Fatalf("no JobSet: %v", findingStrings(out.Errors))
@@ -400,7 +402,7 @@ owned: v1: ResourceQuota: true
 	out := s.Render(last, RenderOptions{})
 	for _, o := range out.Objects {
 		if o["kind"] == "ResourceQuota" {
-			if got := fmt.Sprint(at(o, []string{"spec", "hard", "requests"})); got != "map[cpu:500m memory:1024]" {
+			if got := fmt.Sprint(value.At(o, []string{"spec", "hard", "requests"})); got != "map[cpu:500m memory:1024]" {
 				t.Errorf("requests %s, want canonical quantities", got)
 			}
 			return

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // A render is a function of the admitted object, its runtime, the objects
@@ -89,7 +91,7 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 	var key string
 	if memo {
 		key = renderContentKey(tokenized, opts, s.opts.Controller)
-		if kept, ok := s.e.renderMemo.get(key); ok {
+		if kept, ok := s.e.renderMemo.Get(key); ok {
 			restored, _ := t.putBackRendered(kept.rendered()) // kept only when they restore
 			return restored.generate(s.e, r.runtime)
 		}
@@ -103,7 +105,7 @@ func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rend
 		return s.renderOnce(r, opts, false)
 	}
 	if memo && keep {
-		s.e.renderMemo.put(key, kept)
+		s.e.renderMemo.Put(key, kept)
 	}
 	return restored.generate(s.e, r.runtime)
 }
@@ -145,26 +147,26 @@ func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
 // controller renders, the object, its runtime's content, the paths of the
 // existing objects it reads and the ids the caller says exist.
 func renderContentKey(r Result, opts RenderOptions, controller bool) string {
-	h := newContentHash()
-	h.str("alike")
-	h.value([]any{r.Doc.APIVersion(), r.Doc.Kind(), controller, r.Object})
+	h := value.NewContentHash()
+	h.Str("alike")
+	h.Value([]any{r.Doc.APIVersion(), r.Doc.Kind(), controller, r.Object})
 	if r.runtime != nil {
-		h.str(r.runtime.contentKey())
+		h.Str(r.runtime.contentKey())
 	} else {
-		h.value(nil)
+		h.Value(nil)
 	}
-	h.value(r.existingRead)
+	h.Value(r.existingRead)
 	ids := slices.Clone(opts.Existing)
 	slices.Sort(ids)
-	h.value(anySlice(ids))
-	return h.sum()
+	h.Value(anySlice(ids))
+	return h.Sum()
 }
 
 // keptRender is a render as a memo keeps it: its objects packed, the rest
 // copied.
 type keptRender struct {
-	out     Rendered // without its Objects
-	objects []packed // nil when out had none
+	out     Rendered       // without its Objects
+	objects []value.Packed // nil when out had none
 }
 
 // keepRender is out as a memo keeps it; false when its objects' values do
@@ -172,10 +174,10 @@ type keptRender struct {
 func keepRender(out Rendered) (keptRender, bool) {
 	k := keptRender{out: out.copiedBesidesObjects()}
 	if out.Objects != nil {
-		k.objects = make([]packed, len(out.Objects))
+		k.objects = make([]value.Packed, len(out.Objects))
 		for i, obj := range out.Objects {
 			var ok bool
-			if k.objects[i], ok = pack(obj); !ok {
+			if k.objects[i], ok = value.Pack(obj); !ok {
 				return keptRender{}, false
 			}
 		}
@@ -189,7 +191,7 @@ func (k keptRender) rendered() Rendered {
 	if k.objects != nil {
 		c.Objects = make([]map[string]any, len(k.objects))
 		for i, p := range k.objects {
-			c.Objects[i], _ = p.value().(map[string]any)
+			c.Objects[i], _ = p.Value().(map[string]any)
 		}
 	}
 	return c
@@ -202,7 +204,7 @@ func (out Rendered) copiedBesidesObjects() Rendered {
 	d := out.Controller
 	d.ApplyPhase = maps.Clone(d.ApplyPhase)
 	d.Status.Conditions = slices.Clone(d.Status.Conditions)
-	d.Status.Fields, _ = deepCopy(d.Status.Fields).(map[string]any)
+	d.Status.Fields, _ = value.DeepCopy(d.Status.Fields).(map[string]any)
 	if d.Deadline != nil {
 		dl := *d.Deadline
 		dl.Conditions = slices.Clone(dl.Conditions)

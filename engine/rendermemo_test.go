@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -281,7 +282,7 @@ func TestExistingReadsSeeEveryLeaf(t *testing.T) {
 				}
 				changed++
 				existing := maps.Clone(whole)
-				existing[id] = setAt(deepCopy(whole[id]), path, other)
+				existing[id] = setAt(value.DeepCopy(whole[id]), path, other)
 				if diff := renderDifference(want, render(existing)); diff != "" {
 					t.Errorf("%s: the render of %s reads existing %s's %s, which the reads of its lookup do not name (%s)", f, r.Identity(), id, strings.Join(path, "."), diff)
 				}

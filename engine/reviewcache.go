@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // The controller reviews a stored object again on every reconcile, most of
@@ -30,7 +32,7 @@ type cachedReview struct {
 	// its defaults and its Summary, packed (nil when it has none). kept
 	// says whether evaluate gave it a stored copy.
 	result          Result
-	object, summary packed
+	object, summary value.Packed
 	kept            bool
 }
 
@@ -40,12 +42,12 @@ func newCachedReview(refs *lookupRefs, reads string, kept bool, r Result) *cache
 	cr := &cachedReview{refs: refs, reads: reads, kept: kept, result: Result{Errors: slices.Clone(r.Errors), Warnings: slices.Clone(r.Warnings)}}
 	var ok bool
 	if r.Object != nil {
-		if cr.object, ok = pack(r.Object); !ok {
+		if cr.object, ok = value.Pack(r.Object); !ok {
 			return nil
 		}
 	}
 	if r.Summary != nil {
-		if cr.summary, ok = pack(r.Summary); !ok {
+		if cr.summary, ok = value.Pack(r.Summary); !ok {
 			return nil
 		}
 	}
@@ -137,10 +139,10 @@ func (e *Engine) keepReview(key string, cr *cachedReview) {
 func (cr *cachedReview) copied() Result {
 	c := Result{Errors: slices.Clone(cr.result.Errors), Warnings: slices.Clone(cr.result.Warnings)}
 	if cr.object != nil {
-		c.Object, _ = cr.object.value().(map[string]any)
+		c.Object, _ = cr.object.Value().(map[string]any)
 	}
 	if cr.summary != nil {
-		c.Summary, _ = cr.summary.value().(map[string]any)
+		c.Summary, _ = cr.summary.Value().(map[string]any)
 	}
 	return c
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/cuetrainer/cuetrainer/engine/internal/value"
+
 // A review is a function of what the engine gives its CUE and nothing
 // else: the kind, the object, the request (operation and old object; the
 // time is the mutators' alone), the release, the session's and the
@@ -19,28 +21,28 @@ func (ad *admission) reviewMemoKey() string {
 	if !ad.memo || ad.s.e.reviewMemo == nil {
 		return ""
 	}
-	c := newContentHash()
+	c := value.NewContentHash()
 	req := ad.req
-	c.value([]any{ad.doc.APIVersion(), ad.doc.Kind(), req.SchemaChecked, ad.unifySchema, req.VerdictOnly, ad.unchanged, req.Operation, ad.s.opts.Release})
-	c.value(ad.doc.Object)
-	c.value(req.OldObject) // nil when unchanged: the object is the old one
+	c.Value([]any{ad.doc.APIVersion(), ad.doc.Kind(), req.SchemaChecked, ad.unifySchema, req.VerdictOnly, ad.unchanged, req.Operation, ad.s.opts.Release})
+	c.Value(ad.doc.Object)
+	c.Value(req.OldObject) // nil when unchanged: the object is the old one
 	if ad.runtime != nil {
-		c.str(ad.runtime.contentKey())
+		c.Str(ad.runtime.contentKey())
 	} else {
-		c.value(nil)
+		c.Value(nil)
 	}
-	c.value(ad.found)
-	c.objectsByField(ad.sessionContext)
-	c.objectsByField(ad.listed)
-	return c.sum()
+	c.Value(ad.found)
+	objectsByField(c, ad.sessionContext)
+	objectsByField(c, ad.listed)
+	return c.Sum()
 }
 
 // objectsByField writes context objects by field and name.
-func (c *contentHash) objectsByField(m map[string]map[string]any) {
-	c.tag('m', uint64(len(m)))
+func objectsByField(c *value.ContentHash, m map[string]map[string]any) {
+	c.Tag('m', uint64(len(m)))
 	for _, f := range sortedKeys(m) {
-		c.str(f)
-		c.value(m[f])
+		c.Str(f)
+		c.Value(m[f])
 	}
 }
 
@@ -52,7 +54,7 @@ func (ad *admission) recall() bool {
 	if ad.memoKey == "" {
 		return true
 	}
-	cr, ok := ad.s.e.reviewMemo.get(ad.memoKey)
+	cr, ok := ad.s.e.reviewMemo.Get(ad.memoKey)
 	if !ok {
 		return true
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -230,7 +231,7 @@ func TestMutationWritesANumber(t *testing.T) {
 	if err != nil || out == nil {
 		t.Fatalf("mutate: %v %v", out, err)
 	}
-	if n := at(out, []string{"spec", "trainer", "numNodes"}); n != int64(4) {
+	if n := value.At(out, []string{"spec", "trainer", "numNodes"}); n != int64(4) {
 		t.Errorf("numNodes %#v, want int64(4)", n)
 	}
 	if r := s.Admit(Document{File: "job.yaml", Line: 1, Object: out}); r.Rejected() {
@@ -289,7 +290,7 @@ func TestMutatorReadsOnCorpora(t *testing.T) {
 			if _, ok := c.mutators[d.APIVersion()][d.Kind()]; d.Err != nil || d.Object == nil || !ok {
 				continue
 			}
-			older := deepCopy(d.Object).(map[string]any)
+			older := value.DeepCopy(d.Object).(map[string]any)
 			if spec, ok := older["spec"].(map[string]any); ok {
 				delete(spec, "runtimePatches")
 			}

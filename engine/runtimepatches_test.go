@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // TestReviewSeesRuntimePatches: Kubeflow's plugins validate a TrainJob
@@ -31,7 +33,7 @@ func TestReviewSeesRuntimePatches(t *testing.T) {
 				var tj Result
 				for _, d := range docs {
 					if d.Kind() == "TrainJob" && !patched {
-						d.Object = deepCopy(d.Object).(map[string]any)
+						d.Object = value.DeepCopy(d.Object).(map[string]any)
 						delete(d.Object["spec"].(map[string]any), "runtimePatches")
 					}
 					r := s.Admit(d)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 )
 
 // A review reads its runtime, which the engine hands in as context.runtime.
@@ -18,7 +19,7 @@ type sharedRuntime struct {
 	// aliases gave the runtime's opaque keys their tokens; nothing adds
 	// to them after.
 	aliases *keyAliases
-	values  valuePool
+	values  cache.ValuePool
 }
 
 // sharedRuntime returns the shared values of a runtime, nil with
@@ -28,19 +29,19 @@ func (c *compiled) sharedRuntime(e *Engine, runtime *stored) *sharedRuntime {
 		return nil
 	}
 	key := runtime.contentKey()
-	if sr, ok := c.sharedRuntimes.get(key); ok {
+	if sr, ok := c.sharedRuntimes.Get(key); ok {
 		return sr
 	}
 	a := e.opaque.aliases(nil)
 	aliased := a.alias(runtime.doc.Object)
-	sr := &sharedRuntime{aliases: a, values: valuePool{make: func() cue.Value { return c.ctx.Encode(aliased) }}}
-	c.sharedRuntimes.put(key, sr)
+	sr := &sharedRuntime{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return c.ctx.Encode(aliased) }}}
+	c.sharedRuntimes.Put(key, sr)
 	return sr
 }
 
 // releaseRuntime gives the review's runtime value back, if it took one.
 func (ad *admission) releaseRuntime() {
 	if ad.shared != nil {
-		ad.shared.values.release(ad.runtimeValue)
+		ad.shared.values.Release(ad.runtimeValue)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
 
@@ -286,9 +287,9 @@ func (st *stored) yaml(e *Engine) (string, error) {
 // contentKey identifies a stored object by its content, computed once.
 func (st *stored) contentKey() string {
 	st.hashOnce.Do(func() {
-		c := newContentHash()
-		c.value(st.doc.Object)
-		st.hash = c.sum()
+		c := value.NewContentHash()
+		c.Value(st.doc.Object)
+		st.hash = c.Sum()
 	})
 	return st.hash
 }
@@ -764,7 +765,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 	ad.kindReview = ad.c.reviews[doc.APIVersion()][doc.Kind()]
 	// An update of the object to itself (the controller's review of a
 	// stored object): the old object is the object, encoded once.
-	ad.unchanged = sameMap(ad.req.OldObject, doc.Object)
+	ad.unchanged = value.SameMap(ad.req.OldObject, doc.Object)
 	if ad.unchanged {
 		ad.req.OldObject = nil
 	}
@@ -858,7 +859,7 @@ func (ad *admission) review() bool {
 	var parent *keyAliases
 	if ad.runtime != nil && !ad.fallback {
 		if ad.shared = ad.c.sharedRuntime(s.e, ad.runtime); ad.shared != nil {
-			ad.runtimeValue, parent = ad.shared.values.acquire(), ad.shared.aliases
+			ad.runtimeValue, parent = ad.shared.values.Acquire(), ad.shared.aliases
 		}
 	}
 	ad.a = s.e.opaque.aliases(parent)
@@ -1028,7 +1029,7 @@ func (ad *admission) keep(st *stored) bool {
 		}
 	}
 	if memoized != nil {
-		ad.s.e.reviewMemo.put(ad.memoKey, memoized)
+		ad.s.e.reviewMemo.Put(ad.memoKey, memoized)
 	}
 	if ad.key != "" {
 		ad.s.e.keepReview(ad.key, newCachedReview(ad.refs, ad.reads, st != nil, ad.r))
@@ -1085,10 +1086,10 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	var key string
 	var ms *mutations
 	if s.e.mutateMemo != nil {
-		h := newContentHash()
-		h.value([]any{doc.APIVersion(), doc.Kind(), req.Operation, now, in, old})
-		key = h.sum()
-		ms, _ = s.e.mutateMemo.get(key)
+		h := value.NewContentHash()
+		h.Value([]any{doc.APIVersion(), doc.Kind(), req.Operation, now, in, old})
+		key = h.Sum()
+		ms, _ = s.e.mutateMemo.Get(key)
 	}
 	if ms == nil {
 		if s.e.fellBack(doc.APIVersion(), doc.Kind(), sortMutation) {
@@ -1105,7 +1106,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 			return ms.made(doc)
 		}
 		if key != "" {
-			s.e.mutateMemo.put(key, ms)
+			s.e.mutateMemo.Put(key, ms)
 		}
 	}
 	return ms.made(doc)
@@ -1228,7 +1229,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 		return ms
 	}
 	var rules map[string][]edit
-	if err := decodeJSON(v, &rules); err != nil {
+	if err := value.DecodeJSON(v, &rules); err != nil {
 		ms.err = &MutationError{Source: s.e.sourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
 		return ms
 	}
@@ -1248,8 +1249,8 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 			// Numbers as the reader and the API server give them (int64,
 			// float64), not json.Numbers, which the CUE encoder takes as text.
 			e.Path, _ = a.restore(e.Path).([]any)
-			e.Value = numbers(a.restore(e.Value))
-			e.Items, _ = numbers(a.restore(e.Items)).([]any)
+			e.Value = value.Numbers(a.restore(e.Value))
+			e.Items, _ = value.Numbers(a.restore(e.Items)).([]any)
 			r.edits = append(r.edits, e)
 		}
 		ms.rules = append(ms.rules, r)
@@ -1271,7 +1272,7 @@ func (ms *mutations) made(doc Document) (map[string]any, error) {
 	for _, r := range ms.rules {
 		for _, e := range r.edits {
 			if out == nil {
-				out = deepCopy(doc.Object).(map[string]any)
+				out = value.DeepCopy(doc.Object).(map[string]any)
 			}
 			if err := e.withOwnValues().apply(out); err != nil {
 				return nil, &MutationError{Rule: r.name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s: %v", doc.Kind(), r.name, err)}
@@ -1290,9 +1291,9 @@ func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any,
 		return doc.Object, old
 	}
 	if old != nil {
-		old = project(old, reads)
+		old = value.Project(old, reads)
 	}
-	return project(doc.Object, reads), old
+	return value.Project(doc.Object, reads), old
 }
 
 // mutatorValue is the kind's mutator m evaluated for in and old, the

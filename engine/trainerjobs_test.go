@@ -4,6 +4,8 @@ import (
 	"os"
 	"reflect"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // TestEveryTrainerJobTakesTheTrainer: every job of the trainer step gets
@@ -14,7 +16,7 @@ func TestEveryTrainerJobTakesTheTrainer(t *testing.T) {
 	var jobs []any
 	for _, o := range out.Objects {
 		if o["kind"] == "JobSet" {
-			jobs = asJSON(o).(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)
+			jobs = value.AsJSON(o).(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)
 		}
 	}
 	want := map[string]any{
@@ -56,7 +58,7 @@ func TestPodGroupRequests(t *testing.T) {
 			var got any
 			for _, o := range renderedTrainJob(t, "testdata/render/"+file).Objects {
 				if o["kind"] == "PodGroup" {
-					got = asJSON(o).(map[string]any)["spec"].(map[string]any)["minResources"]
+					got = value.AsJSON(o).(map[string]any)["spec"].(map[string]any)["minResources"]
 				}
 			}
 			if !reflect.DeepEqual(got, want) {

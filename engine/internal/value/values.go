@@ -1,4 +1,11 @@
-package engine
+// Package value holds what the engine does with JSON-like values (maps of
+// string to any, lists of any, strings, numbers as json.Number, int64 or
+// float64, booleans and nil), the form documents, findings and rendered
+// objects take in Go: decoding a CUE value into one, the one deep copy,
+// paths into them, packing them into one byte slice for the memos to keep
+// (pack.go), and the content hash the memos key them by (contenthash.go).
+// It imports nothing of the engine's.
+package value
 
 import (
 	"bytes"
@@ -8,8 +15,8 @@ import (
 	"cuelang.org/go/cue"
 )
 
-// decodeJSON decodes a CUE value as JSON, numbers as json.Number.
-func decodeJSON(v cue.Value, x any) error {
+// DecodeJSON decodes a CUE value as JSON, numbers as json.Number.
+func DecodeJSON(v cue.Value, x any) error {
 	data, err := v.MarshalJSON()
 	if err != nil {
 		return err
@@ -19,9 +26,9 @@ func decodeJSON(v cue.Value, x any) error {
 	return dec.Decode(x)
 }
 
-// decodeJSONStrict decodes like decodeJSON, and fails on fields x does not
+// DecodeJSONStrict decodes like DecodeJSON, and fails on fields x does not
 // have.
-func decodeJSONStrict(v cue.Value, x any) error {
+func DecodeJSONStrict(v cue.Value, x any) error {
 	data, err := v.MarshalJSON()
 	if err != nil {
 		return err
@@ -32,8 +39,8 @@ func decodeJSONStrict(v cue.Value, x any) error {
 	return dec.Decode(x)
 }
 
-// at returns the value at a path of fields, nil when there is none.
-func at(v any, path []string) any {
+// At returns the value at a path of fields, nil when there is none.
+func At(v any, path []string) any {
 	for _, p := range path {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -44,9 +51,9 @@ func at(v any, path []string) any {
 	return v
 }
 
-// collect returns the values at a path where "*" stands for every item of
+// Collect returns the values at a path where "*" stands for every item of
 // a list, in order.
-func collect(v any, path []string) []any {
+func Collect(v any, path []string) []any {
 	if len(path) == 0 {
 		if v == nil {
 			return nil
@@ -57,7 +64,7 @@ func collect(v any, path []string) []any {
 		l, _ := v.([]any)
 		var out []any
 		for _, item := range l {
-			out = append(out, collect(item, path[1:])...)
+			out = append(out, Collect(item, path[1:])...)
 		}
 		return out
 	}
@@ -65,40 +72,40 @@ func collect(v any, path []string) []any {
 	if !ok {
 		return nil
 	}
-	return collect(m[path[0]], path[1:])
+	return Collect(m[path[0]], path[1:])
 }
 
-// fillIn adds to obj, field by field, what skeleton has and obj has not,
+// FillIn adds to obj, field by field, what skeleton has and obj has not,
 // copied.
-func fillIn(obj, skeleton map[string]any) map[string]any {
+func FillIn(obj, skeleton map[string]any) map[string]any {
 	if obj == nil {
 		obj = map[string]any{}
 	}
 	for k, sv := range skeleton {
 		ov, ok := obj[k]
 		if !ok {
-			obj[k] = numbers(deepCopy(sv))
+			obj[k] = Numbers(DeepCopy(sv))
 			continue
 		}
 		om, oIsMap := ov.(map[string]any)
 		sm, sIsMap := sv.(map[string]any)
 		if oIsMap && sIsMap {
-			obj[k] = fillIn(om, sm)
+			obj[k] = FillIn(om, sm)
 		}
 	}
 	return obj
 }
 
-// numbers turns json.Numbers into int64 or float64.
-func numbers(v any) any {
+// Numbers turns json.Numbers into int64 or float64.
+func Numbers(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
-			x[k] = numbers(c)
+			x[k] = Numbers(c)
 		}
 	case []any:
 		for i, c := range x {
-			x[i] = numbers(c)
+			x[i] = Numbers(c)
 		}
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
@@ -110,11 +117,11 @@ func numbers(v any) any {
 	return v
 }
 
-// deepCopy is the engine's one deep copy of a JSON-like value: its maps
+// DeepCopy is the engine's one deep copy of a JSON-like value: its maps
 // and lists are copied, its leaves kept as they are (a nil map or list
-// stays nil). numbers(deepCopy(v)) is a copy with json.Numbers as int64 or
+// stays nil). Numbers(DeepCopy(v)) is a copy with json.Numbers as int64 or
 // float64, as the objects the reader and the API server give hold them.
-func deepCopy(v any) any {
+func DeepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if x == nil {
@@ -122,7 +129,7 @@ func deepCopy(v any) any {
 		}
 		m := make(map[string]any, len(x))
 		for k, c := range x {
-			m[k] = deepCopy(c)
+			m[k] = DeepCopy(c)
 		}
 		return m
 	case []any:
@@ -131,23 +138,23 @@ func deepCopy(v any) any {
 		}
 		l := make([]any, len(x))
 		for i, c := range x {
-			l[i] = deepCopy(c)
+			l[i] = DeepCopy(c)
 		}
 		return l
 	}
 	return v
 }
 
-// sameMap says whether a and b are the same map (not equal ones).
-func sameMap(a, b map[string]any) bool {
+// SameMap says whether a and b are the same map (not equal ones).
+func SameMap(a, b map[string]any) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// asJSON is v as encoding/json writes and reads it back: a conversion
+// AsJSON is v as encoding/json writes and reads it back: a conversion
 // of any Go value (a typed object, say) to a JSON-like one, and so a copy,
 // with integers as int64 and other numbers as float64 (what the CUE encoder
-// takes as numbers). deepCopy copies what is JSON-like already.
-func asJSON(v any) any {
+// takes as numbers). DeepCopy copies what is JSON-like already.
+func AsJSON(v any) any {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil
@@ -158,19 +165,19 @@ func asJSON(v any) any {
 	if err := dec.Decode(&out); err != nil {
 		return nil
 	}
-	return numbers(out)
+	return Numbers(out)
 }
 
-// project is the part of v at the paths, as a tree of the same shape: what
+// Project is the part of v at the paths, as a tree of the same shape: what
 // a part of the CUE that declares its reads (a plan, the lookups) is
 // given. A path v lacks is left out.
-func project(v map[string]any, paths [][]string) map[string]any {
+func Project(v map[string]any, paths [][]string) map[string]any {
 	out := map[string]any{}
 	for _, path := range paths {
 		if len(path) == 0 {
 			continue
 		}
-		x := at(v, path)
+		x := At(v, path)
 		if x == nil {
 			continue
 		}

@@ -1,4 +1,7 @@
-package engine
+// Package cache holds the engine's one cache type, a bounded LRU map the
+// memos, the plan cache and the lookups keep their results in, and the
+// pool of evaluated CUE values that evaluations share one at a time.
+package cache
 
 import (
 	"container/list"
@@ -8,21 +11,10 @@ import (
 	"cuelang.org/go/cue"
 )
 
-// DefaultLookupMemoSize is how many lookups' results an engine keeps
-// (lookupmemo.go), DefaultRenderMemoSize how many renders (rendermemo.go),
-// DefaultReviewMemoSize how many reviews (reviewmemo.go),
-// DefaultCRDPartMemoSize how many parts' CRD check errors (crdparts.go).
-const (
-	DefaultLookupMemoSize  = 4096
-	DefaultRenderMemoSize  = 1024
-	DefaultReviewMemoSize  = 2048
-	DefaultCRDPartMemoSize = 8192
-)
-
-// lru is a bounded map of memoised results, the least recently used
+// LRU is a bounded map of memoised results, the least recently used
 // dropped first. It is safe for concurrent use. The plans of a CUE runtime
 // (plan.go) and the lookups' references (lookupmemo.go) are kept in one.
-type lru[V any] struct {
+type LRU[V any] struct {
 	mu      sync.Mutex
 	max     int
 	entries map[string]*list.Element
@@ -34,12 +26,13 @@ type lruItem[V any] struct {
 	value V
 }
 
-func newLRU[V any](max int) *lru[V] {
-	return &lru[V]{max: max, entries: map[string]*list.Element{}, order: list.New()}
+// NewLRU returns an empty LRU that keeps at most max entries.
+func NewLRU[V any](max int) *LRU[V] {
+	return &LRU[V]{max: max, entries: map[string]*list.Element{}, order: list.New()}
 }
 
-// get returns the value kept under key, and whether there is one.
-func (c *lru[V]) get(key string) (V, bool) {
+// Get returns the value kept under key, and whether there is one.
+func (c *LRU[V]) Get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
@@ -50,8 +43,8 @@ func (c *lru[V]) get(key string) (V, bool) {
 	return zero, false
 }
 
-// put keeps value under key, dropping the least recently used past max.
-func (c *lru[V]) put(key string, value V) {
+// Put keeps value under key, dropping the least recently used past max.
+func (c *LRU[V]) Put(key string, value V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
@@ -67,8 +60,8 @@ func (c *lru[V]) put(key string, value V) {
 	}
 }
 
-// clear drops every value; a nil lru (a memo switched off) has none.
-func (c *lru[V]) clear() {
+// Clear drops every value; a nil LRU (a memo switched off) has none.
+func (c *LRU[V]) Clear() {
 	if c == nil {
 		return
 	}
@@ -78,19 +71,20 @@ func (c *lru[V]) clear() {
 	c.order.Init()
 }
 
-func (c *lru[V]) len() int {
+// Len is how many values the LRU keeps.
+func (c *LRU[V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
 
-// valuePool holds the evaluated CUE values of one thing (a plan, a shared
+// ValuePool holds the evaluated CUE values of one thing (a plan, a shared
 // runtime) for evaluations to share. An evaluation that shares a value
 // writes to it (CUE keeps evaluation state in the shared nodes), so one
 // value serves one evaluation at a time: an evaluation takes one from the
 // free values, or makes one more when all are in use, and gives it back.
-type valuePool struct {
-	make func() cue.Value
+type ValuePool struct {
+	Make func() cue.Value
 
 	mu   sync.Mutex
 	free []cue.Value
@@ -100,8 +94,8 @@ type valuePool struct {
 // as many as can run at once.
 var maxFreeValues = runtime.GOMAXPROCS(0)
 
-// acquire returns a value for one evaluation's sole use.
-func (p *valuePool) acquire() cue.Value {
+// Acquire returns a value for one evaluation's sole use.
+func (p *ValuePool) Acquire() cue.Value {
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
 		v := p.free[n-1]
@@ -110,11 +104,11 @@ func (p *valuePool) acquire() cue.Value {
 		return v
 	}
 	p.mu.Unlock()
-	return p.make()
+	return p.Make()
 }
 
-// release gives a value back once its evaluation is done.
-func (p *valuePool) release(v cue.Value) {
+// Release gives a value back once its evaluation is done.
+func (p *ValuePool) Release(v cue.Value) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.free) < maxFreeValues {

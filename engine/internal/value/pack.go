@@ -1,4 +1,4 @@
-package engine
+package value
 
 import (
 	"encoding/binary"
@@ -17,11 +17,11 @@ import (
 // A packed value is the same value in one byte slice, which the collector
 // does not look into; unpacking it is a deep copy.
 
-// packed is a JSON-like value (maps, lists, strings, numbers, booleans,
+// Packed is a JSON-like value (maps, lists, strings, numbers, booleans,
 // null) in one byte slice: each value a tag and its content. Its bytes are
 // never changed once packed, so that the strings unpacked from it can share
 // them.
-type packed []byte
+type Packed []byte
 
 // The tags of a packed value.
 const (
@@ -39,12 +39,12 @@ const (
 	packNilList = 'L' // a nil []any
 )
 
-// pack packs v; false when v holds a value of another type than the JSON
+// Pack packs v; false when v holds a value of another type than the JSON
 // reader's and the engine's (map[string]any, []any, string, bool, nil,
 // int64, int, float64, json.Number), which a memo then does not keep.
-func pack(v any) (packed, bool) {
+func Pack(v any) (Packed, bool) {
 	b, ok := appendPacked(nil, v)
-	return packed(b), ok
+	return Packed(b), ok
 }
 
 func appendPacked(b []byte, v any) ([]byte, bool) {
@@ -99,15 +99,15 @@ func appendPackedString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// value is a new copy of the packed value: maps and lists of its own, its
+// Value is a new copy of the packed value: maps and lists of its own, its
 // strings sharing the packed bytes.
-func (p packed) value() any {
+func (p Packed) Value() any {
 	v, _ := p.read(0)
 	return v
 }
 
 // read reads the value at offset i, and returns the offset after it.
-func (p packed) read(i int) (any, int) {
+func (p Packed) read(i int) (any, int) {
 	tag := p[i]
 	i++
 	switch tag {
@@ -156,7 +156,7 @@ func (p packed) read(i int) (any, int) {
 	panic("engine: a packed value with tag " + string(rune(tag)))
 }
 
-func (p packed) readString(i int) (string, int) {
+func (p Packed) readString(i int) (string, int) {
 	n, w := binary.Uvarint(p[i:])
 	i += w
 	if n == 0 {
