@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // Carried values.
@@ -231,7 +232,7 @@ func (t *valueTokens) restoreRefs(r *lookupRefs) (*lookupRefs, bool) {
 		return r, true
 	}
 	ok := true
-	ref := func(l lookupRef) lookupRef {
+	ref := func(l contract.LookupRef) contract.LookupRef {
 		for _, f := range []*string{&l.Group, &l.Kind, &l.Namespace, &l.Name} {
 			*f = t.restoreString(*f)
 			ok = ok && !hasNonce(*f)
@@ -251,11 +252,13 @@ func (t *valueTokens) restoreRefs(r *lookupRefs) (*lookupRefs, bool) {
 		rt := ref(*r.runtime)
 		out.runtime = &rt
 	}
-	for _, m := range []struct{ from, to *map[string]lookupRef }{{&r.objects, &out.objects}, {&r.existing, &out.existing}} {
+	for _, m := range []struct {
+		from, to *map[string]contract.LookupRef
+	}{{&r.objects, &out.objects}, {&r.existing, &out.existing}} {
 		if *m.from == nil {
 			continue
 		}
-		*m.to = make(map[string]lookupRef, len(*m.from))
+		*m.to = make(map[string]contract.LookupRef, len(*m.from))
 		for k, l := range *m.from {
 			(*m.to)[k] = ref(l)
 		}
@@ -523,7 +526,7 @@ func anySlice(ss []string) []any {
 
 // carriedPaths reads `carried`: each kind's entries, by name.
 func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath, error) {
-	byKind, err := e.byKind(c, fieldCarried)
+	byKind, err := e.byKind(c, contract.FieldCarried)
 	if err != nil {
 		return nil, err
 	}
@@ -537,12 +540,12 @@ func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath,
 				return nil, e.cueError("reading carried", err)
 			}
 			for it.Next() {
-				p := carriedPath{name: it.Selector().Unquoted(), value: it.Value().LookupPath(pathCarriedValue)}
+				p := carriedPath{name: it.Selector().Unquoted(), value: it.Value().LookupPath(contract.PathCarriedValue)}
 				p.id = apiVersion + "\x00" + kind + "\x00" + p.name
-				if err := it.Value().LookupPath(pathCarriedPath).Decode(&p.path); err != nil {
+				if err := it.Value().LookupPath(contract.PathCarriedPath).Decode(&p.path); err != nil {
 					return nil, e.cueError("reading carried", err)
 				}
-				if carry, err := it.Value().LookupPath(pathCarriedCarry).Bool(); err == nil && !carry {
+				if carry, err := it.Value().LookupPath(contract.PathCarriedCarry).Bool(); err == nil && !carry {
 					continue // switched off (carry: false)
 				}
 				p.plain = !p.value.Exists() || str.Subsume(p.value) == nil && p.value.Subsume(str) == nil

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -43,21 +44,19 @@ type Request struct {
 	SchemaChecked bool
 }
 
-func (l lookupRef) key() string { return l.Group + "/" + l.Kind + "/" + l.Namespace + "/" + l.Name }
-
 // find returns the object a lookup names: one the session admitted, or,
 // with a cluster, the cluster's (its pinned copy first, when the session
 // renders from pinned copies). Objects of the kinds the engine admits come
 // back with their defaults, evaluated once per uid and resourceVersion.
-func (s *Session) find(ctx context.Context, input map[string]any, l lookupRef) (*stored, error) {
+func (s *Session) find(ctx context.Context, input map[string]any, l contract.LookupRef) (*stored, error) {
 	if s.e.clusterScoped(l.Group, l.Kind) {
 		// A cluster-scoped object has no namespace, whatever the lookup
 		// says: the cluster's reads leave it out too (controller.cluster).
 		l.Namespace = ""
 	}
 	s.mu.RLock()
-	s.note(l.key())
-	st, ok := s.objects[l.key()]
+	s.note(l.Key())
+	st, ok := s.objects[l.Key()]
 	s.mu.RUnlock()
 	if ok {
 		return st, nil
@@ -124,7 +123,7 @@ func (s *Session) clusterGet(ctx context.Context, group, kind, namespace, name s
 // pinnedCopy reads the copy of l's object kept in a ConfigMap, nil when there
 // is none. A copy that another object controls, that does not parse, or that
 // holds another object is an error, not a reason to read the live object.
-func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l lookupRef) (map[string]any, error) {
+func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l contract.LookupRef) (map[string]any, error) {
 	p := l.Pinned
 	cm, err := s.clusterGet(ctx, "", "ConfigMap", p.Namespace, p.Name)
 	if err != nil {

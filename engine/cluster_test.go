@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -686,7 +687,7 @@ func TestSchemaChecked(t *testing.T) {
 	// (some or all), reviewsOwn those the review's own rules find alone.
 	same, crdRejected, reviewsOwn := 0, 0, 0
 	compareRequests(e, cl, docs, func(r *Request) { r.SchemaChecked = true }, func(op Request, full, checked Result) {
-		if hasPhase(full.Errors, PhaseCRD) {
+		if hasPhase(full.Errors, contract.PhaseCRD) {
 			fullCRD := findingStrings(full.Errors)
 			for _, f := range findingStrings(checked.Errors) {
 				if !slices.Contains(fullCRD, f) {
@@ -754,7 +755,7 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
 	}
 	// Their shape: vet checks it, a schema-checked review does not look.
 	bad := ReadYAML("job.yaml", []byte(strings.Replace(jobYAML("torch", "{}"), "metadata: {name: job, namespace: ns}", "metadata: {name: job, namespace: ns, managedFields: [{manager: 7}]}", 1)))[0]
-	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{}); !hasPhase(r.Errors, PhaseSchema) {
+	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{}); !hasPhase(r.Errors, contract.PhaseSchema) {
 		t.Errorf("vet of a malformed managedFields: %v, want a schema error", r.Errors)
 	}
 	// As the API server sends it, with its defaults (and this metadata,
@@ -875,7 +876,7 @@ func TestSchemaCheckedTakesTheInput(t *testing.T) {
 	} {
 		raw := readOne(t, text)
 		want, got := admit(raw, false), admit(raw, true)
-		if hasPhase(got.Errors, PhaseRuleError) || !reflect.DeepEqual(findingStrings(got.Errors), findingStrings(want.Errors)) || !reflect.DeepEqual(got.Object, want.Object) {
+		if hasPhase(got.Errors, contract.PhaseRuleError) || !reflect.DeepEqual(findingStrings(got.Errors), findingStrings(want.Errors)) || !reflect.DeepEqual(got.Object, want.Object) {
 			t.Errorf("%s: schema-checked %v, vet %v", text, findingStrings(got.Errors), findingStrings(want.Errors))
 		}
 	}

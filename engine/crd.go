@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // maxSchemaDepth bounds the schema walk (core types are deep, not cyclic).
@@ -21,7 +22,7 @@ func (e *Engine) CRDs() (_ []map[string]any, err error) {
 			err = e.recovered(r, "the CRDs", c)
 		}
 	}()
-	crds := c.schemas.LookupPath(pathCRDs)
+	crds := c.schemas.LookupPath(contract.PathCRDs)
 	var out []map[string]any
 	it, err := crds.Fields()
 	if err != nil {
@@ -46,11 +47,11 @@ func (e *Engine) crdOf(kind string, v cue.Value) (map[string]any, error) {
 		s, _ := v.LookupPath(cue.ParsePath(f)).String()
 		return s
 	}
-	schema, err := openAPI(v.LookupPath(pathCRDSchema), 0, true)
+	schema, err := openAPI(v.LookupPath(contract.PathCRDSchema), 0, true)
 	if err != nil {
 		return nil, fmt.Errorf("crd %s: %w", kind, err)
 	}
-	if err := markers(v.LookupPath(pathCRDSchema), schema); err != nil {
+	if err := markers(v.LookupPath(contract.PathCRDSchema), schema); err != nil {
 		return nil, fmt.Errorf("crd %s: %w", kind, err)
 	}
 	props := schema["properties"].(map[string]any)
@@ -64,10 +65,10 @@ func (e *Engine) crdOf(kind string, v cue.Value) (map[string]any, error) {
 		"name": str("version"), "served": true, "storage": true,
 		"schema": map[string]any{"openAPIV3Schema": schema},
 	}
-	if status, _ := v.LookupPath(pathCRDStatus).Bool(); status {
+	if status, _ := v.LookupPath(contract.PathCRDStatus).Bool(); status {
 		version["subresources"] = map[string]any{"status": map[string]any{}}
 	}
-	if cols := v.LookupPath(pathCRDPrinterColumns); cols.Exists() {
+	if cols := v.LookupPath(contract.PathCRDPrinterColumns); cols.Exists() {
 		var columns []any
 		if err := cols.Decode(&columns); err != nil {
 			return nil, e.cueError("crd "+kind+" printerColumns", err)

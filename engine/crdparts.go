@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -46,7 +47,7 @@ func (e *Engine) crdPartsOf(v cue.Value) ([]crdPart, error) {
 	var parts []crdPart
 	for it.Next() {
 		p := crdPart{name: it.Selector().Unquoted(), value: it.Value()}
-		if err := it.Value().LookupPath(pathCRDPartPath).Decode(&p.path); err != nil {
+		if err := it.Value().LookupPath(contract.PathCRDPartPath).Decode(&p.path); err != nil {
 			return nil, e.cueError("reading crdCheckParts "+p.name, err)
 		}
 		parts = append(parts, p)
@@ -172,13 +173,13 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 			// value of the review's own would be evaluated again, schema
 			// and all.
 			self, _ := ad.a.aliasAt(p.data, p.keys)
-			v := part.value.Unify(ad.c.ctx.Encode(map[string]any{fieldSelf: self, fieldAt: p.at}))
-			fs, err := e.decodeFindings(v.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
+			v := part.value.Unify(ad.c.ctx.Encode(map[string]any{contract.FieldSelf: self, contract.FieldAt: p.at}))
+			fs, err := e.decodeFindings(v.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
 			if err != nil {
 				return nil, fmt.Errorf("part %s: %w", part.name, err)
 			}
 			fs = ad.a.restoreFindings(fs)
-			if key != "" && !hasPhase(fs, PhaseRuleError) {
+			if key != "" && !hasPhase(fs, contract.PhaseRuleError) {
 				e.crdPartMemo.Put(key, rewriteFindings(fs, valuePrefix, tokens.toPart))
 			}
 			out = append(out, fs...)

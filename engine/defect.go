@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // Defects.
@@ -195,11 +196,11 @@ func (e *Engine) policyRules(c *compiled, k Kind, sort string) (names []string, 
 	switch sort {
 	case sortReview:
 		review := c.reviews[k.APIVersion][k.Kind]
-		for _, p := range []cue.Path{pathReview[PhaseCRD], pathReview[PhaseWebhook], pathReview[PhasePolicy], pathReviewWarnings} {
+		for _, p := range []cue.Path{contract.PathReview[contract.PhaseCRD], contract.PathReview[contract.PhaseWebhook], contract.PathReview[contract.PhasePolicy], contract.PathReviewWarnings} {
 			blocks = append(blocks, review.LookupPath(p))
 		}
 	case sortMutation:
-		blocks = append(blocks, c.mutators[k.APIVersion][k.Kind].LookupPath(pathMutations))
+		blocks = append(blocks, c.mutators[k.APIVersion][k.Kind].LookupPath(contract.PathMutations))
 	}
 	for _, block := range blocks {
 		it, err := block.Fields()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // cuePanicJob is a TrainJob on deepspeed-distributed, whose review CUE
@@ -58,7 +60,7 @@ func TestCUEPanicFallsBack(t *testing.T) {
 
 	s := e.NewSession(SessionOptions{})
 	r := s.Admit(cuePanicJob(t, false))
-	if len(r.Errors) != 1 || r.Errors[0].Phase != PhasePolicy || r.Errors[0].Rule != "requireLimits" ||
+	if len(r.Errors) != 1 || r.Errors[0].Phase != contract.PhasePolicy || r.Errors[0].Rule != "requireLimits" ||
 		r.Errors[0].String() != "spec.trainer.resourcesPerNode: Required value: set limits.memory" {
 		t.Errorf("without limits.memory: errors %v; want requireLimits' alone", r.Errors)
 	}
@@ -126,7 +128,7 @@ func TestPanicThatRemainsIsADefect(t *testing.T) {
 	}
 	s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: panickingCluster{}})
 	r := s.AdmitRequest(context.Background(), cuePanicJob(t, true), Request{})
-	if len(r.Errors) != 1 || r.Errors[0].Phase != PhaseDefect || r.Errors[0].Type != "Internal error" ||
+	if len(r.Errors) != 1 || r.Errors[0].Phase != contract.PhaseDefect || r.Errors[0].Type != "Internal error" ||
 		!strings.Contains(r.Errors[0].Detail, "panic: the cluster's defect") || !strings.Contains(r.Errors[0].Detail, "not of the policy nor of the object") ||
 		!strings.Contains(r.Errors[0].Detail, "TrainJob team-a/mnist") {
 		t.Errorf("errors %v; want one defect naming the TrainJob and the panic", r.Errors)

@@ -17,6 +17,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"go.yaml.in/yaml/v3"
 )
@@ -780,7 +781,7 @@ func (e *Engine) ReadCUE(file string, data []byte) (docs []Document) {
 		for it.Next() {
 			add(it.Value())
 		}
-	case v.LookupPath(pathKind).Exists():
+	case v.LookupPath(contract.PathKind).Exists():
 		add(v)
 	default:
 		it, err := v.Fields()

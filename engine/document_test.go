@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -285,7 +286,7 @@ func addAdmitSeeds(f *testing.F) {
 func noInternal(t *testing.T, what string, fs []Finding) {
 	t.Helper()
 	for _, f := range fs {
-		if f.Phase == PhaseRuleError || f.Type == "Internal error" {
+		if f.Phase == contract.PhaseRuleError || f.Type == "Internal error" {
 			t.Errorf("%s: %s finding: %s", what, f.Phase, f)
 		}
 	}

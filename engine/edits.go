@@ -9,6 +9,41 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
+// The edits the CUE writes, decoded (the CUE's field names, matched as
+// encoding/json matches them).
+
+type editGroup struct {
+	Name  string
+	Order int
+	Ops   []edit
+}
+
+// edit is one #Edit of the CUE.
+type edit struct {
+	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
+	Use    string
+	Object string
+	Path   []any
+	Op     string
+	Value  any
+	Items  []any
+	By     []string
+}
+
+// quantitySum is one #QuantitySum of the CUE.
+type quantitySum struct {
+	Object string
+	Path   []string
+	Terms  []struct {
+		Resource string
+		Quantity string
+		Times    int64
+	}
+}
+
+// editOps are the ops an edit makes (#Edit; edit.apply).
+var editOps = []string{"set", "merge", "upsert", "append"}
+
 // withOwnValues is e with copies of the values apply puts into an object
 // (its value and items), so that applying it leaves e's as they are (a
 // plan's edits, a memo's); apply only reads the path.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
@@ -105,7 +106,7 @@ type Engine struct {
 	crdPartsMade  atomic.Int64
 
 	// merges are the strategic merges a render needs first.
-	merges map[string]map[string]map[string]merge
+	merges map[string]map[string]map[string]contract.Merge
 	// typedParts are the parts of a kind's objects Kubeflow reads as Go
 	// types (typedParts, typed.go), by apiVersion and kind, in name order.
 	typedParts map[string]map[string][]typedPart
@@ -341,7 +342,7 @@ func (e *Engine) build() error {
 	if err != nil {
 		return err
 	}
-	if err := c.schemas.LookupPath(pathRuntimeKinds).Decode(&e.runtimeKinds); err != nil {
+	if err := c.schemas.LookupPath(contract.PathRuntimeKinds).Decode(&e.runtimeKinds); err != nil {
 		return e.cueError("reading runtimeKinds", err)
 	}
 	if e.clusterKinds, err = e.readClusterKinds(c); err != nil {
@@ -366,26 +367,26 @@ func (e *Engine) build() error {
 	if err := e.readTypedParts(c); err != nil {
 		return err
 	}
-	if err := c.schemas.LookupPath(pathMerges).Decode(&e.merges); err != nil {
+	if err := c.schemas.LookupPath(contract.PathMerges).Decode(&e.merges); err != nil {
 		return e.cueError("reading merges", err)
 	}
-	if err := c.schemas.LookupPath(pathGroups).Decode(&e.groups); err != nil {
+	if err := c.schemas.LookupPath(contract.PathGroups).Decode(&e.groups); err != nil {
 		return e.cueError("reading groups", err)
 	}
-	if err := c.schemas.LookupPath(pathGroupHints).Decode(&e.groupHints); err != nil {
+	if err := c.schemas.LookupPath(contract.PathGroupHints).Decode(&e.groupHints); err != nil {
 		return e.cueError("reading groupHints", err)
 	}
 	if e.knownKeys, err = readKnownKeys(c.schemas); err != nil {
 		return e.cueError("reading knownKeys", err)
 	}
-	if err := c.schemas.LookupPath(pathContextKinds).Decode(&e.contextKinds); err != nil {
+	if err := c.schemas.LookupPath(contract.PathContextKinds).Decode(&e.contextKinds); err != nil {
 		return e.cueError("reading contextKinds", err)
 	}
-	if err := c.schemas.LookupPath(pathOwned).Decode(&e.owned); err != nil {
+	if err := c.schemas.LookupPath(contract.PathOwned).Decode(&e.owned); err != nil {
 		return e.cueError("reading owned", err)
 	}
 	e.opaque = &opaqueKeys{named: namedStrings(e.instances)}
-	if err := c.schemas.LookupPath(pathOpaqueMaps).Decode(&e.opaque.suffixes); err != nil {
+	if err := c.schemas.LookupPath(contract.PathOpaqueMaps).Decode(&e.opaque.suffixes); err != nil {
 		return e.cueError("reading opaqueMaps", err)
 	}
 	// A map whose keys a policy's rule reads as data (iterates them,
@@ -393,7 +394,7 @@ func (e *Engine) build() error {
 	e.opaque.suffixes = slices.DeleteFunc(e.opaque.suffixes, func(suffix []string) bool {
 		return slices.ContainsFunc(keyReads, func(p []string) bool { return hasSuffix(p, suffix) })
 	})
-	if err := c.schemas.LookupPath(pathServerManaged).Decode(&e.serverManaged); err != nil {
+	if err := c.schemas.LookupPath(contract.PathServerManaged).Decode(&e.serverManaged); err != nil {
 		return e.cueError("reading serverManaged", err)
 	}
 	for _, p := range e.serverManaged {
@@ -439,10 +440,10 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 	}
 	c.schemas, c.runtimes = values[0], values[1]
 	var err error
-	if c.checked, err = e.byKind(c, fieldAdmission); err != nil {
+	if c.checked, err = e.byKind(c, contract.FieldAdmission); err != nil {
 		return nil, err
 	}
-	crdChecks, err := e.byKind(c, fieldCRDChecks)
+	crdChecks, err := e.byKind(c, contract.FieldCRDChecks)
 	if err != nil {
 		return nil, err
 	}
@@ -463,7 +464,7 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 	}
 	// crdChecks for a kind without a review are a policy's mistake
 	// (checkKind says so at load).
-	partsByKind, err := e.byKind(c, fieldCRDCheckParts)
+	partsByKind, err := e.byKind(c, contract.FieldCRDCheckParts)
 	if err != nil {
 		return nil, err
 	}
@@ -493,34 +494,34 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 		return nil, err
 	}
 	e.withoutPolicyReads(c.carried)
-	if c.lookups, err = e.byKind(c, fieldLookups); err != nil {
+	if c.lookups, err = e.byKind(c, contract.FieldLookups); err != nil {
 		return nil, err
 	}
-	if c.renders, err = e.byKind(c, fieldRender); err != nil {
+	if c.renders, err = e.byKind(c, contract.FieldRender); err != nil {
 		return nil, err
 	}
-	if c.plans, err = e.byKind(c, fieldPlans); err != nil {
+	if c.plans, err = e.byKind(c, contract.FieldPlans); err != nil {
 		return nil, err
 	}
-	if c.controllers, err = e.byKind(c, fieldControllers); err != nil {
+	if c.controllers, err = e.byKind(c, contract.FieldControllers); err != nil {
 		return nil, err
 	}
-	if c.renderChecks, err = e.byKind(c, fieldRenderChecks); err != nil {
+	if c.renderChecks, err = e.byKind(c, contract.FieldRenderChecks); err != nil {
 		return nil, err
 	}
-	if c.declaredChecks, err = e.byKind(c, fieldDeclaredChecks); err != nil {
+	if c.declaredChecks, err = e.byKind(c, contract.FieldDeclaredChecks); err != nil {
 		return nil, err
 	}
-	if c.refusals, err = e.byKind(c, fieldRefusals); err != nil {
+	if c.refusals, err = e.byKind(c, contract.FieldRefusals); err != nil {
 		return nil, err
 	}
-	if c.mutators, err = e.byKind(c, fieldMutators); err != nil {
+	if c.mutators, err = e.byKind(c, contract.FieldMutators); err != nil {
 		return nil, err
 	}
-	if c.probes, err = e.byKind(c, fieldProbes); err != nil {
+	if c.probes, err = e.byKind(c, contract.FieldProbes); err != nil {
 		return nil, err
 	}
-	parts, err := e.byKind(c, fieldRenderParts)
+	parts, err := e.byKind(c, contract.FieldRenderParts)
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +551,7 @@ func (e *Engine) readInputReads(c *compiled) error {
 		e.planReads[apiVersion] = map[string][][]string{}
 		for kind, v := range kinds {
 			var reads map[string][]string
-			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
+			if err := v.LookupPath(contract.PathReads).Decode(&reads); err != nil {
 				return e.cueError("reading plans", err)
 			}
 			e.planReads[apiVersion][kind] = pathsByName(reads)
@@ -561,16 +562,16 @@ func (e *Engine) readInputReads(c *compiled) error {
 		e.lookupReads[apiVersion] = map[string]map[string][][]string{}
 		for kind, v := range kinds {
 			var reads, updateReads map[string][]string
-			if err := v.LookupPath(pathReads).Decode(&reads); err != nil {
+			if err := v.LookupPath(contract.PathReads).Decode(&reads); err != nil {
 				return e.cueError("reading lookups", err)
 			}
-			if err := v.LookupPath(pathUpdateReads).Decode(&updateReads); err != nil {
+			if err := v.LookupPath(contract.PathUpdateReads).Decode(&updateReads); err != nil {
 				return e.cueError("reading lookups", err)
 			}
 			named := pathsByName(reads)
 			e.lookupReads[apiVersion][kind] = map[string][][]string{
-				opCreate: named,
-				opUpdate: append(slices.Clone(named), pathsByName(updateReads)...),
+				contract.OpCreate: named,
+				contract.OpUpdate: append(slices.Clone(named), pathsByName(updateReads)...),
 			}
 		}
 	}
@@ -581,7 +582,7 @@ func (e *Engine) readInputReads(c *compiled) error {
 			if err := e.readMutatorNeeds(apiVersion, kind, v); err != nil {
 				return err
 			}
-			r := v.LookupPath(pathReads)
+			r := v.LookupPath(contract.PathReads)
 			if !r.Exists() {
 				continue
 			}
@@ -604,11 +605,11 @@ func (e *Engine) readInputReads(c *compiled) error {
 // of them needs. A name that is no mutation's fails the load.
 func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
 	var needs map[string][]string
-	if err := v.LookupPath(pathNeeds).Decode(&needs); err != nil {
+	if err := v.LookupPath(contract.PathNeeds).Decode(&needs); err != nil {
 		return e.cueError("reading mutators", err)
 	}
 	var names []string
-	if it, err := v.LookupPath(pathMutations).Fields(); err == nil {
+	if it, err := v.LookupPath(contract.PathMutations).Fields(); err == nil {
 		for it.Next() {
 			names = append(names, it.Selector().Unquoted())
 		}
@@ -620,7 +621,7 @@ func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
 			if sug := suggest(name, names); sug != "" {
 				msg += fmt.Sprintf(": did you mean %s?", sug)
 			}
-			problems = append(problems, e.problemAt(e.writtenAt(v.LookupPath(cue.MakePath(append(pathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
+			problems = append(problems, e.problemAt(e.writtenAt(v.LookupPath(cue.MakePath(append(contract.PathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
 		}
 	}
 	if err := loadError(e.loadSummary(), problems); err != nil {
@@ -721,7 +722,7 @@ func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Va
 // knows (typedTypes).
 func (e *Engine) readTypedParts(c *compiled) error {
 	var byName map[string]map[string]map[string]typedPart
-	if err := c.schemas.LookupPath(pathTypedParts).Decode(&byName); err != nil {
+	if err := c.schemas.LookupPath(contract.PathTypedParts).Decode(&byName); err != nil {
 		return e.cueError("reading typedParts", err)
 	}
 	e.typedParts = map[string]map[string][]typedPart{}
@@ -767,16 +768,16 @@ func (e *Engine) readClusterKinds(c *compiled) (map[string]bool, error) {
 			out[key] = true
 		}
 	}
-	it, err := c.schemas.LookupPath(pathCRDs).Fields()
+	it, err := c.schemas.LookupPath(contract.PathCRDs).Fields()
 	for err == nil && it.Next() {
 		var group, scope string
-		if group, err = it.Value().LookupPath(pathCRDGroup).String(); err != nil {
+		if group, err = it.Value().LookupPath(contract.PathCRDGroup).String(); err != nil {
 			break
 		}
-		if scope, err = it.Value().LookupPath(pathCRDScope).String(); err != nil {
+		if scope, err = it.Value().LookupPath(contract.PathCRDScope).String(); err != nil {
 			break
 		}
-		if scope == crdScopeCluster {
+		if scope == contract.CRDScopeCluster {
 			out[it.Selector().Unquoted()+"."+group] = true
 		}
 	}
@@ -801,7 +802,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 		}
 	}
 	for i, pkg := range []cue.Value{c.runtimes, c.schemas} {
-		v := pkg.LookupPath(pathClusterTrainingRuntimes)
+		v := pkg.LookupPath(contract.PathClusterTrainingRuntimes)
 		if !v.Exists() {
 			continue
 		}
@@ -823,7 +824,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 				continue
 			}
 			if i == 1 && doc.Kind() != "" && !slices.Contains(clusterWide, doc.Kind()) {
-				problems = append(problems, Problem{File: doc.File, Line: doc.LineOf("kind"), Message: fmt.Sprintf("%s: %q is a %s, which belongs to a namespace: a runtime declared in CUE exists from the start, cluster-wide, as a %s", fieldClusterTrainingRuntimes, doc.Name(), doc.Kind(), strings.Join(clusterWide, " or "))})
+				problems = append(problems, Problem{File: doc.File, Line: doc.LineOf("kind"), Message: fmt.Sprintf("%s: %q is a %s, which belongs to a namespace: a runtime declared in CUE exists from the start, cluster-wide, as a %s", contract.FieldClusterTrainingRuntimes, doc.Name(), doc.Kind(), strings.Join(clusterWide, " or "))})
 				continue
 			}
 			byName[doc.Name()] = doc
@@ -937,7 +938,7 @@ func (e *Engine) Mutates(k Kind) bool {
 func (e *Engine) Summarized() []Kind {
 	var out []Kind
 	for _, k := range e.Admitted() {
-		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(pathReviewSummary).Exists() {
+		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(contract.PathReviewSummary).Exists() {
 			out = append(out, k)
 		}
 	}

@@ -10,12 +10,13 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Finding is one error or warning about an object.
 type Finding struct {
-	Phase Phase `json:"phase"`
+	Phase contract.Phase `json:"phase"`
 	// Rule names the CUE rule that produced it.
 	Rule string `json:"rule,omitempty"`
 	// Path is the Kubernetes field path; empty with HasPath false for an
@@ -121,7 +122,7 @@ func (f Finding) Message() string {
 // decodeFindings reads a struct of rule lists (#Errors or #Warnings). A
 // rule that does not evaluate is a finding of its own (PhaseRuleError),
 // and the other rules' findings stand.
-func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
+func (e *Engine) decodeFindings(v cue.Value, phase contract.Phase) ([]Finding, error) {
 	it, err := v.Fields()
 	if err != nil {
 		return nil, err
@@ -148,7 +149,7 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 			out = append(out, f)
 			continue
 		}
-		var raws []rawFinding
+		var raws []contract.RawFinding
 		if err := json.Unmarshal(data, &raws); err != nil {
 			return nil, fmt.Errorf("rule %s: %w", it.Selector(), err)
 		}
@@ -174,7 +175,7 @@ func (e *Engine) decodeFindings(v cue.Value, phase Phase) ([]Finding, error) {
 // as any rule's is, and not a warning for the object.
 func ruleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
 	for _, f := range fs {
-		if f.Phase == PhaseRuleError {
+		if f.Phase == contract.PhaseRuleError {
 			ruleErrors = append(ruleErrors, f)
 		} else {
 			warnings = append(warnings, f)
@@ -185,8 +186,8 @@ func ruleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
 
 // ruleError is the finding for a rule that does not evaluate: at the
 // rule's place in the CUE, in the words of a load error.
-func (e *Engine) ruleError(phase Phase, rule string, err error) Finding {
-	f := Finding{Phase: PhaseRuleError, Rule: string(phase) + "." + rule}
+func (e *Engine) ruleError(phase contract.Phase, rule string, err error) Finding {
+	f := Finding{Phase: contract.PhaseRuleError, Rule: string(phase) + "." + rule}
 	var msgs []string
 	for _, p := range e.cueProblems(err) {
 		if f.Source == "" {
@@ -219,7 +220,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		if crd != nil && schemaNode(crd, p) != nil {
 			fpath = openAPIPath(p)
 		}
-		f := Finding{Phase: PhaseSchema, Path: fpath, HasPath: len(p) > 0}
+		f := Finding{Phase: contract.PhaseSchema, Path: fpath, HasPath: len(p) > 0}
 		format, args := ce.Msg()
 		msg := fmt.Sprintf(format, args...)
 		value, given := valueAt(input, p)
@@ -317,7 +318,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		}
 		kept = append(kept, f)
 	}
-	return withCELNote(kept, crd, PhaseSchema)
+	return withCELNote(kept, crd, contract.PhaseSchema)
 }
 
 // openAPIPath prints CUE path selectors as the API server's schema

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -96,7 +97,7 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 		}
 	}
 	for _, id := range sortedKeys(pending) {
-		blame("objects."+id, cue.MakePath(selObjects, cue.Str(id)), "the render's objects make")
+		blame("objects."+id, cue.MakePath(contract.SelObjects, cue.Str(id)), "the render's objects make")
 	}
 	// applyEdits sorted the groups in the order it made them. Each is
 	// blamed at the op that made the misfit, where the value it writes
@@ -113,7 +114,7 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 			}
 			before := value.DeepCopy(obj).(map[string]any)
 			_ = e.apply(obj)
-			at := cue.MakePath(selEdits, cue.Str(g.Name), selOps, cue.Index(i))
+			at := cue.MakePath(contract.SelEdits, cue.Str(g.Name), contract.SelOps, cue.Index(i))
 			if pending[e.Object] && rn.misfit(obj) != "" {
 				at = rn.misfitPart(at, e, before)
 			}
@@ -157,7 +158,7 @@ func (rn *rendering) misfitPart(at cue.Path, e edit, before map[string]any) cue.
 			trial.Value = maps.Clone(m)
 			delete(trial.Value.(map[string]any), k)
 			if fits(trial) {
-				return at.Append(selValue, cue.Str(k))
+				return at.Append(contract.SelValue, cue.Str(k))
 			}
 		}
 	}
@@ -165,7 +166,7 @@ func (rn *rendering) misfitPart(at cue.Path, e edit, before map[string]any) cue.
 		trial := e
 		trial.Items = slices.Delete(slices.Clone(e.Items), i, i+1)
 		if fits(trial) {
-			return at.Append(selItems, cue.Index(i))
+			return at.Append(contract.SelItems, cue.Index(i))
 		}
 	}
 	return at

@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // TestRenderFitsKinds: with a policy directory, an object a render builds
@@ -36,7 +38,7 @@ renderParts: (#APIVersion): TrainJob: torch: {
 		t.Fatalf("errors %v, want the edit group's misfit", findingStrings(out.Errors))
 	}
 	f := out.Errors[0]
-	if f.Phase != PhaseRuleError || f.Rule != "edits.debug" || !strings.Contains(f.Source, "p.cue:9:") ||
+	if f.Phase != contract.PhaseRuleError || f.Rule != "edits.debug" || !strings.Contains(f.Source, "p.cue:9:") ||
 		!strings.Contains(f.Detail, `unknown field "spec.replicatedJobs[0].template.spec.template.spec.containers[0].envs"`) {
 		t.Errorf("got %+v, want edits.debug's defect at its op, p.cue:9, naming the field", f)
 	}
@@ -62,7 +64,7 @@ renderParts: (#APIVersion): TrainJob: torch: {
 	long := strings.Repeat("x", 57)
 	for range 2 { // the second from the render memo
 		out := renderTorchJob(t, e, "name: "+long+", namespace: team")
-		if len(out.Objects) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != PhaseRender ||
+		if len(out.Objects) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != contract.PhaseRender ||
 			!strings.Contains(out.Errors[0].Detail, `the JobSet `+long+` the policy's render builds of it would be refused: spec.replicatedJobs[0].template.spec.template.metadata.labels: Invalid value: "`+long+`-master": must be no more than 63 bytes`) {
 			t.Errorf("a long name: %d objects, %v, want the label's error alone", len(out.Objects), findingStrings(out.Errors))
 		}

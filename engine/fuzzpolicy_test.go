@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // A grammar of admins' policies, for FuzzPolicy: rules over the TrainJob's
@@ -212,13 +214,13 @@ func evaluatePolicy(t *testing.T, src string) bool {
 	for _, doc := range ReadYAML("jobs.yaml", []byte(fuzzPolicyJobs)) {
 		r := s.Admit(doc)
 		for _, f := range r.Errors {
-			if f.Phase == PhaseDefect {
+			if f.Phase == contract.PhaseDefect {
 				t.Fatalf("%s: %s\n%s", r.Identity(), f.Detail, src)
 			}
 		}
 		if !r.Rejected() && r.Object != nil {
 			for _, f := range s.Render(r, RenderOptions{}).Errors {
-				if f.Phase == PhaseDefect {
+				if f.Phase == contract.PhaseDefect {
 					t.Fatalf("render of %s: %s\n%s", r.Identity(), f.Detail, src)
 				}
 			}

@@ -14,6 +14,20 @@ import (
 	"strings"
 )
 
+// generate is one #Generate of the CUE: data the CUE cannot make.
+type generate struct {
+	Path       []string
+	Kind       string
+	PrivateKey string
+	PublicKey  string
+	Key        string
+	From       string
+	Seed       string
+	SeedFrom   *string
+	Encoding   string
+	Text       string
+}
+
 // yamlSource gives the YAML text of a context entry.
 type yamlSource func(name string) (string, error)
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // Lists too long to evaluate. cuelang.org/go v0.17.1 adds a list's
@@ -53,11 +55,11 @@ func sizeFindings(obj map[string]any, schema map[string]any) []Finding {
 	var m measure
 	m.walk(obj, schema, nil)
 	if m.listItems > maxEvaluatedListItems {
-		m.out = append(m.out, Finding{Phase: PhaseInput, Rule: "maxEvaluatedListItems",
+		m.out = append(m.out, Finding{Phase: contract.PhaseInput, Rule: "maxEvaluatedListItems",
 			Detail: fmt.Sprintf("the object has %d list items: cuetrainer evaluates objects of at most %d", m.listItems, maxEvaluatedListItems)})
 	}
 	if m.entries > maxEvaluatedEntries {
-		m.out = append(m.out, Finding{Phase: PhaseInput, Rule: "maxEvaluatedEntries",
+		m.out = append(m.out, Finding{Phase: contract.PhaseInput, Rule: "maxEvaluatedEntries",
 			Detail: fmt.Sprintf("the object has %d list items and map entries: cuetrainer evaluates objects of at most %d", m.entries, maxEvaluatedEntries)})
 	}
 	if len(m.out) == 0 {
@@ -116,7 +118,7 @@ func (m *measure) walk(v any, s map[string]any, path []string) {
 	switch x := v.(type) {
 	case []any:
 		if max, ok := s["maxItems"]; ok && int64(len(x)) > asInt64(max) {
-			m.out = append(m.out, Finding{Phase: PhaseCRD, Rule: "maxItems", Path: openAPIPath(path), HasPath: true, Type: "Too many",
+			m.out = append(m.out, Finding{Phase: contract.PhaseCRD, Rule: "maxItems", Path: openAPIPath(path), HasPath: true, Type: "Too many",
 				Value: jsonValue(len(x)), Detail: fmt.Sprintf("must have at most %d items", asInt64(max))})
 			// The API server checks a map or set list's keys apart from
 			// its schema, and says no more of it.
@@ -169,7 +171,7 @@ func (m *measure) duplicates(x []any, s map[string]any, path []string) {
 		}
 		b, _ := json.Marshal(key)
 		if seen[string(b)] {
-			m.out = append(m.out, Finding{Phase: PhaseCRD, Rule: "listType", Path: openAPIPath(append(path, strconv.Itoa(i))), HasPath: true,
+			m.out = append(m.out, Finding{Phase: contract.PhaseCRD, Rule: "listType", Path: openAPIPath(append(path, strconv.Itoa(i))), HasPath: true,
 				Type: "Duplicate value", Value: b})
 			continue
 		}
@@ -206,7 +208,7 @@ func (m *measure) listTypes(v any, s map[string]any, path []string) {
 }
 
 func (m *measure) tooLong(path []string, n, max int, what string) {
-	m.out = append(m.out, Finding{Phase: PhaseInput, Rule: "maxEvaluatedItems", Path: openAPIPath(path), HasPath: len(path) > 0, Type: "Too many",
+	m.out = append(m.out, Finding{Phase: contract.PhaseInput, Rule: "maxEvaluatedItems", Path: openAPIPath(path), HasPath: len(path) > 0, Type: "Too many",
 		Value: jsonValue(n), Detail: fmt.Sprintf("cuetrainer evaluates at most %d %s where the schema sets no bound", max, what)})
 }
 

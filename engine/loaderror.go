@@ -10,6 +10,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // LoadError is CUE that does not load: an admin's policy with mistakes in
@@ -474,7 +475,7 @@ func (d *Defect) Error() string {
 // fallback too: it rejects the object, in words that say whose defect it
 // is.
 func defectFinding(d *Defect) Finding {
-	return Finding{Phase: PhaseDefect, Type: "Internal error", Detail: d.Error()}
+	return Finding{Phase: contract.PhaseDefect, Type: "Internal error", Detail: d.Error()}
 }
 
 // defectLoadError fails a load that panicked: cuetrainer's or CUE's

@@ -3,6 +3,7 @@ package engine
 import (
 	"maps"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -52,10 +53,10 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 // lookupPaths are the input paths the kind's lookups read on op: reads,
 // and updateReads on an UPDATE.
 func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
-	if op == opUpdate {
-		return e.lookupReads[apiVersion][kind][opUpdate]
+	if op == contract.OpUpdate {
+		return e.lookupReads[apiVersion][kind][contract.OpUpdate]
 	}
-	return e.lookupReads[apiVersion][kind][opCreate]
+	return e.lookupReads[apiVersion][kind][contract.OpCreate]
 }
 
 // realOld is the old object's paths the lookups read.
@@ -75,10 +76,10 @@ func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input,
 	a := s.e.opaque.aliases(nil)
 	rctx := map[string]any{}
 	if req.Operation != "" {
-		rctx[fieldOperation] = req.Operation
+		rctx[contract.FieldOperation] = req.Operation
 	}
 	if old != nil {
-		rctx[fieldOld] = a.alias(old)
+		rctx[contract.FieldOld] = a.alias(old)
 	}
 	s.e.lookupsMade.Add(1)
 	return s.lookupRefs(c, doc, c.ctx.Encode(a.alias(input)), rctx)

@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // A bound is written once. An admin's field may carry a kubebuilder
@@ -504,7 +505,7 @@ func enumValues(v cue.Value) ([]string, string) {
 			continue
 		}
 		name := strings.TrimPrefix(sels[0].String(), "#")
-		enum := root.LookupPath(cue.MakePath(cue.Def(goEnumPrefix + name)))
+		enum := root.LookupPath(cue.MakePath(cue.Def(contract.GoEnumPrefix + name)))
 		terms := []cue.Value{enum}
 		if op, args := enum.Expr(); op == cue.OrOp {
 			terms = args

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -18,7 +19,7 @@ var patchSchemas = map[string]any{
 // strategicMerge patches base with each patch in turn, as the API server's
 // strategic merge patch does for the Go type the merge names, then puts
 // the items of the keepOrder lists back in the base's order.
-func strategicMerge(base any, patches []any, m merge) (any, error) {
+func strategicMerge(base any, patches []any, m contract.Merge) (any, error) {
 	if len(patches) == 0 {
 		return base, nil
 	}
@@ -67,7 +68,7 @@ func strategicMerge(base any, patches []any, m merge) (any, error) {
 // mergeInto makes one merge: the object's patches (typed, as Kubeflow's
 // controller reads them) into the runtime's value at the merge's base
 // (typed; none without a runtime).
-func mergeInto(m merge, object, runtimeObject map[string]any) (any, error) {
+func mergeInto(m contract.Merge, object, runtimeObject map[string]any) (any, error) {
 	var base any
 	if runtimeObject != nil {
 		base = value.At(runtimeObject, m.Base)

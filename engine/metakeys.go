@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // Known keys.
@@ -49,7 +50,7 @@ func newKnownKeys(byName map[string]knownKeyMap) knownKeys {
 // readKnownKeys reads the knownKeys of the compiled package (schemas).
 func readKnownKeys(schemas cue.Value) (knownKeys, error) {
 	var byName map[string]knownKeyMap
-	if err := schemas.LookupPath(pathKnownKeys).Decode(&byName); err != nil {
+	if err := schemas.LookupPath(contract.PathKnownKeys).Decode(&byName); err != nil {
 		return nil, err
 	}
 	return newKnownKeys(byName), nil
@@ -177,7 +178,7 @@ func (w *keyWalk) check(i int, m map[string]any) {
 		} else {
 			continue
 		}
-		w.found = append(w.found, Finding{Phase: PhasePolicy, Rule: fieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
+		w.found = append(w.found, Finding{Phase: contract.PhasePolicy, Rule: contract.FieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
 	}
 }
 
@@ -192,7 +193,7 @@ func (w *keyWalk) checkValue(own knownKeyMap, key string, value any) {
 	for _, v := range values {
 		if strings.EqualFold(s, v) || editDistance(strings.ToLower(s), v) <= max(1, len(v)/4) {
 			detail := fmt.Sprintf("no rule reads the value %q of this key: did you mean %q?", s, v)
-			w.found = append(w.found, Finding{Phase: PhasePolicy, Rule: fieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
+			w.found = append(w.found, Finding{Phase: contract.PhasePolicy, Rule: contract.FieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
 			return
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -49,8 +50,8 @@ func TestKnownKeysWalk(t *testing.T) {
 	}
 	var got []string
 	for _, f := range k.findings(obj) {
-		if f.Rule != fieldKnownKeys {
-			t.Errorf("%s: rule %q, want %q", f, f.Rule, fieldKnownKeys)
+		if f.Rule != contract.FieldKnownKeys {
+			t.Errorf("%s: rule %q, want %q", f, f.Rule, contract.FieldKnownKeys)
 		}
 		got = append(got, f.String())
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -26,7 +27,7 @@ func objectMetaFindings(obj map[string]any) []Finding {
 	errs := metaErrors(md, field.NewPath("metadata"), true)
 	out := make([]Finding, 0, len(errs))
 	for _, e := range errs {
-		f := Finding{Phase: PhaseCRD, Rule: "objectMeta", Path: e.Field, HasPath: true, Type: e.Type.String(), Detail: e.Detail}
+		f := Finding{Phase: contract.PhaseCRD, Rule: "objectMeta", Path: e.Field, HasPath: true, Type: e.Type.String(), Detail: e.Detail}
 		if _, omit := e.BadValue.(field.OmitValueType); !omit && e.Type != field.ErrorTypeTooLong {
 			f.Value, _ = json.Marshal(e.BadValue)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -11,7 +12,7 @@ import (
 // building its objects: bases, edits, generate and sums, and its findings.
 type outputs struct {
 	errors, warnings []Finding
-	bases            map[string]base
+	bases            map[string]contract.Base
 	groups           []editGroup
 	generate         map[string][]generate
 	sums             []quantitySum
@@ -38,12 +39,12 @@ type outputError struct {
 func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 	var out outputs
 	var err error
-	if f := v.LookupPath(pathErrors); f.Exists() {
-		if out.errors, err = e.decodeFindings(f, PhaseRender); err != nil {
+	if f := v.LookupPath(contract.PathErrors); f.Exists() {
+		if out.errors, err = e.decodeFindings(f, contract.PhaseRender); err != nil {
 			return out, &outputError{"errors", err}
 		}
 	}
-	if f := v.LookupPath(pathWarnings); f.Exists() {
+	if f := v.LookupPath(contract.PathWarnings); f.Exists() {
 		if out.warnings, err = e.decodeFindings(f, "warning"); err != nil {
 			return out, &outputError{"warnings", err}
 		}
@@ -51,12 +52,12 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		out.warnings, broken = ruleErrorsApart(out.warnings)
 		out.errors = append(out.errors, broken...)
 	}
-	if f := v.LookupPath(pathBases); f.Exists() {
+	if f := v.LookupPath(contract.PathBases); f.Exists() {
 		if err := value.DecodeJSON(f, &out.bases); err != nil {
 			return out, &outputError{"bases", err}
 		}
 	}
-	if f := v.LookupPath(pathEdits); f.Exists() {
+	if f := v.LookupPath(contract.PathEdits); f.Exists() {
 		it, err := f.Fields()
 		if err != nil {
 			return out, &outputError{"edits", err}
@@ -66,7 +67,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			// the engine's. Many groups have nothing to do for a given
 			// TrainJob: they cost no export.
 			g := editGroup{Name: it.Selector().Unquoted()}
-			ops, err := it.Value().LookupPath(pathOps).List()
+			ops, err := it.Value().LookupPath(contract.PathOps).List()
 			if err != nil {
 				return out, &outputError{"edits " + it.Selector().String(), err}
 			}
@@ -80,7 +81,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			if len(g.Ops) == 0 {
 				continue
 			}
-			order, err := it.Value().LookupPath(pathOrder).Int64()
+			order, err := it.Value().LookupPath(contract.PathOrder).Int64()
 			if err != nil {
 				return out, &outputError{"edits " + it.Selector().String(), err}
 			}
@@ -88,14 +89,14 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			out.groups = append(out.groups, g)
 		}
 	}
-	if f := v.LookupPath(pathMetadata); f.Exists() {
+	if f := v.LookupPath(contract.PathMetadata); f.Exists() {
 		if err := value.DecodeJSON(f, &out.metadata); err != nil {
 			return out, &outputError{"metadata", err}
 		}
 		out.metadata, _ = value.Numbers(map[string]any(out.metadata)).(map[string]any)
 	}
 	if plan {
-		if f := v.LookupPath(pathParts); f.Exists() {
+		if f := v.LookupPath(contract.PathParts); f.Exists() {
 			var parts map[string]bool
 			if err := f.Decode(&parts); err != nil {
 				return out, &outputError{"parts", err}
@@ -106,7 +107,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 				}
 			}
 		}
-		if f := v.LookupPath(pathObjects); f.Exists() {
+		if f := v.LookupPath(contract.PathObjects); f.Exists() {
 			if err := value.DecodeJSON(f, &out.objects); err != nil {
 				return out, &outputError{"objects", err}
 			}
@@ -115,17 +116,17 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			}
 		}
 	}
-	if f := v.LookupPath(pathPlanOps); f.Exists() {
+	if f := v.LookupPath(contract.PathPlanOps); f.Exists() {
 		if err := value.DecodeJSONStrict(f, &out.ops); err != nil {
 			return out, &outputError{"ops", err}
 		}
 	}
-	if f := v.LookupPath(pathGenerate); f.Exists() {
+	if f := v.LookupPath(contract.PathGenerate); f.Exists() {
 		if err := value.DecodeJSON(f, &out.generate); err != nil {
 			return out, &outputError{"generate", err}
 		}
 	}
-	if f := v.LookupPath(pathSums); f.Exists() {
+	if f := v.LookupPath(contract.PathSums); f.Exists() {
 		var byName map[string]quantitySum
 		if err := value.DecodeJSON(f, &byName); err != nil {
 			return out, &outputError{"sums", err}
@@ -194,7 +195,7 @@ func (o outputs) copy() outputs {
 func (o outputs) add(x outputs) outputs {
 	o.errors = append(append([]Finding(nil), o.errors...), x.errors...)
 	o.warnings = append(append([]Finding(nil), o.warnings...), x.warnings...)
-	bases := map[string]base{}
+	bases := map[string]contract.Base{}
 	for id, b := range o.bases {
 		bases[id] = b
 	}

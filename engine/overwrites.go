@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // A policy's edit that sets a field a later edit group sets again to
@@ -21,7 +22,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 	}
 	groups := rn.do.groups // in applyEdits' order
 	for gi, g := range groups {
-		at := cue.MakePath(selEdits, cue.Str(g.Name))
+		at := cue.MakePath(contract.SelEdits, cue.Str(g.Name))
 		if !rn.s.e.fromPolicy(rn.rv.LookupPath(at)) {
 			continue
 		}
@@ -36,7 +37,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 			if later == "" {
 				continue
 			}
-			rn.defect("edits."+g.Name, at.Append(selOps, cue.Index(i)), "edit %s sets %s of %s to %s, and edit %s, made after it (by order, then name), sets it to %s: the value never reaches the object; give the edit an order after %s's, or leave the field to it",
+			rn.defect("edits."+g.Name, at.Append(contract.SelOps, cue.Index(i)), "edit %s sets %s of %s to %s, and edit %s, made after it (by order, then name), sets it to %s: the value never reaches the object; give the edit an order after %s's, or leave the field to it",
 				g.Name, pathString(splice(e.Path)), e.Object, jsonText(e.Value), later, jsonText(got), later)
 			return false
 		}

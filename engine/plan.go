@@ -6,6 +6,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -72,17 +73,17 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 		return p
 	}
 	a := s.e.opaque.aliases(nil)
-	ctx := map[string]any{fieldMerged: a.alias(merged)}
+	ctx := map[string]any{contract.FieldMerged: a.alias(merged)}
 	facts := []any{}
 	if runtime != nil {
-		ctx[fieldRuntime] = a.alias(runtime.typed(s.e))
+		ctx[contract.FieldRuntime] = a.alias(runtime.typed(s.e))
 		facts = append(facts, runtime.typed(s.e))
 	}
 	for _, m := range merged {
 		facts = append(facts, m)
 	}
-	ctx[fieldQuantities] = quantities(facts...)
-	in := map[string]any{fieldInput: a.alias(read), fieldContext: ctx}
+	ctx[contract.FieldQuantities] = quantities(facts...)
+	in := map[string]any{contract.FieldInput: a.alias(read), contract.FieldContext: ctx}
 	p := &plan{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}}
 	v := p.values.Make()
 	if p.err = v.Err(); p.err == nil {

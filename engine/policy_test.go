@@ -14,6 +14,7 @@ import (
 
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // writePolicy writes files into a new policy directory.
@@ -327,19 +328,19 @@ crdChecks: (#APIVersion): TrainJob: {
 		t.Fatal(err)
 	}
 	d := ReadYAML("j.yaml", []byte(jobYAML("torch-distributed", "{numNodes: 1}")))[0]
-	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{}); !hasPhase(r.Errors, PhaseCRD) {
+	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{}); !hasPhase(r.Errors, contract.PhaseCRD) {
 		t.Errorf("vet: %v, want the policy's CRD check", r.Errors)
 	}
-	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, d), Request{SchemaChecked: true}); !hasPhase(r.Errors, PhaseCRD) {
+	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, d), Request{SchemaChecked: true}); !hasPhase(r.Errors, contract.PhaseCRD) {
 		t.Errorf("schema-checked: %v, want the policy's CRD check, which the API server does not hold", r.Errors)
 	}
 	// A check the shipped CRD holds (runtimeRef.apiGroup's length): left
 	// to the API server without a policy's CRD checks.
 	long := ReadYAML("j.yaml", []byte(strings.Replace(jobYAML("torch-distributed", "{numNodes: 1}"), "{name: torch-distributed}", "{name: torch-distributed, apiGroup: "+strings.Repeat("a", 254)+"}", 1)))[0]
-	if r := testEngine(t).NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, long), Request{SchemaChecked: true}); hasPhase(r.Errors, PhaseCRD) {
+	if r := testEngine(t).NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, long), Request{SchemaChecked: true}); hasPhase(r.Errors, contract.PhaseCRD) {
 		t.Errorf("schema-checked, no policy: %v, want the CRD's checks left to the API server", r.Errors)
 	}
-	if r := testEngine(t).NewSession(SessionOptions{}).AdmitRequest(context.Background(), long, Request{}); !hasPhase(r.Errors, PhaseCRD) {
+	if r := testEngine(t).NewSession(SessionOptions{}).AdmitRequest(context.Background(), long, Request{}); !hasPhase(r.Errors, contract.PhaseCRD) {
 		t.Errorf("vet, no policy: %v, want the CRD's check of apiGroup (else the case shows nothing)", r.Errors)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -28,14 +29,14 @@ import (
 // byKindFields are the contract's fields keyed by apiVersion and kind,
 // and whether a kind under them must have a review (admission).
 var byKindFields = map[string]bool{
-	fieldAdmission: false, fieldMutators: false, fieldMerges: false,
-	fieldCRDChecks: true, fieldCRDCheckParts: true, fieldLookups: true, fieldPlans: true, fieldRender: true, fieldRenderParts: true, fieldControllers: true, fieldRenderChecks: true,
-	fieldDeclaredChecks: true,
+	contract.FieldAdmission: false, contract.FieldMutators: false, contract.FieldMerges: false,
+	contract.FieldCRDChecks: true, contract.FieldCRDCheckParts: true, contract.FieldLookups: true, contract.FieldPlans: true, contract.FieldRender: true, contract.FieldRenderParts: true, contract.FieldControllers: true, contract.FieldRenderChecks: true,
+	contract.FieldDeclaredChecks: true,
 }
 
 // renderFields are the contract's fields keyed by kind that only a kind's
 // render reads.
-var renderFields = map[string]bool{fieldRenderParts: true, fieldPlans: true, fieldControllers: true, fieldRenderChecks: true}
+var renderFields = map[string]bool{contract.FieldRenderParts: true, contract.FieldPlans: true, contract.FieldControllers: true, contract.FieldRenderChecks: true}
 
 // checkContract checks the sites of the admin's declarations.
 func (l *linter) checkContract() {
@@ -54,9 +55,9 @@ func (l *linter) checkContract() {
 			l.checkAPIVersion(st, field, served)
 		case byKind && len(st.path) == 3 && st.path[1].IsString() && st.path[2].IsString():
 			l.checkKind(st, field, served, reviews, needsReview)
-		case field == fieldFrameworks && len(st.path) == 2 && st.path[1].IsString():
+		case field == contract.FieldFrameworks && len(st.path) == 2 && st.path[1].IsString():
 			name := st.path[1].Unquoted()
-			policy := l.lookup(lpath{sels: []cue.Selector{selMLPolicy}, ok: true})
+			policy := l.lookup(lpath{sels: []cue.Selector{contract.SelMLPolicy}, ok: true})
 			if !policy.Allows(cue.Str(name)) {
 				msg := fmt.Sprintf("frameworks: %s has no policy: #MLPolicy has no field %s, which a runtime's mlPolicy.%s would need", name, name, name)
 				if s := suggest(name, l.frameworkPolicies()); s != "" {
@@ -81,24 +82,24 @@ func (l *linter) checkContract() {
 			if name == "numNodes" || field != "#MLPolicy" {
 				continue
 			}
-			if !l.c.schemas.LookupPath(cue.MakePath(selFrameworks, cue.Str(name))).Exists() {
+			if !l.c.schemas.LookupPath(cue.MakePath(contract.SelFrameworks, cue.Str(name))).Exists() {
 				l.problem(st.pos, "#MLPolicy.%s has no frameworks entry: the runtime checks and the one-policy rule know a framework by it; add frameworks: %s: {labels: [%q]} (the trainer.kubeflow.org/framework labels it runs)", name, name, name)
 			}
 		}
-		if field == fieldRenderParts && len(st.path) == 4 && st.path[3].IsString() {
+		if field == contract.FieldRenderParts && len(st.path) == 4 && st.path[3].IsString() {
 			l.checkRenderPart(st)
 		}
-		if field == fieldKnownKeys && len(st.path) == 2 {
+		if field == contract.FieldKnownKeys && len(st.path) == 2 {
 			l.checkKnownKeysEntry(st)
 		}
-		if field == fieldContextKinds && len(st.path) == 2 && st.path[1].IsString() {
+		if field == contract.FieldContextKinds && len(st.path) == 2 && st.path[1].IsString() {
 			// An apiVersion is a version (v1) or group/version: a group
 			// alone names no object the engine meets.
 			if av := st.path[1].Unquoted(); !strings.Contains(av, "/") && strings.Contains(av, ".") {
 				l.problem(st.pos, "contextKinds: %q is a group, not an apiVersion: objects are filed by apiVersion (%s/VERSION), so none would be", av, av)
 			}
 		}
-		if field == fieldContextKinds && len(st.path) == 3 {
+		if field == contract.FieldContextKinds && len(st.path) == 3 {
 			if name, err := l.lookup(lpath{sels: st.path, ok: true}).String(); err == nil {
 				l.checkContextField(st, name, "contextKinds files such objects")
 			}
@@ -117,10 +118,10 @@ func (l *linter) checkContract() {
 // other's, and the runtime checks would take a runtime of either for
 // both. said holds the values already said.
 func (l *linter) checkFrameworkLabels(st site, name string, said map[string]bool) {
-	frameworks := l.lookup(lpath{sels: []cue.Selector{selFrameworks}, ok: true})
+	frameworks := l.lookup(lpath{sels: []cue.Selector{contract.SelFrameworks}, ok: true})
 	labelsOf := func(framework string) []string {
 		var labels []string
-		_ = frameworks.LookupPath(cue.MakePath(cue.Str(framework), selFrameworkLabels)).Decode(&labels)
+		_ = frameworks.LookupPath(cue.MakePath(cue.Str(framework), contract.SelFrameworkLabels)).Decode(&labels)
 		return labels
 	}
 	for _, label := range labelsOf(name) {
@@ -139,11 +140,11 @@ func (l *linter) checkFrameworkLabels(st site, name string, said map[string]bool
 // in place of the shared part) has one of its name: without it, a
 // TrainJob's numNodes would reach no pod, in silence.
 func (l *linter) checkRenderPartNeeded(st site, name string) {
-	needs, err := l.lookup(lpath{sels: []cue.Selector{selFrameworks, cue.Str(name), selNeedsRenderPart}, ok: true}).Bool()
+	needs, err := l.lookup(lpath{sels: []cue.Selector{contract.SelFrameworks, cue.Str(name), contract.SelNeedsRenderPart}, ok: true}).Bool()
 	if err != nil || !needs {
 		return
 	}
-	parts := l.lookup(lpath{sels: []cue.Selector{selRenderParts}, ok: true})
+	parts := l.lookup(lpath{sels: []cue.Selector{contract.SelRenderParts}, ok: true})
 	for _, apiVersion := range fieldNames(parts) {
 		for _, kind := range fieldNames(parts.LookupPath(cue.MakePath(cue.Str(apiVersion)))) {
 			if parts.LookupPath(cue.MakePath(cue.Str(apiVersion), cue.Str(kind), cue.Str(name))).Exists() {
@@ -159,7 +160,7 @@ func (l *linter) checkRenderPartNeeded(st site, name string) {
 // map.
 func (l *linter) checkKnownKeysEntry(st site) {
 	entry := l.lookup(lpath{sels: st.path, ok: true})
-	if at := entry.LookupPath(cue.MakePath(cue.Str(fieldAt))); at.Validate(cue.Concrete(true)) == nil {
+	if at := entry.LookupPath(cue.MakePath(cue.Str(contract.FieldAt))); at.Validate(cue.Concrete(true)) == nil {
 		// Each field of at is one an object the engine meets may have: a
 		// misspelt one (lables) or a dotted path (metadata.labels) names
 		// no map, and the entry checks nothing.
@@ -256,7 +257,7 @@ func (l *linter) objectFieldNames() map[string]bool {
 // context kind fills: the engine gives a review context.<name>, and a
 // name #Context has not makes every review fail on the user's object.
 func (l *linter) checkContextField(st site, name, what string) {
-	ctx := l.lookup(lpath{sels: []cue.Selector{selContextDef}, ok: true})
+	ctx := l.lookup(lpath{sels: []cue.Selector{contract.SelContextDef}, ok: true})
 	if !ctx.Exists() || ctx.Allows(cue.Str(name)) {
 		return
 	}
@@ -274,7 +275,7 @@ func (l *linter) checkContextField(st site, name, what string) {
 func (l *linter) servedKinds() map[string]map[string][]string {
 	out := map[string]map[string][]string{}
 	var crds map[string]struct{ Group, Version string }
-	if err := l.lookup(lpath{sels: []cue.Selector{selCRDs}, ok: true}).Decode(&crds); err != nil {
+	if err := l.lookup(lpath{sels: []cue.Selector{contract.SelCRDs}, ok: true}).Decode(&crds); err != nil {
 		return out
 	}
 	for kind, c := range crds {
@@ -405,7 +406,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 // frameworkPolicies are the fields of #MLPolicy that are frameworks'.
 func (l *linter) frameworkPolicies() []string {
 	var out []string
-	for _, n := range fieldNames(l.lookup(lpath{sels: []cue.Selector{selMLPolicy}, ok: true})) {
+	for _, n := range fieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelMLPolicy}, ok: true})) {
 		if n != "numNodes" {
 			out = append(out, n)
 		}
@@ -416,7 +417,7 @@ func (l *linter) frameworkPolicies() []string {
 // plannedParts are the render parts a kind's plan may choose (its parts'
 // names), by apiVersion and kind.
 func (l *linter) plannedParts(apiVersion, kind string) []string {
-	return fieldNames(l.lookup(lpath{sels: []cue.Selector{selPlans, cue.Str(apiVersion), cue.Str(kind), selParts}, ok: true}))
+	return fieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelPlans, cue.Str(apiVersion), cue.Str(kind), contract.SelParts}, ok: true}))
 }
 
 // checkRenderPart checks that a plan may choose a render part of the
@@ -425,7 +426,7 @@ func (l *linter) checkRenderPart(st site) {
 	apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[3].Unquoted()
 	planned := l.plannedParts(apiVersion, kind)
 	// A framework's part is chosen by its name.
-	frameworks := fieldNames(l.c.schemas.LookupPath(pathFrameworks))
+	frameworks := fieldNames(l.c.schemas.LookupPath(contract.PathFrameworks))
 	if containsString(planned, name) || containsString(frameworks, name) {
 		return
 	}
@@ -442,7 +443,7 @@ func (l *linter) checkRenderPart(st site) {
 func (l *linter) checkPlannedParts() {
 	for _, st := range l.partSites {
 		apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[4].Unquoted()
-		parts := fieldNames(l.lookup(lpath{sels: []cue.Selector{selRenderParts, cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
+		parts := fieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelRenderParts, cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
 		if containsString(parts, name) {
 			continue
 		}
@@ -605,7 +606,7 @@ func (l *linter) checkEditGroups() {
 					name = "*" // (#APIVersion), a pattern
 				}
 				path := append(labels[:len(labels):len(labels)], name)
-				if n := len(path); n >= 2 && path[n-2] == selEdits.Unquoted() && name != "*" {
+				if n := len(path); n >= 2 && path[n-2] == contract.SelEdits.Unquoted() && name != "*" {
 					// A render's (render: v: K, or a definition it is), a
 					// part's or a plan's: which kind's, the CUE decides.
 					groups[name] = append(groups[name], decl{owner: strings.Join(path[:n-2], "."), file: d.Pos().Filename(), pos: d.Label.Pos()})
@@ -687,11 +688,11 @@ func (l *linter) checkEditOp(s *ast.StructLit) {
 // runtime's snapshot), so a misspelled id (`jobSet`) would be an edit
 // silently not made; a mutation's fails when it is made.
 func (l *linter) checkEditObject(s *ast.StructLit, mutation bool) {
-	object, lit, ok := stringField(s, fieldObject)
+	object, lit, ok := stringField(s, contract.FieldObject)
 	if !ok {
 		return
 	}
-	ids := []string{fieldInput}
+	ids := []string{contract.FieldInput}
 	what := "a mutation edits the object \"input\""
 	if !mutation {
 		ids = l.objectIDs()
@@ -751,10 +752,10 @@ func (l *linter) objectIDs() []string {
 				return true
 			}
 			name, _, err := ast.LabelName(fd.Label)
-			if err == nil && name == fieldLookups && slices.Contains(f.Decls, ast.Decl(fd)) {
+			if err == nil && name == contract.FieldLookups && slices.Contains(f.Decls, ast.Decl(fd)) {
 				return false
 			}
-			if err != nil || name != selObjects.Unquoted() {
+			if err != nil || name != contract.SelObjects.Unquoted() {
 				return true
 			}
 			body, ok := fd.Value.(*ast.StructLit)
@@ -826,11 +827,11 @@ func (l *linter) checkObjectNames() {
 	check := func(objects cue.Value) {
 		for _, id := range fieldNames(objects) {
 			obj := objects.LookupPath(cue.MakePath(cue.Str(id)))
-			name := obj.LookupPath(pathMetadataName)
+			name := obj.LookupPath(contract.PathMetadataName)
 			if s, err := name.String(); err == nil && l.e.isPolicyFile(name.Pos().Filename()) {
 				l.problem(name.Pos(), "the object %q is named %q whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob (\"\\(#name)-%s\")", id, s, s)
 			}
-			kind, _ := obj.LookupPath(pathKind).String()
+			kind, _ := obj.LookupPath(contract.PathKind).String()
 			for _, field := range dataFields[kind] {
 				data := obj.LookupPath(cue.MakePath(cue.Str(field)))
 				for _, key := range fieldNames(data) {
@@ -845,13 +846,13 @@ func (l *linter) checkObjectNames() {
 	// The renders and their parts, as the compilation read them.
 	for _, apiVersion := range sortedKeys(l.c.renders) {
 		for _, kind := range sortedKeys(l.c.renders[apiVersion]) {
-			check(l.c.renders[apiVersion][kind].LookupPath(pathObjects))
+			check(l.c.renders[apiVersion][kind].LookupPath(contract.PathObjects))
 		}
 	}
 	for _, apiVersion := range sortedKeys(l.c.parts) {
 		for _, kind := range sortedKeys(l.c.parts[apiVersion]) {
 			for _, part := range sortedKeys(l.c.parts[apiVersion][kind]) {
-				check(l.c.parts[apiVersion][kind][part].LookupPath(pathObjects))
+				check(l.c.parts[apiVersion][kind][part].LookupPath(contract.PathObjects))
 			}
 		}
 	}
@@ -875,8 +876,8 @@ func (l *linter) objectTypes() map[string]reflect.Type {
 func (l *linter) checkListItems() {
 	for _, st := range l.lists {
 		n := len(st.path)
-		mutation := n == 5 && st.path[0] == selMutators && st.path[3] == selMutations
-		edits := mutation || n >= 3 && st.path[n-1] == selOps && st.path[n-3] == selEdits
+		mutation := n == 5 && st.path[0] == contract.SelMutators && st.path[3] == contract.SelMutations
+		edits := mutation || n >= 3 && st.path[n-1] == contract.SelOps && st.path[n-3] == contract.SelEdits
 		item := l.lookup(lpath{sels: st.path[:n-1], ok: true}).LookupPath(cue.MakePath(cue.AnyString, cue.AnyIndex))
 		typed := item.Exists() && item.IncompleteKind() == cue.StructKind
 		for _, x := range st.list.Elts {
@@ -901,7 +902,7 @@ func (l *linter) checkListItems() {
 			if typed {
 				l.checkItem(st.path, item, s)
 			}
-			if n == 5 && st.path[0] == selAdmission && st.path[1].IsString() && st.path[2].IsString() {
+			if n == 5 && st.path[0] == contract.SelAdmission && st.path[1].IsString() && st.path[2].IsString() {
 				l.checkFindingPath(st.path[1], st.path[2], s)
 			}
 		}
@@ -960,7 +961,7 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 	if !ok || strings.Contains(lit.Value, "\\(") {
 		return
 	}
-	v, cur := l.at([]cue.Selector{selAdmission, apiVersion, kind, selObject})
+	v, cur := l.at([]cue.Selector{contract.SelAdmission, apiVersion, kind, contract.SelObject})
 	name := kind.Unquoted()
 	for _, st := range fieldPathSteps(text) {
 		if !v.Exists() || v.Err() != nil {
@@ -1122,7 +1123,7 @@ func stringField(s *ast.StructLit, name string) (string, *ast.BasicLit, bool) {
 func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructLit) {
 	object, _, _ := stringField(s, "object")
 	pathField := fieldOf(s, "path")
-	if object != fieldInput || pathField == nil {
+	if object != contract.FieldInput || pathField == nil {
 		return
 	}
 	path, ok := pathField.Value.(*ast.ListLit)
@@ -1130,7 +1131,7 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 		return
 	}
 	steps := literalSteps(path)
-	base := []cue.Selector{selAdmission, apiVersion, kind, selObject}
+	base := []cue.Selector{contract.SelAdmission, apiVersion, kind, contract.SelObject}
 	what := "the API server would prune what the mutation writes there"
 	if pos, msg, found := l.stepsProblem(base, kind.Unquoted(), steps, what); found {
 		l.problem(pos, "%s", msg)
@@ -1139,7 +1140,7 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 	if len(steps) > 0 && steps[0].name == "status" {
 		// The status subresource: the API server drops what a create or
 		// an update of the object writes to its status.
-		if sub, err := l.c.schemas.LookupPath(cue.MakePath(append([]cue.Selector{selCRDs, kind}, pathCRDStatus.Selectors()...)...)).Bool(); err == nil && sub {
+		if sub, err := l.c.schemas.LookupPath(cue.MakePath(append([]cue.Selector{contract.SelCRDs, kind}, contract.PathCRDStatus.Selectors()...)...)).Bool(); err == nil && sub {
 			l.problem(steps[0].pos, "%s has a status subresource, so the API server drops the status a create or an update writes: the mutation would never be kept", kind.Unquoted())
 			return
 		}
@@ -1164,16 +1165,16 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 func (l *linter) checkReadsPaths() {
 	for _, st := range l.lists {
 		p := st.path
-		if len(p) != 5 || p[3] != pathReads.Selectors()[0] && p[3] != selUpdateReads || p[1].LabelType() != cue.StringLabel || p[2].LabelType() != cue.StringLabel {
+		if len(p) != 5 || p[3] != contract.PathReads.Selectors()[0] && p[3] != contract.SelUpdateReads || p[1].LabelType() != cue.StringLabel || p[2].LabelType() != cue.StringLabel {
 			continue
 		}
 		var who string
 		switch p[0] {
-		case selMutators:
+		case contract.SelMutators:
 			who = "the mutations"
-		case cue.Str(fieldLookups):
+		case cue.Str(contract.FieldLookups):
 			who = "the lookups"
-		case selPlans:
+		case contract.SelPlans:
 			who = "the plan"
 		default:
 			continue
@@ -1190,7 +1191,7 @@ func (l *linter) checkReadsPaths() {
 			l.problem(steps[i].pos, "reads name fields, and \"*\" is none: %s would be given nothing there; read the list whole (%q)", who, whole)
 			continue
 		}
-		base := []cue.Selector{selAdmission, p[1], p[2], selObject}
+		base := []cue.Selector{contract.SelAdmission, p[1], p[2], contract.SelObject}
 		pos, msg, found := l.stepsProblem(base, kind, steps, who+" would be given nothing there")
 		if !found {
 			continue

@@ -16,6 +16,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // policyFile is one of an admin's CUE files, as loaded.
@@ -291,7 +292,7 @@ func (e *Engine) policyCRDKinds(checks, parts map[string]map[string]cue.Value) m
 	}
 	for apiVersion, kinds := range checks {
 		for kind, v := range kinds {
-			mark(apiVersion, kind, v.LookupPath(cue.MakePath(cue.Str(string(PhaseCRD)))))
+			mark(apiVersion, kind, v.LookupPath(cue.MakePath(cue.Str(string(contract.PhaseCRD)))))
 		}
 	}
 	for apiVersion, kinds := range parts {

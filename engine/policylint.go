@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -233,10 +234,10 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if len(fp.sels) <= 4 {
 					l.sites = append(l.sites, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
-				if len(fp.sels) == 5 && fp.sels[0].String() == fieldPlans && fp.sels[3].String() == fieldParts && fp.sels[4].IsString() {
+				if len(fp.sels) == 5 && fp.sels[0].String() == contract.FieldPlans && fp.sels[3].String() == contract.FieldParts && fp.sels[4].IsString() {
 					l.partSites = append(l.partSites, site{path: fp.sels, pos: d.Label.Pos()})
 				}
-				if len(fp.sels) == 5 && fp.sels[0].String() == fieldLookups && fp.sels[3] == selObjects && fp.sels[4].IsString() {
+				if len(fp.sels) == 5 && fp.sels[0].String() == contract.FieldLookups && fp.sels[3] == contract.SelObjects && fp.sels[4].IsString() {
 					l.contextSites = append(l.contextSites, site{path: fp.sels, pos: d.Label.Pos()})
 				}
 				if last := fp.sels[len(fp.sels)-1]; (len(fp.sels) > 1 || d.Constraint != token.OPTION) && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
@@ -245,11 +246,11 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && last.IsDefinition() && !fp.sels[0].IsDefinition() {
 					if id, ok := d.Value.(*ast.Ident); ok && id.Name == "_" {
 						l.declared = append(l.declared, site{path: fp.sels, pos: d.Label.Pos()})
-					} else if len(fp.sels) == 5 && fp.sels[0].String() == fieldRenderParts {
+					} else if len(fp.sels) == 5 && fp.sels[0].String() == contract.FieldRenderParts {
 						l.partDefs = append(l.partDefs, site{path: fp.sels, pos: d.Label.Pos()})
 					}
 				}
-				if n := len(fp.sels); n >= 5 && fp.sels[0] != selAdmission && fp.sels[n-1].IsString() && (fp.sels[n-2] == selGenerate || fp.sels[n-2] == selBases || fp.sels[n-2] == selSums) {
+				if n := len(fp.sels); n >= 5 && fp.sels[0] != contract.SelAdmission && fp.sels[n-1].IsString() && (fp.sels[n-2] == contract.SelGenerate || fp.sels[n-2] == contract.SelBases || fp.sels[n-2] == contract.SelSums) {
 					l.renderRefs = append(l.renderRefs, renderRef{site: site{path: fp.sels, pos: d.Label.Pos()}, value: d.Value})
 				}
 				if isRulePath(fp.sels) {
@@ -630,8 +631,8 @@ func referenceOf(v cue.Value) (cue.Value, []cue.Selector) {
 // byKindRoots are the contract's fields whose values are keyed by
 // apiVersion and kind, and given the kind's object as `input`.
 var byKindRoots = map[string]bool{
-	fieldAdmission: true, fieldCRDChecks: true, fieldLookups: true, fieldMutators: true,
-	fieldRender: true, fieldPlans: true, fieldControllers: true, fieldRenderChecks: true,
+	contract.FieldAdmission: true, contract.FieldCRDChecks: true, contract.FieldLookups: true, contract.FieldMutators: true,
+	contract.FieldRender: true, contract.FieldPlans: true, contract.FieldControllers: true, contract.FieldRenderChecks: true,
 }
 
 // schemaPath is where to read the schema of what sels leads to. The engine
@@ -654,12 +655,12 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 	if len(sels) < 4 {
 		return sels
 	}
-	if str(0) == fieldRenderParts && len(sels) >= 5 {
+	if str(0) == contract.FieldRenderParts && len(sels) >= 5 {
 		// A part is unified with its kind's render.
-		return l.schemaPath(with([]cue.Selector{selRender, sels[1], sels[2]}, 4))
+		return l.schemaPath(with([]cue.Selector{contract.SelRender, sels[1], sels[2]}, 4))
 	}
 	object := l.objectSchema(sels[1], sels[2])
-	if str(0) == fieldCRDCheckParts && len(sels) >= 5 && str(4) == fieldSelf {
+	if str(0) == contract.FieldCRDCheckParts && len(sels) >= 5 && str(4) == contract.FieldSelf {
 		// A part's self is the object's value at the part's path.
 		if at, ok := l.partPath(sels[:4]); ok {
 			return with(append(object, at...), 5)
@@ -669,18 +670,18 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		return sels
 	}
 	switch {
-	case str(3) == fieldInput, str(0) == fieldAdmission && str(3) == fieldObject:
+	case str(3) == contract.FieldInput, str(0) == contract.FieldAdmission && str(3) == contract.FieldObject:
 		return with(object, 4)
-	case str(3) == fieldContext && str(4) == fieldOld:
+	case str(3) == contract.FieldContext && str(4) == contract.FieldOld:
 		return with(object, 5)
-	case str(0) == fieldRender && str(3) == fieldContext && str(4) == fieldPlan:
+	case str(0) == contract.FieldRender && str(3) == contract.FieldContext && str(4) == contract.FieldPlan:
 		// A render's plan is its kind's plan.
-		return with([]cue.Selector{selPlans, sels[1], sels[2]}, 5)
-	case str(3) == fieldContext && str(4) == fieldRuntime:
+		return with([]cue.Selector{contract.SelPlans, sels[1], sels[2]}, 5)
+	case str(3) == contract.FieldContext && str(4) == contract.FieldRuntime:
 		if kind := l.runtimeKind(); kind != "" {
-			return with([]cue.Selector{selAdmission, sels[1], cue.Str(kind), selObject}, 5)
+			return with([]cue.Selector{contract.SelAdmission, sels[1], cue.Str(kind), contract.SelObject}, 5)
 		}
-	case str(0) == fieldAdmission && str(3) == fieldContext && str(4) != "":
+	case str(0) == contract.FieldAdmission && str(3) == contract.FieldContext && str(4) != "":
 		if at, ok := l.lookedUp(sels[1], sels[2], sels[4]); ok {
 			return with(at, 5)
 		}
@@ -699,7 +700,7 @@ func (l *linter) filed(name string) ([]cue.Selector, bool) {
 	if l.contextKinds == nil {
 		// Read here: the load reads them for the engine after the lint.
 		l.contextKinds = map[string]map[string]string{}
-		_ = l.c.schemas.LookupPath(pathContextKinds).Decode(&l.contextKinds)
+		_ = l.c.schemas.LookupPath(contract.PathContextKinds).Decode(&l.contextKinds)
 	}
 	for _, apiVersion := range sortedKeys(l.contextKinds) {
 		for _, kind := range sortedKeys(l.contextKinds[apiVersion]) {
@@ -721,9 +722,9 @@ func (l *linter) filed(name string) ([]cue.Selector, bool) {
 // kind the load knows (kindSchema); false when a
 // condition the input decides (or anything else) hides the lookup.
 func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, bool) {
-	found := l.c.schemas.LookupPath(cue.MakePath(cue.Str(fieldLookups), apiVersion, kind, selObjects, name))
-	group, err1 := found.LookupPath(cue.MakePath(selLookupGroup)).String()
-	k, err2 := found.LookupPath(cue.MakePath(selLookupKind)).String()
+	found := l.c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldLookups), apiVersion, kind, contract.SelObjects, name))
+	group, err1 := found.LookupPath(cue.MakePath(contract.SelLookupGroup)).String()
+	k, err2 := found.LookupPath(cue.MakePath(contract.SelLookupKind)).String()
 	if err1 != nil || err2 != nil {
 		return nil, false
 	}
@@ -734,14 +735,14 @@ func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, 
 // CUE's, or core/v1's type of a kind of the core group ("").
 func (l *linter) kindSchema(group, kind string) ([]cue.Selector, bool) {
 	if group == "" && coreKinds()[kind] {
-		at := []cue.Selector{cue.Hid(fieldCoreV1, l.pkg), cue.Def(kind)}
+		at := []cue.Selector{cue.Hid(contract.FieldCoreV1, l.pkg), cue.Def(kind)}
 		return at, l.c.schemas.LookupPath(cue.MakePath(at...)).Exists()
 	}
-	crd := l.c.schemas.LookupPath(cue.MakePath(selCRDs, cue.Str(kind)))
-	if g, err := crd.LookupPath(pathCRDGroup).String(); err != nil || g != group {
+	crd := l.c.schemas.LookupPath(cue.MakePath(contract.SelCRDs, cue.Str(kind)))
+	if g, err := crd.LookupPath(contract.PathCRDGroup).String(); err != nil || g != group {
 		return nil, false
 	}
-	return append([]cue.Selector{selCRDs, cue.Str(kind)}, pathCRDSchema.Selectors()...), true
+	return append([]cue.Selector{contract.SelCRDs, cue.Str(kind)}, contract.PathCRDSchema.Selectors()...), true
 }
 
 // objectSchema is where the schema of a kind's object is: its CRD's
@@ -750,24 +751,24 @@ func (l *linter) kindSchema(group, kind string) ([]cue.Selector, bool) {
 // evaluate (it is the input unified with the schema, or not, as the API
 // server checked it), so that the fields at its top are not checked.
 func (l *linter) objectSchema(apiVersion, kind cue.Selector) []cue.Selector {
-	review := []cue.Selector{selAdmission, apiVersion, kind, selObject}
+	review := []cue.Selector{contract.SelAdmission, apiVersion, kind, contract.SelObject}
 	if !apiVersion.IsString() || !kind.IsString() {
 		return review
 	}
-	crd := l.c.schemas.LookupPath(cue.MakePath(selCRDs, kind))
-	group, err1 := crd.LookupPath(pathCRDGroup).String()
-	version, err2 := crd.LookupPath(pathCRDVersion).String()
+	crd := l.c.schemas.LookupPath(cue.MakePath(contract.SelCRDs, kind))
+	group, err1 := crd.LookupPath(contract.PathCRDGroup).String()
+	version, err2 := crd.LookupPath(contract.PathCRDVersion).String()
 	if err1 != nil || err2 != nil || group+"/"+version != apiVersion.Unquoted() {
 		return review
 	}
-	return append([]cue.Selector{selCRDs, kind}, pathCRDSchema.Selectors()...)
+	return append([]cue.Selector{contract.SelCRDs, kind}, contract.PathCRDSchema.Selectors()...)
 }
 
 // partPath is the path of a CRD check part (crdCheckParts: v: K: name),
 // its "*" items as any index of a list.
 func (l *linter) partPath(part []cue.Selector) ([]cue.Selector, bool) {
 	var path []string
-	if l.c.schemas.LookupPath(cue.MakePath(part...)).LookupPath(pathCRDPartPath).Decode(&path) != nil {
+	if l.c.schemas.LookupPath(cue.MakePath(part...)).LookupPath(contract.PathCRDPartPath).Decode(&path) != nil {
 		return nil, false
 	}
 	sels := make([]cue.Selector, len(path))
@@ -1263,17 +1264,17 @@ func (l *linter) checkTopLevel(f *ast.Field) {
 		}
 		name = s
 	default:
-		l.problem(f.Pos(), "a top-level field's name must be written out: the top level holds only %s, and definitions (#name) and hidden fields (_name) of your own", strings.Join(contractFields, ", "))
+		l.problem(f.Pos(), "a top-level field's name must be written out: the top level holds only %s, and definitions (#name) and hidden fields (_name) of your own", strings.Join(contract.TopLevelFields, ", "))
 		return
 	}
-	if containsString(contractFields, name) {
+	if containsString(contract.TopLevelFields, name) {
 		return
 	}
-	if s := suggest(name, contractFields); s != "" {
+	if s := suggest(name, contract.TopLevelFields); s != "" {
 		l.problem(f.Pos(), "unknown top-level field %s: did you mean %s?", name, s)
 		return
 	}
-	l.problem(f.Pos(), "unknown top-level field %s: the top level holds only %s; a value of your own is a definition (#%s) or a hidden field (_%s)", name, strings.Join(contractFields, ", "), name, name)
+	l.problem(f.Pos(), "unknown top-level field %s: the top level holds only %s; a value of your own is a definition (#%s) or a hidden field (_%s)", name, strings.Join(contract.TopLevelFields, ", "), name, name)
 }
 
 func containsString(l []string, s string) bool {
@@ -1532,7 +1533,7 @@ func exprText(x ast.Expr) string {
 // readsRoots are the contract's fields whose entries may say with `reads`
 // (and a lookup with `updateReads`) the paths of the input they are given,
 // by name: the engine gives them those alone.
-var readsRoots = map[string]bool{fieldMutators: true, fieldLookups: true, fieldPlans: true}
+var readsRoots = map[string]bool{contract.FieldMutators: true, contract.FieldLookups: true, contract.FieldPlans: true}
 
 // checkReadsCover finds a read of an admin's rule, under a mutator, a
 // lookup or a plan that names its reads, of a path of the input (or of the old
@@ -1547,12 +1548,12 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 	}
 	field, apiVersion, kind := base[0].String(), base[1].Unquoted(), base[2].Unquoted()
 	var rest []cue.Selector
-	root := fieldInput
+	root := contract.FieldInput
 	switch {
-	case base[3].String() == fieldInput:
+	case base[3].String() == contract.FieldInput:
 		rest = base[4:]
-	case len(base) >= 5 && base[3].String() == fieldContext && base[4].String() == fieldOld:
-		rest, root = base[5:], fieldContext+"."+fieldOld
+	case len(base) >= 5 && base[3].String() == contract.FieldContext && base[4].String() == contract.FieldOld:
+		rest, root = base[5:], contract.FieldContext+"."+contract.FieldOld
 	default:
 		return
 	}
@@ -1590,7 +1591,7 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 	}
 	msg := fmt.Sprintf("this rule reads %s.%s, which the reads of %s: %q: %s do not name: the rule is given %s alone, so the read is absent (or partial) whatever the object holds; name the path under %s: %q: %s: reads",
 		root, strings.Join(read, "."), field, apiVersion, kind, strings.Join(names, ", "), field, apiVersion, kind)
-	if field == fieldPlans {
+	if field == contract.FieldPlans {
 		msg += " (the plan is then evaluated for each value of it), or read it in a render part"
 	}
 	l.problem(pos, "%s", msg)
@@ -1602,10 +1603,10 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 // object).
 func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool) {
 	switch field {
-	case fieldLookups:
+	case contract.FieldLookups:
 		byOp, ok := l.e.lookupReads[apiVersion][kind]
-		return byOp[opUpdate], ok
-	case fieldPlans:
+		return byOp[contract.OpUpdate], ok
+	case contract.FieldPlans:
 		paths, ok := l.e.planReads[apiVersion][kind]
 		return paths, ok
 	}
@@ -1716,7 +1717,7 @@ func (l *linter) checkRuntimeOptionals(f *ast.File) {
 		if !ok {
 			continue
 		}
-		if name, _, err := ast.LabelName(field.Label); err != nil || name != fieldClusterTrainingRuntimes {
+		if name, _, err := ast.LabelName(field.Label); err != nil || name != contract.FieldClusterTrainingRuntimes {
 			continue
 		}
 		ast.Walk(field.Value, func(n ast.Node) bool {
@@ -1742,7 +1743,7 @@ func (l *linter) checkKeyLiterals(f *ast.File) {
 	var entries map[string]struct {
 		Keys map[string]bool `json:"keys"`
 	}
-	_ = l.c.schemas.LookupPath(pathKnownKeys).Decode(&entries)
+	_ = l.c.schemas.LookupPath(contract.PathKnownKeys).Decode(&entries)
 	for _, m := range entries {
 		for k := range m.Keys {
 			known[k] = true
@@ -2347,7 +2348,7 @@ func (l *linter) checkCaseComparison(x *ast.BinaryExpr) bool {
 // never there and the rule it guards silently off.
 func (l *linter) checkQuantityKey(ix *ast.IndexExpr) {
 	seq, ok := chainOf(ix.X)
-	if !ok || len(seq) < 2 || seq[len(seq)-2] != fieldContext || seq[len(seq)-1] != fieldQuantities {
+	if !ok || len(seq) < 2 || seq[len(seq)-2] != contract.FieldContext || seq[len(seq)-1] != contract.FieldQuantities {
 		return
 	}
 	lit, text, ok := stringLit(ix.Index)
@@ -2539,14 +2540,14 @@ var versionText = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 // entry is given (kind: input, object: ...): what the load knows there is
 // the kind's schema.
 func underObject(p []cue.Selector) bool {
-	if len(p) >= 3 && p[0] == selCRDs && p[2] == pathCRDSchema.Selectors()[0] {
+	if len(p) >= 3 && p[0] == contract.SelCRDs && p[2] == contract.PathCRDSchema.Selectors()[0] {
 		return true // a kind's CRD schema (objectSchema)
 	}
 	if len(p) < 4 || p[3].LabelType() != cue.StringLabel {
 		return false
 	}
 	switch p[3].Unquoted() {
-	case fieldInput, fieldObject:
+	case contract.FieldInput, contract.FieldObject:
 		return true
 	}
 	return false
@@ -2606,7 +2607,7 @@ type contextRead struct {
 // noteContextRead records a read of a review's context.<name> (base the
 // path its root resolves to, pos the root's place).
 func (l *linter) noteContextRead(base []cue.Selector, steps []step, pos token.Pos) {
-	if len(base) < 4 || base[0].String() != fieldAdmission || !base[2].IsString() || base[3].String() != fieldContext {
+	if len(base) < 4 || base[0].String() != contract.FieldAdmission || !base[2].IsString() || base[3].String() != contract.FieldContext {
 		return
 	}
 	var name cue.Selector
@@ -2635,7 +2636,7 @@ func (l *linter) checkContextReads() {
 		lookedUpFor[name] = append(lookedUpFor[name], st.path[2].Unquoted())
 	}
 	filed := map[string]bool{}
-	kinds := l.c.schemas.LookupPath(pathContextKinds)
+	kinds := l.c.schemas.LookupPath(contract.PathContextKinds)
 	for _, apiVersion := range fieldNames(kinds) {
 		byKind := kinds.LookupPath(cue.MakePath(cue.Str(apiVersion)))
 		for _, kind := range fieldNames(byKind) {
@@ -2731,7 +2732,7 @@ func (l *linter) checkHelperReads() {
 
 // ruleBlocks are the fields whose fields are rules: lists of findings,
 // by rule name.
-var ruleBlocks = map[string]bool{string(PhaseCRD): true, string(PhaseWebhook): true, string(PhasePolicy): true, "warnings": true, "errors": true}
+var ruleBlocks = map[string]bool{string(contract.PhaseCRD): true, string(contract.PhaseWebhook): true, string(contract.PhasePolicy): true, "warnings": true, "errors": true}
 
 // isRulePath reports whether a path is a rule's: a field of a block of
 // rules of a kind's entry (admission: v: K: policy: rule), or of a part's
@@ -2744,7 +2745,7 @@ func isRulePath(sels []cue.Selector) bool {
 	switch root := sels[0].Unquoted(); {
 	case byKindRoots[root]:
 		return n == 5
-	case root == fieldRenderParts || root == fieldCRDCheckParts:
+	case root == contract.FieldRenderParts || root == contract.FieldCRDCheckParts:
 		return n == 6
 	}
 	return false
@@ -2768,7 +2769,7 @@ func (l *linter) checkOpenRules() {
 // runtime's replicatedJobs or a container's env written so has none, and
 // the runtime renders without them, in silence.
 func (l *linter) checkOpenRuntimeLists() {
-	it, err := l.c.schemas.LookupPath(pathClusterTrainingRuntimes).Fields()
+	it, err := l.c.schemas.LookupPath(contract.PathClusterTrainingRuntimes).Fields()
 	for err == nil && it.Next() {
 		if p := l.e.writtenAt(it.Value()); !p.IsValid() || !l.e.isPolicyFile(p.Filename()) {
 			continue
@@ -2781,7 +2782,7 @@ func (l *linter) checkOpenRuntimeLists() {
 			if !where.IsValid() || !l.e.isPolicyFile(where.Filename()) {
 				return true
 			}
-			l.problem(where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(pathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
+			l.problem(where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(contract.PathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
 			return false
 		}, nil)
 	}
@@ -2865,10 +2866,10 @@ func (l *linter) checkRenderRefs() {
 	for _, r := range l.renderRefs {
 		n := len(r.path)
 		block, name := r.path[n-2], r.path[n-1].Unquoted()
-		if block != selSums {
+		if block != contract.SelSums {
 			named(r.pos, block.Unquoted()+" of the object", name)
 		}
-		if gens, ok := r.value.(*ast.ListLit); ok && block == selGenerate {
+		if gens, ok := r.value.(*ast.ListLit); ok && block == contract.SelGenerate {
 			for _, x := range gens.Elts {
 				if g, ok := x.(*ast.StructLit); ok {
 					intoObject(name, fieldValue(g, "path"))
@@ -2879,18 +2880,18 @@ func (l *linter) checkRenderRefs() {
 		if !ok {
 			continue
 		}
-		if object, lit, ok := stringField(s, fieldObject); ok && block == selSums {
+		if object, lit, ok := stringField(s, contract.FieldObject); ok && block == contract.SelSums {
 			named(lit.Pos(), "the sum's object", object)
 			intoObject(object, fieldValue(s, "path"))
 		}
 		from, ok := fieldValue(s, "from").(*ast.ListLit)
-		if block != selBases || !ok {
+		if block != contract.SelBases || !ok {
 			continue
 		}
 		steps := literalSteps(from)
-		if len(steps) >= 2 && steps[0].name == fieldMerged {
+		if len(steps) >= 2 && steps[0].name == contract.FieldMerged {
 			// A merge of the render's kind, by name.
-			names := fieldNames(l.c.schemas.LookupPath(cue.MakePath(append(pathMerges.Selectors(), r.path[1], r.path[2])...)))
+			names := fieldNames(l.c.schemas.LookupPath(cue.MakePath(append(contract.PathMerges.Selectors(), r.path[1], r.path[2])...)))
 			if !slices.Contains(names, steps[1].name) {
 				msg := fmt.Sprintf("merged has no %s (the merges of %s are %s), so the base would copy nothing", steps[1].name, r.path[2].Unquoted(), strings.Join(names, ", "))
 				if sug := suggest(steps[1].name, names); sug != "" {
@@ -2900,11 +2901,11 @@ func (l *linter) checkRenderRefs() {
 			}
 			continue
 		}
-		if len(steps) < 2 || steps[0].name != fieldRuntime || l.runtimeKind() == "" {
+		if len(steps) < 2 || steps[0].name != contract.FieldRuntime || l.runtimeKind() == "" {
 			continue
 		}
-		base := []cue.Selector{selAdmission, r.path[1], cue.Str(l.runtimeKind()), selObject}
-		if pos, msg, found := l.stepsProblem(base, fieldRuntime, steps[1:], "the base would copy nothing"); found {
+		base := []cue.Selector{contract.SelAdmission, r.path[1], cue.Str(l.runtimeKind()), contract.SelObject}
+		if pos, msg, found := l.stepsProblem(base, contract.FieldRuntime, steps[1:], "the base would copy nothing"); found {
 			l.problem(pos, "%s", msg)
 		}
 	}
@@ -3101,7 +3102,7 @@ func (l *linter) checkDeclared() {
 	var uses map[string]int
 	for _, st := range l.partDefs {
 		last := st.path[len(st.path)-1]
-		render := lpath{sels: []cue.Selector{selRender, st.path[1], st.path[2]}, ok: true}
+		render := lpath{sels: []cue.Selector{contract.SelRender, st.path[1], st.path[2]}, ok: true}
 		if l.lookup(render.child(last, true)).Exists() {
 			continue
 		}
@@ -3139,9 +3140,9 @@ func (l *linter) policyIdentUses() map[string]int {
 // for what is not such a part.
 func renderScope(path []cue.Selector) (lpath, bool) {
 	switch {
-	case len(path) == 4 && path[0].String() == fieldRenderParts,
-		len(path) == 3 && (path[0].String() == fieldControllers || path[0].String() == fieldRenderChecks):
-		return lpath{sels: []cue.Selector{selRender, path[1], path[2]}, ok: true}, true
+	case len(path) == 4 && path[0].String() == contract.FieldRenderParts,
+		len(path) == 3 && (path[0].String() == contract.FieldControllers || path[0].String() == contract.FieldRenderChecks):
+		return lpath{sels: []cue.Selector{contract.SelRender, path[1], path[2]}, ok: true}, true
 	}
 	return lpath{}, false
 }

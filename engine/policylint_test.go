@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"github.com/cuetrainer/cuetrainer"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // The linter must find nothing in cuetrainer's own schemas: they are the
@@ -324,12 +325,12 @@ renderParts: (#APIVersion): TrainJob: torch: {
 	}
 	s := e.NewSession(SessionOptions{})
 	r := s.Admit(readOne(t, jobYAML("torch-distributed", "{env: [{name: A, value: x}, {name: B, value: z}]}")))
-	if len(r.Warnings) != 0 || len(r.Errors) != 1 || r.Errors[0].Phase != PhaseRuleError || !strings.Contains(r.Errors[0].Detail, "invalid interpolation") {
+	if len(r.Warnings) != 0 || len(r.Errors) != 1 || r.Errors[0].Phase != contract.PhaseRuleError || !strings.Contains(r.Errors[0].Detail, "invalid interpolation") {
 		t.Errorf("review: warnings %v, errors %v; want the rule error alone", r.Warnings, r.Errors)
 	}
 	r.Errors = nil
 	out := s.Render(r, RenderOptions{})
-	if len(out.Warnings) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != PhaseRuleError || !strings.Contains(out.Errors[0].Detail, "invalid interpolation") {
+	if len(out.Warnings) != 0 || len(out.Errors) != 1 || out.Errors[0].Phase != contract.PhaseRuleError || !strings.Contains(out.Errors[0].Detail, "invalid interpolation") {
 		t.Errorf("render: warnings %v, errors %v; want the rule error alone", out.Warnings, out.Errors)
 	}
 }

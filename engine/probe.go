@@ -14,6 +14,7 @@ import (
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -37,9 +38,9 @@ func (e *Engine) tryPolicy() []Problem {
 	rulesFailed := func(findings []Finding, r Result, on string) {
 		for _, f := range findings {
 			switch key := "defect\x00" + r.Doc.APIVersion() + "\x00" + r.Doc.Kind(); {
-			case f.Phase == PhaseRuleError:
+			case f.Phase == contract.PhaseRuleError:
 				ruleFailed(f, r, on)
-			case f.Phase == PhaseDefect && !failed[key]:
+			case f.Phase == contract.PhaseDefect && !failed[key]:
 				// Said once for the kind: its other trials meet it too.
 				failed[key] = true
 				problems = append(problems, e.defectProblem(e.cur.Load(), r, f))
@@ -55,18 +56,18 @@ func (e *Engine) tryPolicy() []Problem {
 		// a declared runtime that means nothing: the admin's slip.
 		if e.declared[r.Doc.Name()] {
 			for _, f := range r.Warnings {
-				if f.Rule == fieldKnownKeys {
+				if f.Rule == contract.FieldKnownKeys {
 					problems = append(problems, declaredProblem(r, f))
 				}
 			}
 		}
 		for _, f := range r.Errors {
 			switch {
-			case f.Phase == PhaseRuleError:
+			case f.Phase == contract.PhaseRuleError:
 				ruleFailed(f, r, "")
 			case e.declared[r.Doc.Name()]:
 				p := declaredProblem(r, f)
-				if f.Phase == PhaseInput {
+				if f.Phase == contract.PhaseInput {
 					p.Message = fmt.Sprintf("clusterTrainingRuntimes: %q: %s (a runtime declared in CUE is an object, as in YAML: it has its apiVersion, kind and metadata)", r.Doc.Name(), f.String())
 				}
 				problems = append(problems, p)
@@ -85,7 +86,7 @@ func (e *Engine) tryPolicy() []Problem {
 	// A carried entry is said once, on the first document it fails on.
 	carryFailed := func(p *Problem) {
 		if p != nil && !failed[p.File+"\x00"+p.Message] {
-			failed[fieldCarried], failed[p.File+"\x00"+p.Message] = true, true
+			failed[contract.FieldCarried], failed[p.File+"\x00"+p.Message] = true, true
 			problems = append(problems, *p)
 		}
 	}
@@ -103,11 +104,11 @@ func (e *Engine) tryPolicy() []Problem {
 	tryUpdate := func(doc Document, old map[string]any, created bool) {
 		u := e.NewSession(SessionOptions{})
 		u.trial = true
-		r := u.AdmitRequest(context.Background(), doc, Request{Operation: opUpdate, OldObject: old, Now: probeTime})
+		r := u.AdmitRequest(context.Background(), doc, Request{Operation: contract.OpUpdate, OldObject: old, Now: probeTime})
 		rulesFailed(r.Errors, r, "on an UPDATE of it to itself")
 		// Said once for the rule, on the first object it refuses so.
-		if p := e.refusesNoChange(r); created && p != nil && !failed[opUpdate+"\x00"+p.Where()] {
-			failed[opUpdate+"\x00"+p.Where()] = true
+		if p := e.refusesNoChange(r); created && p != nil && !failed[contract.OpUpdate+"\x00"+p.Where()] {
+			failed[contract.OpUpdate+"\x00"+p.Where()] = true
 			problems = append(problems, *p)
 		}
 	}
@@ -131,20 +132,20 @@ func (e *Engine) tryPolicy() []Problem {
 		// The runtime in force: one that panicked was replaced (defect.go).
 		c = e.cur.Load()
 		tryUpdate(st.doc, st.doc.Object, !refusedOnCreate[(Result{Doc: st.doc, Object: st.doc.Object}).Identity()])
-		if !failed[fieldCarried] {
+		if !failed[contract.FieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
 		}
 		docs, variants, follows, err := e.probes(c, st)
 		if err != nil {
 			// Said once for the kind: the entry is the same for its others.
-			if key := fieldProbes + "." + st.doc.APIVersion() + "." + st.doc.Kind(); !failed[key] {
+			if key := contract.FieldProbes + "." + st.doc.APIVersion() + "." + st.doc.Kind(); !failed[key] {
 				failed[key] = true
 				problems = append(problems, e.probesProblems(st, err)...)
 			}
 			continue
 		}
 		for _, doc := range docs {
-			if !failed[fieldCarried] {
+			if !failed[contract.FieldCarried] {
 				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name())))
 			}
 			// A session of its own: the probes share a name.
@@ -153,7 +154,7 @@ func (e *Engine) tryPolicy() []Problem {
 			var created map[string]any // by its create's mutations
 			// The mutating webhook's changes, on a create and on an update
 			// of the object to itself.
-			for _, req := range []Request{{Operation: opCreate, Now: probeTime}, {Operation: opUpdate, OldObject: doc.Object, Now: probeTime}} {
+			for _, req := range []Request{{Operation: contract.OpCreate, Now: probeTime}, {Operation: contract.OpUpdate, OldObject: doc.Object, Now: probeTime}} {
 				var me *MutationError
 				made, err := s.Mutate(doc, req)
 				if errors.As(err, &me) && !failed["mutations."+me.Rule] {
@@ -162,31 +163,31 @@ func (e *Engine) tryPolicy() []Problem {
 					p.File, p.Line, p.Column = splitWhere(me.Source)
 					problems = append(problems, p)
 				}
-				if !failed[fieldMutators] {
+				if !failed[contract.FieldMutators] {
 					if p := e.checkMutatorReads(c, s, doc, req, st.doc.Name()); p != nil {
-						failed[fieldMutators] = true
+						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
 					}
 				}
-				if made != nil && req.Operation == opCreate && !failed[fieldMutators] {
+				if made != nil && req.Operation == contract.OpCreate && !failed[contract.FieldMutators] {
 					if p := e.checkMutationsIdempotent(c, s, doc, made, st.doc.Name()); p != nil {
-						failed[fieldMutators] = true
+						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
 					}
 				}
-				if made != nil && req.Operation == opCreate {
+				if made != nil && req.Operation == contract.OpCreate {
 					created = made
 				}
 			}
-			if !failed[fieldMutators] {
+			if !failed[contract.FieldMutators] {
 				if p := e.checkMutatorNeeds(c, s, doc, st.doc.Name()); p != nil {
-					failed[fieldMutators] = true
+					failed[contract.FieldMutators] = true
 					problems = append(problems, *p)
 				}
 			}
-			if !failed[fieldLookups] {
+			if !failed[contract.FieldLookups] {
 				if p := e.checkLookupReads(c, lookups, doc); p != nil {
-					failed[fieldLookups] = true
+					failed[contract.FieldLookups] = true
 					problems = append(problems, *p)
 				}
 			}
@@ -195,9 +196,9 @@ func (e *Engine) tryPolicy() []Problem {
 			refusedForTheRuntime(st, r, r.Errors)
 			if r.Object != nil && !r.Rejected() {
 				tryUpdate(doc, r.Object, true)
-				if created != nil && !failed[fieldMutators] {
+				if created != nil && !failed[contract.FieldMutators] {
 					if p := e.checkMutationsValid(c, doc, created, st.doc.Name()); p != nil {
-						failed[fieldMutators] = true
+						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
 					}
 				}
@@ -208,15 +209,15 @@ func (e *Engine) tryPolicy() []Problem {
 			out := s.Render(r, RenderOptions{})
 			rulesFailed(out.Errors, r, "")
 			refusedForTheRuntime(st, r, out.Errors)
-			if len(out.Errors) == 0 && !failed[fieldRenderParts] {
+			if len(out.Errors) == 0 && !failed[contract.FieldRenderParts] {
 				if p := e.checkFollows(c, st.doc, doc, out, follows); p != nil {
-					failed[fieldRenderParts] = true
+					failed[contract.FieldRenderParts] = true
 					problems = append(problems, *p)
 				}
 			}
-			if !failed[fieldExisting] {
+			if !failed[contract.FieldExisting] {
 				if p := e.checkExistingReads(c, lookups, doc, r, out); p != nil {
-					failed[fieldExisting] = true
+					failed[contract.FieldExisting] = true
 					problems = append(problems, *p)
 				}
 			}
@@ -266,16 +267,16 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 		return nil
 	}
 	e.begin("the declared checks", st.doc)
-	fs, err := e.objectChecks(checks, st.doc.Object, PhaseWebhook)
+	fs, err := e.objectChecks(checks, st.doc.Object, contract.PhaseWebhook)
 	if err != nil {
 		return e.cueProblems(err)
 	}
 	var ps []Problem
 	r := Result{Doc: st.doc}
 	for _, f := range fs {
-		if f.Phase == PhaseRuleError {
+		if f.Phase == contract.PhaseRuleError {
 			// Named by its place: declaredChecks' errors, not a webhook's.
-			f.Rule = fieldDeclaredChecks + "." + strings.TrimPrefix(f.Rule, string(PhaseWebhook)+".")
+			f.Rule = contract.FieldDeclaredChecks + "." + strings.TrimPrefix(f.Rule, string(contract.PhaseWebhook)+".")
 			ps = append(ps, e.ruleProblem(f, r, ""))
 			continue
 		}
@@ -320,16 +321,16 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 	known := e.lookupKinds(c)
 	type named struct {
 		at  cue.Path
-		ref lookupRef
+		ref contract.LookupRef
 	}
 	var all []named
 	if refs.runtime != nil {
-		all = append(all, named{pathLookupRuntime, *refs.runtime})
+		all = append(all, named{contract.PathLookupRuntime, *refs.runtime})
 	}
 	for _, group := range []struct {
 		at   cue.Path
-		refs map[string]lookupRef
-	}{{pathLookupObjects, refs.objects}, {pathLookupExisting, refs.existing}} {
+		refs map[string]contract.LookupRef
+	}{{contract.PathLookupObjects, refs.objects}, {contract.PathLookupExisting, refs.existing}} {
 		for _, name := range sortedKeys(group.refs) {
 			all = append(all, named{cue.MakePath(append(group.at.Selectors(), cue.Str(name))...), group.refs[name]})
 		}
@@ -368,7 +369,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 			continue
 		}
 		p := Problem{Message: fmt.Sprintf("%s: lookups of %s name %s, which the review would always take for absent: %s", n.at, doc.Kind(), gk, why)}
-		e.atLookup(&p, lookups, cue.MakePath(append(n.at.Selectors(), selLookupKind)...))
+		e.atLookup(&p, lookups, cue.MakePath(append(n.at.Selectors(), contract.SelLookupKind)...))
 		return &p
 	}
 	return nil
@@ -438,17 +439,17 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 	a := e.opaque.aliases(nil)
 	whole := a.alias(doc.Object)
 	for _, update := range []bool{false, true} {
-		op := opCreate
+		op := contract.OpCreate
 		if update {
-			op = opUpdate
+			op = contract.OpUpdate
 		}
 		paths := e.lookupPaths(doc.APIVersion(), doc.Kind(), op)
 		read := a.alias(value.Project(doc.Object, paths))
 		ctxOf := func(obj any) map[string]any {
 			if !update {
-				return map[string]any{fieldOperation: opCreate}
+				return map[string]any{contract.FieldOperation: contract.OpCreate}
 			}
-			return map[string]any{fieldOperation: opUpdate, fieldOld: obj}
+			return map[string]any{contract.FieldOperation: contract.OpUpdate, contract.FieldOld: obj}
 		}
 		lookups, _ := c.lookupsValue(doc, whole, ctxOf(whole))
 		want := s.refsOf(lookups)
@@ -495,17 +496,17 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 // v is the lookups evaluated for the probe's create.
 func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 	var at []cue.Path
-	if v.LookupPath(pathLookupRuntime).Exists() {
-		at = append(at, pathLookupRuntime)
+	if v.LookupPath(contract.PathLookupRuntime).Exists() {
+		at = append(at, contract.PathLookupRuntime)
 	}
-	for _, group := range []cue.Path{pathLookupObjects, pathLookupExisting} {
+	for _, group := range []cue.Path{contract.PathLookupObjects, contract.PathLookupExisting} {
 		it, err := v.LookupPath(group).Fields()
 		for err == nil && it.Next() {
 			at = append(at, cue.MakePath(append(group.Selectors(), it.Selector())...))
 		}
 	}
 	for _, path := range at {
-		var l lookupRef
+		var l contract.LookupRef
 		err := v.LookupPath(path).Decode(&l)
 		if err == nil {
 			continue
@@ -532,14 +533,14 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 	read, _ := s.mutatorValue(c, m, in, old, req.Operation, now)
 	whole, _ := s.mutatorValue(c, m, doc.Object, req.OldObject, req.Operation, now)
 	var want, got map[string]any
-	wantErr, gotErr := value.DecodeJSON(whole.LookupPath(pathMutations), &want), value.DecodeJSON(read.LookupPath(pathMutations), &got)
+	wantErr, gotErr := value.DecodeJSON(whole.LookupPath(contract.PathMutations), &want), value.DecodeJSON(read.LookupPath(contract.PathMutations), &got)
 	if reflect.DeepEqual(want, got) && fmt.Sprint(wantErr) == fmt.Sprint(gotErr) {
 		return nil
 	}
-	where := pathMutations
+	where := contract.PathMutations
 	for _, rule := range sortedKeys(want) {
 		if !reflect.DeepEqual(want[rule], got[rule]) {
-			where = cue.MakePath(selMutations, cue.Str(rule))
+			where = cue.MakePath(contract.SelMutations, cue.Str(rule))
 			break
 		}
 	}
@@ -557,11 +558,11 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtime string) *Problem {
 	m := c.mutators[doc.APIVersion()][doc.Kind()]
 	var needs map[string][]string
-	if err := m.LookupPath(pathNeeds).Decode(&needs); err != nil || len(needs) == 0 {
+	if err := m.LookupPath(contract.PathNeeds).Decode(&needs); err != nil || len(needs) == 0 {
 		return nil
 	}
 	in, _ := e.mutatorInput(doc, nil)
-	ms := s.mutations(c, m, doc.Kind(), in, nil, opCreate, "")
+	ms := s.mutations(c, m, doc.Kind(), in, nil, contract.OpCreate, "")
 	for _, r := range ms.rules {
 		if len(needs[r.name]) > 0 && len(r.edits) > 0 {
 			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation says it needs %s of the request (needs), and edits %s, a probe of the runtime %s (see probes), on a create without a time: where the engine skips it for lack of them (vet and render give no time), it would not be made, and in the cluster it would; take it out of needs, or guard it on what it needs (if context.now != _|_)",
@@ -583,7 +584,7 @@ func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtim
 func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document, created map[string]any, runtime string) *Problem {
 	again := Document{Object: created}
 	in, old := e.mutatorInput(again, created)
-	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, opUpdate, probeTime.UTC().Format(time.RFC3339))
+	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, contract.OpUpdate, probeTime.UTC().Format(time.RFC3339))
 	if ms.err != nil {
 		return nil // said of the update of the probe to itself
 	}
@@ -620,7 +621,7 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 	}
 	in, _ := e.mutatorInput(doc, nil)
 	s := e.NewSession(SessionOptions{})
-	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, nil, opCreate, probeTime.UTC().Format(time.RFC3339))
+	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, nil, contract.OpCreate, probeTime.UTC().Format(time.RFC3339))
 	for _, r := range ms.rules {
 		out, err := (&mutations{rules: []ruleEdits{r}}).made(doc)
 		if err != nil || out == nil {
@@ -636,7 +637,7 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 	// No one mutation alone: they do together.
 	p := Problem{Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
 		doc.Kind(), runtime, together.Errors[0].String())}
-	p.File, p.Line, p.Column = splitWhere(e.sourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(pathMutations)))
+	p.File, p.Line, p.Column = splitWhere(e.sourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(contract.PathMutations)))
 	return &p
 }
 
@@ -721,7 +722,7 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 		return s.renderOnce(rr, RenderOptions{}, true)
 	}
 	want := render(whole)
-	if hasPhase(want.Errors, PhaseRuleError) {
+	if hasPhase(want.Errors, contract.PhaseRuleError) {
 		return nil // said as such (tryPolicy)
 	}
 	for _, id := range sortedKeys(whole) {
@@ -735,8 +736,8 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 		}
 		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
 			doc.Kind(), strings.TrimPrefix(doc.File, probeFile), id, doc.APIVersion(), doc.Kind(), id)}
-		lookups, _ := c.lookupsValue(doc, e.opaque.aliases(nil).alias(doc.Object), map[string]any{fieldOperation: opCreate})
-		e.atLookup(&p, lookups, pathLookupExisting.Append(cue.Str(id)).Append(pathReads.Selectors()...))
+		lookups, _ := c.lookupsValue(doc, e.opaque.aliases(nil).alias(doc.Object), map[string]any{contract.FieldOperation: contract.OpCreate})
+		e.atLookup(&p, lookups, contract.PathLookupExisting.Append(cue.Str(id)).Append(contract.PathReads.Selectors()...))
 		return &p
 	}
 	return nil
@@ -771,19 +772,19 @@ func existingAfter(refs *lookupRefs, first Rendered) map[string]any {
 // not name the same: runtime, then objects and existing by name.
 func firstDifference(want, got *lookupRefs) cue.Path {
 	if want == nil || got == nil || !reflect.DeepEqual(want.runtime, got.runtime) {
-		return pathLookupRuntime
+		return contract.PathLookupRuntime
 	}
 	for _, f := range sortedKeys(want.objects) {
 		if g, ok := got.objects[f]; !ok || !reflect.DeepEqual(g, want.objects[f]) {
-			return cue.MakePath(selObjects, cue.Str(f))
+			return cue.MakePath(contract.SelObjects, cue.Str(f))
 		}
 	}
 	for _, f := range sortedKeys(want.existing) {
 		if g, ok := got.existing[f]; !ok || !reflect.DeepEqual(g, want.existing[f]) {
-			return cue.MakePath(selExisting, cue.Str(f))
+			return cue.MakePath(contract.SelExisting, cue.Str(f))
 		}
 	}
-	return pathLookupObjects
+	return contract.PathLookupObjects
 }
 
 // String is what lookups name, for messages.
@@ -793,13 +794,13 @@ func (r *lookupRefs) String() string {
 	}
 	var parts []string
 	if r.runtime != nil {
-		parts = append(parts, "runtime "+r.runtime.key())
+		parts = append(parts, "runtime "+r.runtime.Key())
 	}
 	for _, f := range sortedKeys(r.objects) {
-		parts = append(parts, f+" "+r.objects[f].key())
+		parts = append(parts, f+" "+r.objects[f].Key())
 	}
 	for _, f := range sortedKeys(r.existing) {
-		parts = append(parts, "existing "+f+" "+r.existing[f].key())
+		parts = append(parts, "existing "+f+" "+r.existing[f].Key())
 	}
 	if len(parts) == 0 {
 		return "nothing"
@@ -842,7 +843,7 @@ func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) 
 		return nil // a probe that asks for more: the runtime need not give it
 	}
 	for _, f := range findings {
-		if f.Phase == PhaseRuleError || f.Phase == PhasePolicy {
+		if f.Phase == contract.PhaseRuleError || f.Phase == contract.PhasePolicy {
 			continue
 		}
 		if _, admins := e.findingRule(r, f); admins {
@@ -863,7 +864,7 @@ func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) 
 // where < was meant). nil when no rule of an admin's file does.
 func (e *Engine) refusesNoChange(r Result) *Problem {
 	for _, f := range r.Errors {
-		if f.Phase == PhaseRuleError {
+		if f.Phase == contract.PhaseRuleError {
 			continue
 		}
 		v, admins := e.findingRule(r, f)
@@ -899,7 +900,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 	var part string
 	var at cue.Value
 	for _, name := range first.parts {
-		v := c.schemas.LookupPath(cue.MakePath(selRenderParts, cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(name)))
+		v := c.schemas.LookupPath(cue.MakePath(contract.SelRenderParts, cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(name)))
 		if e.fromPolicy(v) {
 			part, at = name, v
 			break
@@ -956,10 +957,10 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 		return nil, nil, nil, nil
 	}
 	e.begin("making the probes", st.doc)
-	p = p.FillPath(pathProbeRuntime, st.doc.Object)
+	p = p.FillPath(contract.PathProbeRuntime, st.doc.Object)
 	file := probeFile + st.doc.Name()
 	var docs []map[string]any
-	if err := p.LookupPath(pathProbeDocuments).Decode(&docs); err != nil {
+	if err := p.LookupPath(contract.PathProbeDocuments).Decode(&docs); err != nil {
 		return nil, nil, nil, err
 	}
 	var variants []struct {
@@ -967,7 +968,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 		Edits     []edit           `json:"edits"`
 		Documents []map[string]any `json:"documents"`
 	}
-	if v := p.LookupPath(pathProbeVariants); v.Exists() {
+	if v := p.LookupPath(contract.PathProbeVariants); v.Exists() {
 		if err := v.Decode(&variants); err != nil {
 			return nil, nil, nil, err
 		}
@@ -978,7 +979,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 		for j, ed := range v.Edits {
 			if err := ed.withOwnValues().apply(obj); err != nil {
 				// At the edit, which is the CUE's (an admin's variant).
-				at := p.LookupPath(pathProbeVariants).LookupPath(cue.MakePath(cue.Index(i), selEdits, cue.Index(j)))
+				at := p.LookupPath(contract.PathProbeVariants).LookupPath(cue.MakePath(cue.Index(i), contract.SelEdits, cue.Index(j)))
 				name := v.Name
 				if name == "" {
 					name = fmt.Sprintf("variants[%d]", i)
@@ -992,7 +993,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 		out[i] = probeVariant{runtime: variant, documents: documentsOf(file+" (as "+as+")", v.Documents)}
 	}
 	var follows []probeFollows
-	if v := p.LookupPath(pathProbeFollows); v.Exists() {
+	if v := p.LookupPath(contract.PathProbeFollows); v.Exists() {
 		if err := v.Decode(&follows); err != nil {
 			return nil, nil, nil, err
 		}
@@ -1060,7 +1061,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 	}
 	ctx, req := context.Background(), Request{Operation: "CREATE"}
 	want, _, _ := s.reviewAs(ctx, doc, req, evalMode{})
-	if hasPhase(want.Errors, PhaseRuleError, PhaseDefect) || e.fellBack(doc.APIVersion(), doc.Kind(), sortReview) {
+	if hasPhase(want.Errors, contract.PhaseRuleError, contract.PhaseDefect) || e.fellBack(doc.APIVersion(), doc.Kind(), sortReview) {
 		// A rule that fails is said as such (tryPolicy); the reviews of a
 		// kind that fell back carry nothing (defect.go).
 		return nil
@@ -1102,12 +1103,12 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		}
 		// At the rule that looks at the values, where it is.
 		pr := Problem{Message: fmt.Sprintf("rule %s looks at values the review is given as tokens (%s, at %s): %s. A rule may carry such a value over, or look at it through the entry's value; one that looks otherwise switches the entry off, in a policy file: %s: carry: false",
-			rule.Rule, entry, e.sourceOf(c.schemas.LookupPath(cue.MakePath(cue.Str(fieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
+			rule.Rule, entry, e.sourceOf(c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
 		where := rule.Source
 		if where == "" {
-			base, ok := pathReview[rule.Phase]
+			base, ok := contract.PathReview[rule.Phase]
 			if !ok {
-				base = pathReviewWarnings
+				base = contract.PathReviewWarnings
 			}
 			sels := append(base.Selectors(), cue.Str(rule.Rule))
 			where = e.sourceOf(c.reviews[doc.APIVersion()][doc.Kind()].LookupPath(cue.MakePath(sels...)))
@@ -1138,7 +1139,7 @@ func (e *Engine) checkCarriedRender(c *compiled, s *Session, r Result, what stri
 		return s.tryRender(r, RenderOptions{}, e.cur.Load(), func(r Result, opts RenderOptions) Rendered { return s.renderOnce(r, opts, true) })
 	}
 	want, d := once(r)
-	if d != nil || hasPhase(want.Errors, PhaseRuleError) {
+	if d != nil || hasPhase(want.Errors, contract.PhaseRuleError) {
 		return nil // said as such (tryPolicy)
 	}
 	var panicked *Defect
@@ -1224,7 +1225,7 @@ func reviewDifference(want, got Result) (string, *Finding) {
 // carriedProblem is a problem of one carried entry, at the entry.
 func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string) Problem {
 	p := Problem{Message: fmt.Sprintf("carried: %q: %s: %s: %s", apiVersion, kind, name, msg)}
-	v := c.schemas.LookupPath(cue.MakePath(cue.Str(fieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
+	v := c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
 	p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
 	return p
 }
@@ -1241,7 +1242,7 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 			for _, part := range c.crdParts[apiVersion][kind] {
 				if msg := partPathProblem(schema, part.path); msg != "" {
 					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
-					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(pathCRDPartPath)))
+					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(contract.PathCRDPartPath)))
 					problems = append(problems, p)
 					continue
 				}
@@ -1254,9 +1255,9 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 						stars++
 					}
 				}
-				if n, err := part.value.LookupPath(pathCRDPartAt).Len().Int64(); err == nil && int(n) != stars {
+				if n, err := part.value.LookupPath(contract.PathCRDPartAt).Len().Int64(); err == nil && int(n) != stars {
 					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: at names %d indexes, and path %q has %d \"*\" items, one per index: self is the value at the path (a whole list where the path does not say \"*\")", apiVersion, kind, part.name, n, part.path, stars)}
-					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(pathCRDPartAt)))
+					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(contract.PathCRDPartAt)))
 					problems = append(problems, p)
 				}
 			}
@@ -1284,14 +1285,14 @@ func (e *Engine) checkReviewObjects(c *compiled) []Problem {
 				continue // the shipped reviews make their objects of input
 			}
 			input := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": probeName, "namespace": "default"}}
-			rv := review.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: map[string]any{fieldOperation: opCreate}}))
-			if v := rv.LookupPath(pathObjectName); v.Exists() {
+			rv := review.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: input, contract.FieldContext: map[string]any{contract.FieldOperation: contract.OpCreate}}))
+			if v := rv.LookupPath(contract.PathObjectName); v.Exists() {
 				if name, err := v.String(); err != nil || name == probeName {
 					continue // made of the input, or its schema says why not
 				}
 			}
 			p := Problem{Message: fmt.Sprintf("admission: %q: %s: object: the review's object is not made of its input: the engine fills input with the object submitted and reads back object, with its defaults, for the rules to read; an object left open (object: _) reads nothing, and every %s would be admitted. Make it of the input: object: input (or your kind's schema & input)", apiVersion, kind, kind)}
-			p.File, p.Line, p.Column = splitWhere(e.sourceOf(review.LookupPath(pathObject)))
+			p.File, p.Line, p.Column = splitWhere(e.sourceOf(review.LookupPath(contract.PathObject)))
 			problems = append(problems, p)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -59,7 +60,7 @@ func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
 // schemas), as JSON would read it (schemaFromJSON), as the schemas made
 // ahead are; nil when the kind has no CRD.
 func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[string]any {
-	v := schemas.LookupPath(pathCRDs.Append(cue.Str(kind)))
+	v := schemas.LookupPath(contract.PathCRDs.Append(cue.Str(kind)))
 	if !v.Exists() {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -53,7 +54,7 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 				}
 			}
 			if len(added) > 0 {
-				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name), selOps, cue.Index(i)), "edit %s makes the %v %s one the cluster refuses: %s", g.Name, obj["kind"], e.Object, strings.Join(added, "; "))
+				rn.defect("edits."+g.Name, cue.MakePath(contract.SelEdits, cue.Str(g.Name), contract.SelOps, cue.Index(i)), "edit %s makes the %v %s one the cluster refuses: %s", g.Name, obj["kind"], e.Object, strings.Join(added, "; "))
 				return false
 			}
 		}
@@ -64,7 +65,7 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 // policyEdits says whether an edit group of the render is the policy's.
 func (rn *rendering) policyEdits() bool {
 	for _, g := range rn.do.groups {
-		if rn.s.e.fromPolicy(rn.rv.LookupPath(cue.MakePath(selEdits, cue.Str(g.Name)))) {
+		if rn.s.e.fromPolicy(rn.rv.LookupPath(cue.MakePath(contract.SelEdits, cue.Str(g.Name)))) {
 			return true
 		}
 	}
@@ -80,9 +81,9 @@ func (rn *rendering) refused(obj map[string]any) []Finding {
 		return nil
 	}
 	// An edit's numbers are json.Numbers, which CUE would take for text.
-	fs, err := rn.s.e.objectChecks(checks, value.Numbers(value.DeepCopy(obj)).(map[string]any), PhaseRender)
+	fs, err := rn.s.e.objectChecks(checks, value.Numbers(value.DeepCopy(obj)).(map[string]any), contract.PhaseRender)
 	if err != nil {
-		return []Finding{{Phase: PhaseRuleError, Rule: fieldRefusals, Detail: rn.s.e.Details(err)}}
+		return []Finding{{Phase: contract.PhaseRuleError, Rule: contract.FieldRefusals, Detail: rn.s.e.Details(err)}}
 	}
 	return fs
 }
@@ -99,7 +100,7 @@ func refusalTexts(fs []Finding) []string {
 // objectChecks evaluates checks of an object, as declaredChecks and
 // refusals hold them ({object, context: quantities, errors}): the object
 // and its quantities filled in, the errors as findings of phase.
-func (e *Engine) objectChecks(checks cue.Value, obj map[string]any, phase Phase) ([]Finding, error) {
-	v := checks.FillPath(pathObject, obj).FillPath(pathDeclaredQuantities, quantities(obj))
-	return e.decodeFindings(v.LookupPath(pathErrors), phase)
+func (e *Engine) objectChecks(checks cue.Value, obj map[string]any, phase contract.Phase) ([]Finding, error) {
+	v := checks.FillPath(contract.PathObject, obj).FillPath(contract.PathDeclaredQuantities, quantities(obj))
+	return e.decodeFindings(v.LookupPath(contract.PathErrors), phase)
 }

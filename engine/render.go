@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -17,7 +18,7 @@ type Rendered struct {
 	Errors   []Finding
 	Warnings []Finding
 	// Controller is what the controller does besides applying Objects.
-	Controller ControllerDirectives
+	Controller contract.ControllerDirectives
 
 	// applyOrder is the indexes of Objects in the order to apply them.
 	applyOrder []int
@@ -149,7 +150,7 @@ func (s *Session) checkBuiltMeta(out Rendered) Rendered {
 	for _, obj := range out.Objects {
 		d := Document{Object: obj}
 		for _, e := range allMetaErrors(obj, nil, nil) {
-			out.Errors = append(out.Errors, Finding{Phase: PhaseRender,
+			out.Errors = append(out.Errors, Finding{Phase: contract.PhaseRender,
 				Detail: fmt.Sprintf("the %s %s the policy's render builds of it would be refused: %s", d.Kind(), d.Name(), e.Error())})
 		}
 	}
@@ -246,7 +247,7 @@ func (rn *rendering) fail(what string, err error) bool {
 	if detail == "" {
 		detail = err.Error() // not a CUE error: an edit the engine rejects
 	}
-	rn.out.Errors = append(rn.out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
+	rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
 	return false
 }
 
@@ -254,7 +255,7 @@ func (rn *rendering) fail(what string, err error) bool {
 // unknown op, an object that does not decode): a defect of the rule that
 // wrote it, at its place in the CUE (in the render, else in the plan).
 func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any) {
-	f := Finding{Phase: PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
+	f := Finding{Phase: contract.PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	for _, v := range []cue.Value{rn.rv, rn.pv} {
 		if f.Source = rn.s.e.sourceOf(v.LookupPath(at)); f.Source != "" {
 			break
@@ -298,7 +299,7 @@ func (rn *rendering) mergeTemplate() bool {
 	for _, name := range sortedKeys(merges) {
 		v, err := mergeInto(merges[name], rn.object, rn.runtimeObject)
 		if err != nil {
-			rn.out.Errors = append(rn.out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
+			rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
 			return false
 		}
 		rn.merged[name] = v
@@ -360,23 +361,23 @@ func (rn *rendering) evaluate() bool {
 	for id, obj := range rn.r.existingRead {
 		existing[id] = rn.a.alias(obj)
 	}
-	cctx := map[string]any{fieldMerged: rn.merged, fieldQuantities: quantities(rn.facts...), fieldExisting: existing}
+	cctx := map[string]any{contract.FieldMerged: rn.merged, contract.FieldQuantities: quantities(rn.facts...), contract.FieldExisting: existing}
 	if rn.runtime != nil {
 		rn.runtimeAliased = rn.a.alias(rn.runtimeObject)
-		cctx[fieldRuntime] = rn.runtimeAliased
+		cctx[contract.FieldRuntime] = rn.runtimeAliased
 	}
 	if rn.p != nil {
 		rn.pv, rn.acquired = rn.p.values.Acquire(), true
-		cctx[fieldPlan] = rn.pv
+		cctx[contract.FieldPlan] = rn.pv
 		if rn.runtime != nil {
-			cctx[fieldRuntime] = rn.pv.LookupPath(pathPlanRuntime)
+			cctx[contract.FieldRuntime] = rn.pv.LookupPath(contract.PathPlanRuntime)
 		}
-		cctx[fieldMerged] = rn.pv.LookupPath(pathPlanMerged)
+		cctx[contract.FieldMerged] = rn.pv.LookupPath(contract.PathPlanMerged)
 	}
-	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{fieldInput: rn.a.alias(rn.object), fieldContext: cctx}))
+	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{contract.FieldInput: rn.a.alias(rn.object), contract.FieldContext: cctx}))
 	if rn.s.opts.Controller {
-		var d ControllerDirectives // decoded apart: rn stays on the stack
-		if err := value.DecodeJSON(rn.rv.LookupPath(pathController), &d); err != nil {
+		var d contract.ControllerDirectives // decoded apart: rn stays on the stack
+		if err := value.DecodeJSON(rn.rv.LookupPath(contract.PathController), &d); err != nil {
 			return rn.fail("controller", err)
 		}
 		rn.out.Controller = d
@@ -405,7 +406,7 @@ func (rn *rendering) decodeOutputs() bool {
 	}
 	if rn.p != nil {
 		if err := do.resolve(rn.p.out.ops); err != nil {
-			rn.defect("edits", pathEdits, "%v", err)
+			rn.defect("edits", contract.PathEdits, "%v", err)
 			return false
 		}
 		do = rn.p.out.copy().add(do)
@@ -419,14 +420,14 @@ func (rn *rendering) decodeOutputs() bool {
 // the plan's skeletons and gives them the metadata every object gets, then
 // copies the bases (a runtime's or a merge's values) into them.
 func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
-	it, ferr := rn.rv.LookupPath(pathObjects).Fields()
+	it, ferr := rn.rv.LookupPath(contract.PathObjects).Fields()
 	if ferr != nil {
 		return rn.fail("objects", ferr)
 	}
 	for it.Next() {
 		var obj map[string]any
 		if err := value.DecodeJSON(it.Value(), &obj); err != nil {
-			rn.defect("objects."+it.Selector().String(), cue.MakePath(selObjects, it.Selector()), "the object does not decode: %s", rn.s.e.Details(err))
+			rn.defect("objects."+it.Selector().String(), cue.MakePath(contract.SelObjects, it.Selector()), "the object does not decode: %s", rn.s.e.Details(err))
 			return false
 		}
 		id := it.Selector().Unquoted()
@@ -450,9 +451,9 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 		objects[id] = obj
 	}
 	// What a base may copy: the merges and the runtime, aliased.
-	from := map[string]any{fieldMerged: rn.merged}
+	from := map[string]any{contract.FieldMerged: rn.merged}
 	if rn.runtime != nil {
-		from[fieldRuntime] = rn.runtimeAliased
+		from[contract.FieldRuntime] = rn.runtimeAliased
 	}
 	for _, id := range sortedKeys(rn.do.bases) {
 		b := rn.do.bases[id]
@@ -482,18 +483,18 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 	for _, g := range groups {
 		for _, e := range g.Ops {
 			if e.Object == "" {
-				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s: an edit names the object it edits (object: the id of one of the render's objects)", g.Name)
+				rn.defect("edits."+g.Name, cue.MakePath(contract.SelEdits, cue.Str(g.Name)), "edit %s: an edit names the object it edits (object: the id of one of the render's objects)", g.Name)
 				continue
 			}
 			obj, ok := objects[e.Object]
 			if !ok {
 				// An edit of an object this render does not build (one
 				// built once), unless no render builds it.
-				rn.undeclared("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit "+g.Name, e.Object)
+				rn.undeclared("edits."+g.Name, cue.MakePath(contract.SelEdits, cue.Str(g.Name)), "edit "+g.Name, e.Object)
 				continue
 			}
 			if err := e.apply(obj); err != nil {
-				rn.defect("edits."+g.Name, cue.MakePath(selEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
+				rn.defect("edits."+g.Name, cue.MakePath(contract.SelEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
 			}
 		}
 	}
@@ -509,7 +510,7 @@ func (rn *rendering) checkIdentities(objects map[string]map[string]any) bool {
 	namespace := str(rn.do.metadata["namespace"])
 	for _, id := range sortedKeys(objects) {
 		md := meta(objects[id])
-		at := cue.MakePath(selObjects, cue.Str(id))
+		at := cue.MakePath(contract.SelObjects, cue.Str(id))
 		switch own := str(md["namespace"]); {
 		case str(md["name"]) == "":
 			rn.defect("objects."+id, at, "the object %s has no metadata.name, which the API server requires", id)
@@ -529,30 +530,30 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 	for _, id := range sortedKeys(rn.do.generate) {
 		obj, ok := objects[id]
 		if !ok {
-			rn.undeclared("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "a generator", id)
+			rn.undeclared("generate."+id, cue.MakePath(contract.SelGenerate, cue.Str(id)), "a generator", id)
 			continue
 		}
 		for _, g := range rn.do.generate[id] {
 			if rn.deferGens {
 				if err := g.check(obj, source); err != nil {
-					rn.defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
+					rn.defect("generate."+id, cue.MakePath(contract.SelGenerate, cue.Str(id)), "generating %s: %v", id, err)
 				}
 				rn.out.gens = append(rn.out.gens, pendingGen{object: objectKey(obj), g: g})
 				continue
 			}
 			if err := g.run(obj, source); err != nil {
-				rn.defect("generate."+id, cue.MakePath(selGenerate, cue.Str(id)), "generating %s: %v", id, err)
+				rn.defect("generate."+id, cue.MakePath(contract.SelGenerate, cue.Str(id)), "generating %s: %v", id, err)
 			}
 		}
 	}
 	for _, sum := range rn.do.sums {
 		obj, ok := objects[sum.Object]
 		if !ok {
-			rn.undeclared("sums", cue.MakePath(selSums), "a sum", sum.Object)
+			rn.undeclared("sums", cue.MakePath(contract.SelSums), "a sum", sum.Object)
 			continue
 		}
 		if err := sum.apply(obj); err != nil {
-			rn.defect("sums", cue.MakePath(selSums), "summing quantities of %s: %v", sum.Object, err)
+			rn.defect("sums", cue.MakePath(contract.SelSums), "summing quantities of %s: %v", sum.Object, err)
 		}
 	}
 	return len(rn.out.Errors) == 0
@@ -561,7 +562,7 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 // yamlOf gives a context entry as YAML to a generator: the runtime only.
 func yamlOf(e *Engine, runtime *stored) yamlSource {
 	return func(name string) (string, error) {
-		if name != fieldRuntime || runtime == nil {
+		if name != contract.FieldRuntime || runtime == nil {
 			return "", fmt.Errorf("no context entry %q to write as YAML", name)
 		}
 		return runtime.yaml(e)
@@ -614,7 +615,7 @@ func (a *keyAliases) restoreRendered(out Rendered) Rendered {
 	out.Warnings = a.restoreFindings(out.Warnings)
 	d := &out.Controller
 	d.Skip = a.restoreString(d.Skip)
-	restoreConditions := func(cs []Condition) {
+	restoreConditions := func(cs []contract.Condition) {
 		for i := range cs {
 			cs[i].Message = a.restoreString(cs[i].Message)
 			cs[i].Reason = a.restoreString(cs[i].Reason)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -136,7 +137,7 @@ func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
 			continue
 		}
 		if err := pg.g.run(out.Objects[i], source); err != nil {
-			out.Errors = append(out.Errors, Finding{Phase: PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
+			out.Errors = append(out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
 		}
 	}
 	out.gens = nil
@@ -255,7 +256,7 @@ func (t *valueTokens) putBackRendered(out Rendered) (Rendered, bool) {
 	}
 	d := &out.Controller
 	texts = append(texts, &d.Skip)
-	conditions := func(cs []Condition) []Condition {
+	conditions := func(cs []contract.Condition) []contract.Condition {
 		cs = slices.Clone(cs)
 		for i := range cs {
 			texts = append(texts, &cs[i].Type, &cs[i].Status, &cs[i].Reason, &cs[i].Message, &cs[i].LastTransitionTime)

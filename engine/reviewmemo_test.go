@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
@@ -258,17 +259,17 @@ func TestMutatorNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if evaluated(shipped, Request{Operation: opCreate}) {
+	if evaluated(shipped, Request{Operation: contract.OpCreate}) {
 		t.Errorf("shipped mutator, no time: evaluated, want skipped (it needs one)")
 	}
-	if !evaluated(shipped, Request{Operation: opCreate, Now: time.Now()}) {
+	if !evaluated(shipped, Request{Operation: contract.OpCreate, Now: time.Now()}) {
 		t.Errorf("shipped mutator, with a time: not evaluated")
 	}
 	const queue = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: queue: [\"metadata\", \"labels\"]\n" +
 		"\tmutations: queue: [if (*input.metadata.labels[\"example.com/queue\"] | null) == null {\n" +
 		"\t\tobject: \"input\", path: [\"metadata\", \"labels\", \"example.com/queue\"], op: \"set\", value: \"batch\"\n\t}]\n}\n"
 	e := loadPolicyWant(t, "queue", map[string]string{"queue.cue": queue}, "")
-	if e != nil && !evaluated(e, Request{Operation: opCreate}) {
+	if e != nil && !evaluated(e, Request{Operation: contract.OpCreate}) {
 		t.Errorf("with a mutation that needs nothing, no time: not evaluated")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -242,7 +243,7 @@ func (e *Engine) builtinRuntimes(release string) []*stored {
 		if len(r.Errors) > 0 || len(r.Warnings) > 0 && e.declared[doc.Name()] {
 			rejected = append(rejected, r)
 		}
-		if st != nil && !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
+		if st != nil && !hasPhase(r.Errors, contract.PhaseSchema, contract.PhaseCRD, contract.PhaseWebhook) {
 			st.builtin = true
 			sts = append(sts, st)
 		}
@@ -407,7 +408,7 @@ func (s *Session) evaluateRecovered(ctx context.Context, doc Document, req Reque
 // read, or that is no object with a name.
 func precheck(doc Document) (Result, bool) {
 	if doc.Err != nil {
-		return Result{Doc: doc, Errors: []Finding{{Phase: PhaseRead, Detail: doc.Err.Error()}}}, false
+		return Result{Doc: doc, Errors: []Finding{{Phase: contract.PhaseRead, Detail: doc.Err.Error()}}}, false
 	}
 	r := Result{Doc: doc}
 	switch {
@@ -416,14 +417,14 @@ func precheck(doc Document) (Result, bool) {
 		if doc.APIVersion() == "" {
 			missing = "apiVersion"
 		}
-		r.Errors = []Finding{{Phase: PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
 		return r, false
 	case meta(doc.Object)["name"] != nil && doc.Name() == "":
 		// name: y reads as a boolean, as kubectl reads it.
-		r.Errors = []Finding{{Phase: PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: jsonValue(meta(doc.Object)["name"]), Detail: "must be of type string"}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: jsonValue(meta(doc.Object)["name"]), Detail: "must be of type string"}}
 		return r, false
 	case doc.Name() == "" && meta(doc.Object)["generateName"] == nil:
-		r.Errors = []Finding{{Phase: PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
 		return r, false
 	}
 	return r, true
@@ -441,7 +442,7 @@ func (s *Session) commit(r Result, st *stored) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
-		r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
+		r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
 		return r
 	}
 	// Only an admitted object takes its name: the cluster would create a
@@ -452,7 +453,7 @@ func (s *Session) commit(r Result, st *stored) Result {
 	if st == nil {
 		return r
 	}
-	if !hasPhase(r.Errors, PhaseSchema, PhaseCRD, PhaseWebhook) {
+	if !hasPhase(r.Errors, contract.PhaseSchema, contract.PhaseCRD, contract.PhaseWebhook) {
 		s.objects[st.key()] = st
 		*s.journal = append(*s.journal, st.key())
 	}
@@ -479,7 +480,7 @@ func (s *Session) keep(doc Document) Result {
 			slices.Sort(served)
 			detail += fmt.Sprintf(": the versions served are %s", strings.Join(served, ", "))
 		}
-		r.Errors = []Finding{{Phase: PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
 			Supported: kinds, Detail: detail}}
 		return r
 	}
@@ -491,7 +492,7 @@ func (s *Session) keep(doc Document) Result {
 		if hint != "" {
 			detail += "; " + hint
 		}
-		r.Errors = []Finding{{Phase: PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
 			Value: jsonString(apiVersion), Supported: served, Detail: detail}}
 		return r
 	}
@@ -499,7 +500,7 @@ func (s *Session) keep(doc Document) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
-		r.Errors = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
 		return r
 	}
 	s.seen[key] = doc
@@ -514,13 +515,13 @@ func (s *Session) keep(doc Document) Result {
 	}
 	r.Skipped = true
 	if hint != "" {
-		r.Warnings = []Finding{{Phase: PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
+		r.Warnings = []Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
 	}
 	// A context kind a slip from this one (contextKinds: Localqueue, or
 	// v1beta for v1beta1): the rules that read it see none, and refuse in
 	// the user's name; said here, where vet meets the object.
 	if meant := s.e.nearContextKind(apiVersion, kind); meant != "" {
-		r.Warnings = append(r.Warnings, Finding{Phase: PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
+		r.Warnings = append(r.Warnings, Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
 	}
 	return r
 }
@@ -557,7 +558,7 @@ func (s *Session) servedAs(kind string) []string {
 	return served
 }
 
-func hasPhase(fs []Finding, phases ...Phase) bool {
+func hasPhase(fs []Finding, phases ...contract.Phase) bool {
 	for _, f := range fs {
 		for _, p := range phases {
 			if f.Phase == p {
@@ -597,7 +598,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		// object is reviewed again with its values.
 		r, st, _ = s.reviewAs(ctx, doc, req, evalMode{memo: memo})
 	}
-	if req.SchemaChecked && hasPhase(r.Errors, PhaseRuleError) {
+	if req.SchemaChecked && hasPhase(r.Errors, contract.PhaseRuleError) {
 		// A schema-checked review takes its input as the object, as the
 		// API server sends it, checked and defaulted. One whose rules
 		// cannot evaluate is not such an object (a value of the wrong
@@ -759,7 +760,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 	ad.schema = s.e.crdSchema(doc.APIVersion(), doc.Kind())
 	// An object too big to evaluate is refused as it is (limits.go).
 	if size := sizeFindings(doc.Object, ad.schema); size != nil {
-		ad.r.Errors = withCELNote(size, ad.schema, PhaseCRD)
+		ad.r.Errors = withCELNote(size, ad.schema, contract.PhaseCRD)
 		return false
 	}
 	ad.kindReview = ad.c.reviews[doc.APIVersion()][doc.Kind()]
@@ -782,7 +783,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 	if s.opts.Cluster != nil {
 		var err error
 		if ad.listed, err = s.clusterContext(ctx); err != nil {
-			ad.r.Errors = append(ad.r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: err.Error()})
+			ad.r.Errors = append(ad.r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: err.Error()})
 			return false
 		}
 	}
@@ -841,9 +842,9 @@ func (ad *admission) encode() {
 	ad.input = ad.a.alias(ad.doc.Object)
 	ad.encoded = ad.c.ctx.Encode(ad.input)
 	if ad.unchanged {
-		ad.cx[fieldOld] = ad.encoded
-	} else if old, ok := ad.cx[fieldOld]; ok {
-		ad.cx[fieldOld] = ad.c.ctx.Encode(old)
+		ad.cx[contract.FieldOld] = ad.encoded
+	} else if old, ok := ad.cx[contract.FieldOld]; ok {
+		ad.cx[contract.FieldOld] = ad.c.ctx.Encode(old)
 	}
 }
 
@@ -865,11 +866,11 @@ func (ad *admission) review() bool {
 	ad.a = s.e.opaque.aliases(parent)
 	cx := requestContext(ad.req, ad.a)
 	if ad.req.SchemaChecked && !ad.unifySchema {
-		cx[fieldSchemaChecked] = true
+		cx[contract.FieldSchemaChecked] = true
 	}
 	ad.cx = cx
 	if s.opts.Release != "" {
-		cx[fieldRelease] = s.opts.Release
+		cx[contract.FieldRelease] = s.opts.Release
 	}
 	for f, objs := range ad.sessionContext {
 		cx[f] = ad.aliasNamed(objs)
@@ -882,9 +883,9 @@ func (ad *admission) review() bool {
 	ad.r.runtime, ad.r.existing, ad.r.existingRead = ad.runtime, ad.existing, readOfExisting(ad.existing, ad.refs)
 	if ad.runtime != nil {
 		if ad.shared != nil {
-			cx[fieldRuntime] = ad.runtimeValue
+			cx[contract.FieldRuntime] = ad.runtimeValue
 		} else {
-			cx[fieldRuntime] = ad.a.alias(ad.runtime.doc.Object)
+			cx[contract.FieldRuntime] = ad.a.alias(ad.runtime.doc.Object)
 		}
 		facts = append(facts, ad.runtime.doc.Object)
 	}
@@ -892,13 +893,13 @@ func (ad *admission) review() bool {
 		cx[f] = ad.a.alias(obj)
 	}
 	if merged := s.e.reviewMerges(ad.doc, ad.runtime); merged != nil {
-		cx[fieldMerged] = ad.a.alias(merged)
+		cx[contract.FieldMerged] = ad.a.alias(merged)
 		facts = append(facts, merged)
 	}
-	cx[fieldQuantities] = quantities(facts...)
+	cx[contract.FieldQuantities] = quantities(facts...)
 
 	ad.s.e.reviewsMade.Add(1)
-	ad.rv = ad.kindReview.Unify(ad.c.ctx.Encode(map[string]any{fieldInput: ad.encoded, fieldContext: cx}))
+	ad.rv = ad.kindReview.Unify(ad.c.ctx.Encode(map[string]any{contract.FieldInput: ad.encoded, contract.FieldContext: cx}))
 	return true
 }
 
@@ -913,9 +914,9 @@ func (ad *admission) decode() bool {
 	if !ad.req.SchemaChecked {
 		metaErrors = objectMetaFindings(ad.realObject())
 	}
-	object := ad.rv.LookupPath(pathObject)
+	object := ad.rv.LookupPath(contract.PathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		fs := schemaFindings(err, []string{fieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), fieldObject}, ad.input.(map[string]any), object, ad.schema)
+		fs := schemaFindings(err, []string{contract.FieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), contract.FieldObject}, ad.input.(map[string]any), object, ad.schema)
 		if len(fs) == 0 && len(metaErrors) == 0 {
 			// Each of CUE's errors is one the API server would not make
 			// (its words drop them): the object is still not made, and the
@@ -936,7 +937,7 @@ func (ad *admission) decode() bool {
 	if !ad.req.VerdictOnly {
 		r.Object = decoded
 	}
-	crd, err := s.e.decodeFindings(ad.rv.LookupPath(pathReview[PhaseCRD]), PhaseCRD)
+	crd, err := s.e.decodeFindings(ad.rv.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
 	if err != nil {
 		return ad.internal("crd", err)
 	}
@@ -946,7 +947,7 @@ func (ad *admission) decode() bool {
 		// whole object's (crdparts.go).
 		fs, err := ad.crdPartFindings(decoded)
 		if err != nil {
-			return ad.internal(fieldCRDCheckParts, err)
+			return ad.internal(contract.FieldCRDCheckParts, err)
 		}
 		crd = append(crd, fs...)
 	}
@@ -959,34 +960,34 @@ func (ad *admission) decode() bool {
 		}
 		crd = withoutSaid(crd, listTypeFindings(obj, ad.schema))
 	}
-	if hasPhase(crd, PhaseCRD) && !ad.req.SchemaChecked {
-		crd = withCELNote(crd, ad.schema, PhaseCRD)
+	if hasPhase(crd, contract.PhaseCRD) && !ad.req.SchemaChecked {
+		crd = withCELNote(crd, ad.schema, contract.PhaseCRD)
 	}
-	if hasPhase(crd, PhaseCRD) {
+	if hasPhase(crd, contract.PhaseCRD) {
 		r.Errors = crd
 		return ad.keep(nil)
 	}
 	r.Errors = crd // the rule errors, if any
-	for _, phase := range []Phase{PhaseWebhook, PhasePolicy} {
-		fs, err := s.e.decodeFindings(ad.rv.LookupPath(pathReview[phase]), phase)
+	for _, phase := range []contract.Phase{contract.PhaseWebhook, contract.PhasePolicy} {
+		fs, err := s.e.decodeFindings(ad.rv.LookupPath(contract.PathReview[phase]), phase)
 		if err != nil {
 			return ad.internal(string(phase), err)
 		}
 		fs = a.restoreFindings(fs)
-		if phase == PhaseWebhook {
+		if phase == contract.PhaseWebhook {
 			// Kubeflow's webhooks print typed values.
 			fs = typedValues(s.e.typedParts[ad.doc.APIVersion()][ad.doc.Kind()], fs)
 		}
 		r.Errors = append(r.Errors, fs...)
 	}
-	warnings, err := s.e.decodeFindings(ad.rv.LookupPath(pathReviewWarnings), "warning")
+	warnings, err := s.e.decodeFindings(ad.rv.LookupPath(contract.PathReviewWarnings), "warning")
 	if err != nil {
 		return ad.internal("warnings", err)
 	}
 	warnings, broken := ruleErrorsApart(warnings)
 	r.Errors = append(r.Errors, broken...)
 	r.Warnings = a.restoreFindings(warnings)
-	if sum := ad.rv.LookupPath(pathReviewSummary); sum.Exists() {
+	if sum := ad.rv.LookupPath(contract.PathReviewSummary); sum.Exists() {
 		if err := sum.Decode(&r.Summary); err != nil {
 			return ad.internal("summary", err)
 		}
@@ -1051,10 +1052,10 @@ func (ad *admission) internal(what string, err error) bool {
 func requestContext(req Request, a *keyAliases) map[string]any {
 	cx := map[string]any{}
 	if req.Operation != "" {
-		cx[fieldOperation] = req.Operation
+		cx[contract.FieldOperation] = req.Operation
 	}
 	if req.OldObject != nil {
-		cx[fieldOld] = a.alias(req.OldObject)
+		cx[contract.FieldOld] = a.alias(req.OldObject)
 	}
 	return cx
 }
@@ -1164,7 +1165,7 @@ func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
 		return false
 	}
 	lacks := func(need string) bool {
-		return need == fieldNow && req.Now.IsZero() || need == fieldOld && req.OldObject == nil
+		return need == contract.FieldNow && req.Now.IsZero() || need == contract.FieldOld && req.OldObject == nil
 	}
 	for _, needs := range byMutation {
 		if !slices.ContainsFunc(needs, lacks) {
@@ -1179,14 +1180,14 @@ func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
 // the policy's error, at the mutation.
 func (s *Session) mutated(doc Document, req Request) (Document, *Result) {
 	if req.Operation == "" {
-		req.Operation = opCreate
+		req.Operation = contract.OpCreate
 	}
 	out, err := s.Mutate(doc, req)
 	if d := (*Defect)(nil); errors.As(err, &d) {
 		return doc, &Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}
 	}
 	if err != nil {
-		f := Finding{Phase: PhaseRuleError, Rule: "mutations", Detail: err.Error()}
+		f := Finding{Phase: contract.PhaseRuleError, Rule: "mutations", Detail: err.Error()}
 		if mErr, ok := err.(*MutationError); ok {
 			f.Source = mErr.Source
 			if mErr.Rule != "" {
@@ -1224,7 +1225,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 	s.e.mutationsMade.Add(1)
 	rv, a := s.mutatorValue(c, m, in, old, op, now)
 	ms := &mutations{}
-	v := rv.LookupPath(pathMutations)
+	v := rv.LookupPath(contract.PathMutations)
 	if !v.Exists() {
 		return ms
 	}
@@ -1237,12 +1238,12 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 		if len(rules[name]) == 0 {
 			continue // its place in the CUE is looked up only for edits
 		}
-		r := ruleEdits{name: name, source: s.e.sourceOf(rv.LookupPath(cue.MakePath(selMutations, cue.Str(name))))}
+		r := ruleEdits{name: name, source: s.e.sourceOf(rv.LookupPath(cue.MakePath(contract.SelMutations, cue.Str(name))))}
 		if r.source == "" {
 			r.source = s.e.sourceOf(v)
 		}
 		for _, e := range rules[name] {
-			if e.Object != fieldInput {
+			if e.Object != contract.FieldInput {
 				ms.err = &MutationError{Rule: name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s edits %q: a mutation edits the object \"input\"", kind, name, e.Object)}
 				return ms
 			}
@@ -1304,9 +1305,9 @@ func (s *Session) mutatorValue(c *compiled, m cue.Value, in, old map[string]any,
 	// A mutator alone is given the time (a review is the same whenever it
 	// is asked).
 	if now != "" {
-		cx[fieldNow] = now
+		cx[contract.FieldNow] = now
 	}
-	return m.Unify(c.ctx.Encode(map[string]any{fieldInput: a.alias(in), fieldContext: cx})), a
+	return m.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: a.alias(in), contract.FieldContext: cx})), a
 }
 
 // MutationError is a mutator that cannot be carried out: the CUE's defect,
@@ -1323,9 +1324,9 @@ func (e *MutationError) Error() string { return e.Detail }
 // objects of the render that exist. They are computed from the input and
 // the request alone (the operation, the old object), before the review.
 type lookupRefs struct {
-	runtime  *lookupRef
-	objects  map[string]lookupRef
-	existing map[string]lookupRef
+	runtime  *contract.LookupRef
+	objects  map[string]contract.LookupRef
+	existing map[string]contract.LookupRef
 }
 
 // lookupRefs evaluates the kind's lookups (nil when it has none). A lookup
@@ -1346,31 +1347,31 @@ func (c *compiled) lookupsValue(doc Document, input any, rctx map[string]any) (v
 	if !ok {
 		return cue.Value{}, false
 	}
-	return lk.Unify(c.ctx.Encode(map[string]any{fieldInput: input, fieldContext: rctx})), true
+	return lk.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: input, contract.FieldContext: rctx})), true
 }
 
 // refsOf decodes what evaluated lookups v name.
 func (s *Session) refsOf(v cue.Value) *lookupRefs {
-	refs := &lookupRefs{objects: decodeRefs(v.LookupPath(pathLookupObjects))}
-	if ref := v.LookupPath(pathLookupRuntime); ref.Exists() {
-		var l lookupRef
+	refs := &lookupRefs{objects: decodeRefs(v.LookupPath(contract.PathLookupObjects))}
+	if ref := v.LookupPath(contract.PathLookupRuntime); ref.Exists() {
+		var l contract.LookupRef
 		if ref.Decode(&l) == nil {
 			refs.runtime = &l
 		}
 	}
 	if s.opts.Controller {
-		refs.existing = decodeRefs(v.LookupPath(pathLookupExisting))
+		refs.existing = decodeRefs(v.LookupPath(contract.PathLookupExisting))
 	}
 	return refs
 }
 
 // decodeRefs decodes a struct of lookups by field, nil when there is none
 // or it does not decode.
-func decodeRefs(v cue.Value) map[string]lookupRef {
+func decodeRefs(v cue.Value) map[string]contract.LookupRef {
 	if !v.Exists() {
 		return nil
 	}
-	var refs map[string]lookupRef
+	var refs map[string]contract.LookupRef
 	if v.Decode(&refs) != nil {
 		return nil
 	}
@@ -1398,7 +1399,7 @@ func (s *Session) resolve(ctx context.Context, doc Document, refs *lookupRefs) (
 }
 
 // findAll finds the objects a struct of lookups names, by field.
-func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[string]lookupRef) (map[string]any, error) {
+func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[string]contract.LookupRef) (map[string]any, error) {
 	var found map[string]any
 	for _, f := range sortedKeys(refs) {
 		st, err := s.find(ctx, input, refs[f])
@@ -1418,7 +1419,7 @@ func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[st
 // internal reports a failure of the CUE itself (a rule that does not
 // evaluate), with the CUE positions.
 func (s *Session) internal(r Result, what string, err error) Result {
-	r.Errors = append(r.Errors, Finding{Phase: PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
+	r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
 	return r
 }
 
@@ -1453,8 +1454,8 @@ func (e *Engine) admits(apiVersion, kind string) bool {
 
 // RuntimeSummary is the listed object's summary as a runtime's; zero for
 // what no runtime review summarised.
-func (l Listed) RuntimeSummary() RuntimeSummary {
-	var s RuntimeSummary
+func (l Listed) RuntimeSummary() contract.RuntimeSummary {
+	var s contract.RuntimeSummary
 	if data, err := json.Marshal(l.Summary); err == nil {
 		_ = json.Unmarshal(data, &s)
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 )
 
 // TestWebhookValuesTyped: Kubeflow's webhooks print an error's value as
@@ -35,7 +37,7 @@ func TestWebhookValuesTyped(t *testing.T) {
 		for _, d := range ReadYAML("input.yaml", data) {
 			r := s.Admit(d)
 			for _, f := range r.Errors {
-				if f.Phase != PhaseWebhook || len(f.Value) == 0 {
+				if f.Phase != contract.PhaseWebhook || len(f.Value) == 0 {
 					continue
 				}
 				checked++

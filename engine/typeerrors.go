@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -97,7 +98,7 @@ func typeErrors(path string, value any, node map[string]any) []Finding {
 	if intOrString {
 		// The anyOf of an int-or-string: the value fits no branch; the
 		// first branch's (integer's) reasons are reported.
-		out = append(out, Finding{Phase: PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(""),
+		out = append(out, Finding{Phase: contract.PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(""),
 			Detail: fmt.Sprintf("%q must validate at least one schema (anyOf)", path)})
 		out = append(out, openAPITypeErrors(path, value, []string{"integer"}, "", true)...)
 	}
@@ -122,7 +123,7 @@ func openAPITypeErrors(path string, value any, types []string, format string, nu
 	invalid := func(typ, got string) Finding {
 		// The API server prints the type it found as the value; the value
 		// itself says more.
-		return Finding{Phase: PhaseSchema, Path: path, HasPath: true, Type: field.ErrorTypeTypeInvalid.String(), Value: jsonValue(value),
+		return Finding{Phase: contract.PhaseSchema, Path: path, HasPath: true, Type: field.ErrorTypeTypeInvalid.String(), Value: jsonValue(value),
 			Detail: fmt.Sprintf("%s in body must be of type %s: %q", path, typ, got)}
 	}
 	var out []Finding
@@ -173,7 +174,7 @@ func rangeError(path string, value any, types []string, format string) *Finding 
 	if format != "" {
 		detail = fmt.Sprintf("Checked value must be of type %s with format %s in %s", typ, format, path)
 	}
-	return &Finding{Phase: PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(""), Detail: detail}
+	return &Finding{Phase: contract.PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(""), Detail: detail}
 }
 
 // apiWords gives the API server's words for a CUE schema error, where it
@@ -197,7 +198,7 @@ func apiWords(msg, format string, args []any, path []string, value any, given bo
 			for _, v := range enum {
 				supported = append(supported, fmt.Sprint(v))
 			}
-			return []Finding{{Phase: PhaseSchema, Path: p, HasPath: true, Type: field.ErrorTypeNotSupported.String(), Value: jsonValue(s), Supported: supported}}, true
+			return []Finding{{Phase: contract.PhaseSchema, Path: p, HasPath: true, Type: field.ErrorTypeNotSupported.String(), Value: jsonValue(s), Supported: supported}}, true
 		}
 	}
 	switch {
@@ -241,7 +242,7 @@ func hasCELRules(s map[string]any) bool {
 // found an error of a kind that blocks them (apiextensions-apiserver's
 // hasBlockingErr: a wrong type, a value not in an enum, a required field
 // left out, a string or list too long), and the CRD has CEL rules.
-func withCELNote(fs []Finding, crd map[string]any, phase Phase) []Finding {
+func withCELNote(fs []Finding, crd map[string]any, phase contract.Phase) []Finding {
 	if crd == nil {
 		return fs
 	}
@@ -250,7 +251,7 @@ func withCELNote(fs []Finding, crd map[string]any, phase Phase) []Finding {
 		switch {
 		case f.Detail == celNotChecked:
 			return fs
-		case f.Phase != PhaseSchema && f.Phase != PhaseCRD:
+		case f.Phase != contract.PhaseSchema && f.Phase != contract.PhaseCRD:
 		case strings.Contains(f.Detail, " in body must be of type "),
 			f.Type == field.ErrorTypeNotSupported.String(), f.Type == field.ErrorTypeRequired.String(),
 			f.Type == field.ErrorTypeTooLong.String(), f.Type == field.ErrorTypeTooMany.String():
