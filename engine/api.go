@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/cuetrainer/cuetrainer/engine/internal/contract"
+import (
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+)
 
 // The contract's types and constants that the engine's API hands out, by
 // the names cmd/ and controller/ use (engine/internal/contract declares
@@ -29,3 +32,7 @@ type (
 	Condition            = contract.Condition
 	RuntimeSummary       = contract.RuntimeSummary
 )
+
+// Problem is one mistake of a load, at a position in a CUE file
+// (source.Problem).
+type Problem = source.Problem

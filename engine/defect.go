@@ -211,10 +211,10 @@ func (e *Engine) policyRules(c *compiled, k Kind, sort string) (names []string, 
 		blockName := sels[len(sels)-1].Unquoted()
 		for it.Next() {
 			p := it.Value().Pos()
-			if !p.IsValid() || !e.isPolicyFile(p.Filename()) {
-				p = e.writtenAt(it.Value())
+			if !p.IsValid() || !e.src.IsPolicyFile(p.Filename()) {
+				p = e.src.WrittenAt(it.Value())
 			}
-			if p.IsValid() && e.isPolicyFile(p.Filename()) {
+			if p.IsValid() && e.src.IsPolicyFile(p.Filename()) {
 				names = append(names, blockName+"."+it.Selector().Unquoted())
 				at = append(at, p)
 			}
@@ -249,7 +249,7 @@ func (e *Engine) fallbackWarnings(c *compiled) []Problem {
 		case len(names) > 0:
 			msg += fmt.Sprintf("; the policy's %s of %s: %s (rewriting the one that meets CUE's defect, or reporting it, restores them)", plural(len(names), "rule", "rules"), f.Kind.Kind, strings.Join(names, ", "))
 		}
-		out = append(out, e.problemAt(pos, "%s", msg))
+		out = append(out, e.src.ProblemAt(pos, "%s", msg))
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"go.yaml.in/yaml/v3"
 )
@@ -817,19 +818,12 @@ func (e *Engine) documentFromValue(v cue.Value, file string) (Document, error) {
 	pos := v.Pos()
 	if file == "" {
 		pos = declaration(v)
-		d.File = e.displayFile(pos.Filename())
+		d.File = e.src.Display(pos.Filename())
 	}
 	d.Line = pos.Line()
 	d.lines = map[string]int{}
 	walkPositions(v, "", pos.Filename(), d.lines)
 	return d, nil
-}
-
-func (e *Engine) displayFile(f string) string {
-	if r, ok := e.files[f]; ok {
-		return r
-	}
-	return f
 }
 
 // declaration is where a value declared in CUE was written: in the file
@@ -880,7 +874,7 @@ func declaration(v cue.Value) token.Pos {
 		}
 	}
 	leaves(v, 0)
-	for _, p := range conjunctPositions(v) {
+	for _, p := range source.ConjunctPositions(v) {
 		note(p)
 	}
 	best := v.Pos()

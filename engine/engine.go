@@ -22,6 +22,7 @@ import (
 	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
@@ -177,9 +178,9 @@ type Engine struct {
 	schemas      crdSchemas
 	embeddedOnly bool
 
-	// files maps the loader's file names back to the files on disk (policy
-	// files) or in the repository (embedded files).
-	files map[string]string
+	// src names the loader's files: the files on disk (policy files) or
+	// in the repository (embedded files), and which are the admin's.
+	src *source.Files
 	// policyFiles are the admin's files, parsed, by loader file name.
 	policyFiles map[string]*policyFile
 	// policyPaths are the policy directories' files read, by their path
@@ -260,7 +261,7 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (_ *Engine, err error) {
-	e := &Engine{files: map[string]string{}, policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
+	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
 		pinnedCopies: cache.NewLRU[map[string]any](pinnedCopiesSize)}
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = cache.NewLRU[*lookupRefs](DefaultLookupMemoSize)
@@ -289,12 +290,12 @@ func New(opts Options) (_ *Engine, err error) {
 		}
 		name := path.Join(root, p)
 		files[name] = data
-		e.files[name] = p
+		e.src.Add(name, p, false)
 		if rest, ok := strings.CutPrefix(p, genDir+"/"); ok {
 			// The same package by its own import path (genDir).
 			legacy := path.Join(root, "cue.mod/gen", rest)
 			files[legacy] = data
-			e.files[legacy] = p
+			e.src.Add(legacy, p, false)
 		}
 		return nil
 	})
@@ -309,14 +310,14 @@ func New(opts Options) (_ *Engine, err error) {
 	}
 	if src := markerSource(e.markerBounds); src != nil {
 		files[markerFile] = src
-		e.files[markerFile] = "(the policy's validation markers)"
+		e.src.Add(markerFile, "(the policy's validation markers)", false)
 	}
 
 	e.sources = files
 	e.instances = loadInstances(root, files, "./schemas", "./runtimes")
 	for _, inst := range e.instances {
 		if inst.Err != nil {
-			return nil, loadError(e.loadSummary(), e.cueProblems(inst.Err))
+			return nil, loadError(e.loadSummary(), e.src.CUEProblems(inst.Err))
 		}
 	}
 	if err := e.checkBuildAttributes(); err != nil {
@@ -435,7 +436,7 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 	for i, inst := range instances {
 		values[i] = c.ctx.BuildInstance(inst)
 		if err := values[i].Validate(); err != nil {
-			return nil, loadError(e.loadSummary(), e.cueProblemsIn(err, values[i]))
+			return nil, loadError(e.loadSummary(), e.src.CUEProblemsIn(err, values[i]))
 		}
 	}
 	c.schemas, c.runtimes = values[0], values[1]
@@ -618,10 +619,10 @@ func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
 	for _, name := range sortedKeys(needs) {
 		if !slices.Contains(names, name) {
 			msg := fmt.Sprintf("needs: %s is no mutation of mutators: %q: %s (%s), so what it says would hold for none", name, apiVersion, kind, strings.Join(names, ", "))
-			if sug := suggest(name, names); sug != "" {
+			if sug := source.Suggest(name, names); sug != "" {
 				msg += fmt.Sprintf(": did you mean %s?", sug)
 			}
-			problems = append(problems, e.problemAt(e.writtenAt(v.LookupPath(cue.MakePath(append(contract.PathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
+			problems = append(problems, e.src.ProblemAt(e.src.WrittenAt(v.LookupPath(cue.MakePath(append(contract.PathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
 		}
 	}
 	if err := loadError(e.loadSummary(), problems); err != nil {
@@ -808,7 +809,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 		}
 		it, err := v.Fields()
 		if err != nil {
-			return loadError(e.loadSummary(), e.cueProblems(err))
+			return loadError(e.loadSummary(), e.src.CUEProblems(err))
 		}
 		for it.Next() {
 			doc, err := e.documentFromValue(it.Value(), "")
@@ -817,7 +818,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 				if verr := it.Value().Validate(cue.Concrete(true)); verr != nil {
 					err = verr
 				}
-				for _, p := range e.cueProblems(err) {
+				for _, p := range e.src.CUEProblems(err) {
 					p.Message += "\n    (a runtime declared in CUE is an object, as in YAML: give every field its value)"
 					problems = append(problems, p)
 				}
@@ -882,17 +883,10 @@ func (e *Engine) Details(err error) string {
 		}
 		fmt.Fprintf(&b, format, args...)
 		for _, pos := range errors.Positions(ce) {
-			fmt.Fprintf(&b, "\n    %s", e.position(pos.Filename(), pos.Line(), pos.Column()))
+			fmt.Fprintf(&b, "\n    %s", e.src.Position(pos.Filename(), pos.Line(), pos.Column()))
 		}
 	}
 	return b.String()
-}
-
-func (e *Engine) position(file string, line, col int) string {
-	if f, ok := e.files[file]; ok {
-		file = f
-	}
-	return fmt.Sprintf("%s:%d:%d", file, line, col)
 }
 
 // Kind names a kind by apiVersion and kind.

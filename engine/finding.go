@@ -11,6 +11,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -144,7 +145,7 @@ func (e *Engine) decodeFindings(v cue.Value, phase contract.Phase) ([]Finding, e
 			f := e.ruleError(phase, it.Selector().Unquoted(), err)
 			if f.Source == "" {
 				// An error without a place (a builtin's): the rule's.
-				f.Source = e.sourceOf(it.Value())
+				f.Source = e.src.SourceOf(it.Value())
 			}
 			out = append(out, f)
 			continue
@@ -189,7 +190,7 @@ func ruleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
 func (e *Engine) ruleError(phase contract.Phase, rule string, err error) Finding {
 	f := Finding{Phase: contract.PhaseRuleError, Rule: string(phase) + "." + rule}
 	var msgs []string
-	for _, p := range e.cueProblems(err) {
+	for _, p := range e.src.CUEProblems(err) {
 		if f.Source == "" {
 			f.Source = p.Where()
 		}
@@ -247,12 +248,12 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 			f.Detail = "unknown field: the schema has no such field"
 			if len(p) > 0 {
 				var names []string
-				for _, n := range fieldNames(object.LookupPath(errorPath(p[:len(p)-1]))) {
+				for _, n := range source.FieldNames(object.LookupPath(source.ErrorPath(p[:len(p)-1]))) {
 					if n != p[len(p)-1] {
 						names = append(names, n)
 					}
 				}
-				if s := suggest(strings.Trim(p[len(p)-1], `"`), names); s != "" {
+				if s := source.Suggest(strings.Trim(p[len(p)-1], `"`), names); s != "" {
 					f.Detail += fmt.Sprintf(" (did you mean %s?)", s)
 				} else if len(names) > 0 && len(names) <= 6 {
 					f.Detail += " (it has " + strings.Join(names, ", ") + ")"

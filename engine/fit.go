@@ -10,6 +10,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -59,10 +60,10 @@ func (rn *rendering) misfit(obj map[string]any) string {
 	if !owned[d.APIVersion()][d.Kind()] {
 		why := fmt.Sprintf("no render owns %s %s (owned): the controller does not watch it, and a kind the cluster has not fails its apply", d.APIVersion(), d.Kind())
 		if kinds := sortedKeys(owned[d.APIVersion()]); len(kinds) > 0 {
-			if s := suggest(d.Kind(), kinds); s != "" {
+			if s := source.Suggest(d.Kind(), kinds); s != "" {
 				why += fmt.Sprintf(": did you mean %s?", s)
 			}
-		} else if s := suggest(d.APIVersion(), sortedKeys(owned)); s != "" {
+		} else if s := source.Suggest(d.APIVersion(), sortedKeys(owned)); s != "" {
 			why += fmt.Sprintf(": did you mean %s?", s)
 		}
 		return why

@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // A bound is written once. An admin's field may carry a kubebuilder
@@ -345,7 +346,7 @@ func markerConstraint(m string) (constraint, problem string) {
 	if !ok {
 		known := append(sortedKeys(markerConstraints), "Pattern", "Enum")
 		msg := fmt.Sprintf("%s is not a validation marker cuetrainer reads (%s)", name, strings.Join(known, ", "))
-		if s := suggest(name, known); s != "" {
+		if s := source.Suggest(name, known); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		return "", msg

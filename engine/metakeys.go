@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // Known keys.
@@ -191,7 +192,7 @@ func (w *keyWalk) checkValue(own knownKeyMap, key string, value any) {
 		return
 	}
 	for _, v := range values {
-		if strings.EqualFold(s, v) || editDistance(strings.ToLower(s), v) <= max(1, len(v)/4) {
+		if strings.EqualFold(s, v) || source.EditDistance(strings.ToLower(s), v) <= max(1, len(v)/4) {
 			detail := fmt.Sprintf("no rule reads the value %q of this key: did you mean %q?", s, v)
 			w.found = append(w.found, Finding{Phase: contract.PhasePolicy, Rule: contract.FieldKnownKeys, Path: w.keyPath(key), HasPath: true, Detail: detail})
 			return
@@ -232,8 +233,8 @@ func nearKey(key string, sorted []string) string {
 	for _, k := range sorted {
 		kDomain, kName := splitKey(strings.ToLower(k))
 		switch {
-		case domain == kDomain && editDistance(name, kName) <= max(1, len(kName)/4),
-			name == kName && domain != "" && editDistance(domain, kDomain) <= max(2, len(kDomain)/4):
+		case domain == kDomain && source.EditDistance(name, kName) <= max(1, len(kName)/4),
+			name == kName && domain != "" && source.EditDistance(domain, kDomain) <= max(2, len(kDomain)/4):
 			return k
 		}
 	}

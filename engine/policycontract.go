@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -60,7 +61,7 @@ func (l *linter) checkContract() {
 			policy := l.lookup(lpath{sels: []cue.Selector{contract.SelMLPolicy}, ok: true})
 			if !policy.Allows(cue.Str(name)) {
 				msg := fmt.Sprintf("frameworks: %s has no policy: #MLPolicy has no field %s, which a runtime's mlPolicy.%s would need", name, name, name)
-				if s := suggest(name, l.frameworkPolicies()); s != "" {
+				if s := source.Suggest(name, l.frameworkPolicies()); s != "" {
 					msg += fmt.Sprintf(": did you mean %s?", s)
 				} else {
 					msg += fmt.Sprintf("; declare it: #MLPolicy: %s?: {...}", name)
@@ -125,7 +126,7 @@ func (l *linter) checkFrameworkLabels(st site, name string, said map[string]bool
 		return labels
 	}
 	for _, label := range labelsOf(name) {
-		for _, other := range fieldNames(frameworks) {
+		for _, other := range source.FieldNames(frameworks) {
 			if other == name || said[label] || !slices.Contains(labelsOf(other), label) {
 				continue
 			}
@@ -145,8 +146,8 @@ func (l *linter) checkRenderPartNeeded(st site, name string) {
 		return
 	}
 	parts := l.lookup(lpath{sels: []cue.Selector{contract.SelRenderParts}, ok: true})
-	for _, apiVersion := range fieldNames(parts) {
-		for _, kind := range fieldNames(parts.LookupPath(cue.MakePath(cue.Str(apiVersion)))) {
+	for _, apiVersion := range source.FieldNames(parts) {
+		for _, kind := range source.FieldNames(parts.LookupPath(cue.MakePath(cue.Str(apiVersion)))) {
 			if parts.LookupPath(cue.MakePath(cue.Str(apiVersion), cue.Str(kind), cue.Str(name))).Exists() {
 				return
 			}
@@ -177,7 +178,7 @@ func (l *linter) checkKnownKeysEntry(st site) {
 				l.problem(st.pos, "knownKeys: %s: at names %q, a dotted path: at names the fields one by one (%q), so this entry checks no map", st.path[1].Unquoted(), f, strings.Split(f, "."))
 			default:
 				msg := fmt.Sprintf("knownKeys: %s: at names %q, a field no object the engine admits or renders has, so this entry checks no map", st.path[1].Unquoted(), f)
-				if s := suggest(f, sortedKeys(known)); s != "" {
+				if s := source.Suggest(f, sortedKeys(known)); s != "" {
 					msg += fmt.Sprintf(": did you mean %s?", s)
 				}
 				l.problem(st.pos, "%s", msg)
@@ -189,12 +190,12 @@ func (l *linter) checkKnownKeysEntry(st site) {
 	name := st.path[1].Unquoted()
 	msg := fmt.Sprintf("knownKeys: %s says no maps (at), so none of its keys is checked", name)
 	var others []string
-	for _, n := range fieldNames(l.lookup(lpath{sels: st.path[:1], ok: true})) {
+	for _, n := range source.FieldNames(l.lookup(lpath{sels: st.path[:1], ok: true})) {
 		if n != name {
 			others = append(others, n)
 		}
 	}
-	if s := suggest(name, others); s != "" {
+	if s := source.Suggest(name, others); s != "" {
 		msg += fmt.Sprintf(": did you mean %s?", s)
 	} else {
 		msg += `: give the end of their path, at: ["metadata", "labels"]`
@@ -262,7 +263,7 @@ func (l *linter) checkContextField(st site, name, what string) {
 		return
 	}
 	msg := fmt.Sprintf("%s under context.%s, which #Context has not, so every review would fail", what, name)
-	if s := suggest(name, fieldNames(ctx)); s != "" {
+	if s := source.Suggest(name, source.FieldNames(ctx)); s != "" {
 		msg += fmt.Sprintf(": did you mean %s?", s)
 	} else {
 		msg += fmt.Sprintf("; declare it: #Context: %s?: {...}", name)
@@ -301,7 +302,7 @@ func (l *linter) checkAPIVersion(st site, field string, served map[string]map[st
 	if !ok {
 		// A group a slip from one that has CRDs (Trainer.kubeflow.org,
 		// trainer.kubeflow.com): no object of it comes to these rules.
-		if meant := suggest(group, sortedKeys(served)); meant != "" {
+		if meant := source.Suggest(group, sortedKeys(served)); meant != "" {
 			l.problem(st.pos, "%s: %s is not a group the CRDs serve, so no object of it comes to these rules: did you mean %s?", field, group, meant)
 		}
 		return
@@ -346,8 +347,8 @@ func (l *linter) computedKindSites() []site {
 				if literal[cue.MakePath(path...).String()] {
 					continue
 				}
-				for _, pos := range conjunctPositions(kinds.Value()) {
-					if pos.IsValid() && l.e.isPolicyFile(pos.Filename()) {
+				for _, pos := range source.ConjunctPositions(kinds.Value()) {
+					if pos.IsValid() && l.e.src.IsPolicyFile(pos.Filename()) {
 						out = append(out, site{path: path, pos: pos})
 						break
 					}
@@ -370,7 +371,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 		}
 		if !containsString(kinds, kind) {
 			msg := fmt.Sprintf("%s: %s is not a kind of %s, so no object of it exists", field, kind, apiVersion)
-			if s := suggest(kind, kinds); s != "" {
+			if s := source.Suggest(kind, kinds); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			} else {
 				msg += fmt.Sprintf("; its kinds are %s (a kind of your own belongs in a group of your own: groups, crds)", strings.Join(kinds, ", "))
@@ -395,7 +396,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 	}
 	kinds := sortedKeys(reviews[apiVersion])
 	msg := fmt.Sprintf("%s: %s %s has no review (admission), so nothing of this runs", field, apiVersion, kind)
-	if s := suggest(kind, kinds); s != "" {
+	if s := source.Suggest(kind, kinds); s != "" {
 		msg += fmt.Sprintf(": did you mean %s?", s)
 	} else if len(kinds) > 0 {
 		msg += fmt.Sprintf("; the kinds of %s with a review are %s", apiVersion, strings.Join(kinds, ", "))
@@ -406,7 +407,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 // frameworkPolicies are the fields of #MLPolicy that are frameworks'.
 func (l *linter) frameworkPolicies() []string {
 	var out []string
-	for _, n := range fieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelMLPolicy}, ok: true})) {
+	for _, n := range source.FieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelMLPolicy}, ok: true})) {
 		if n != "numNodes" {
 			out = append(out, n)
 		}
@@ -417,7 +418,7 @@ func (l *linter) frameworkPolicies() []string {
 // plannedParts are the render parts a kind's plan may choose (its parts'
 // names), by apiVersion and kind.
 func (l *linter) plannedParts(apiVersion, kind string) []string {
-	return fieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelPlans, cue.Str(apiVersion), cue.Str(kind), contract.SelParts}, ok: true}))
+	return source.FieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelPlans, cue.Str(apiVersion), cue.Str(kind), contract.SelParts}, ok: true}))
 }
 
 // checkRenderPart checks that a plan may choose a render part of the
@@ -426,12 +427,12 @@ func (l *linter) checkRenderPart(st site) {
 	apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[3].Unquoted()
 	planned := l.plannedParts(apiVersion, kind)
 	// A framework's part is chosen by its name.
-	frameworks := fieldNames(l.c.schemas.LookupPath(contract.PathFrameworks))
+	frameworks := source.FieldNames(l.c.schemas.LookupPath(contract.PathFrameworks))
 	if containsString(planned, name) || containsString(frameworks, name) {
 		return
 	}
 	msg := fmt.Sprintf("renderParts: %s is neither a framework (frameworks: %s) nor a part a plan chooses, so it never renders", name, name)
-	if s := suggest(name, append(planned, frameworks...)); s != "" {
+	if s := source.Suggest(name, append(planned, frameworks...)); s != "" {
 		msg += fmt.Sprintf(": did you mean %s?", s)
 	} else {
 		msg += fmt.Sprintf("; name it after its framework, or say when it applies: plans: %q: %s: parts: %s: <condition on the runtime>", apiVersion, kind, name)
@@ -443,12 +444,12 @@ func (l *linter) checkRenderPart(st site) {
 func (l *linter) checkPlannedParts() {
 	for _, st := range l.partSites {
 		apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[4].Unquoted()
-		parts := fieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelRenderParts, cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
+		parts := source.FieldNames(l.lookup(lpath{sels: []cue.Selector{contract.SelRenderParts, cue.Str(apiVersion), cue.Str(kind)}, ok: true}))
 		if containsString(parts, name) {
 			continue
 		}
 		msg := fmt.Sprintf("plans: the part %s has no renderParts entry, so choosing it renders nothing", name)
-		if s := suggest(name, parts); s != "" {
+		if s := source.Suggest(name, parts); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		l.problem(st.pos, "%s", msg)
@@ -488,8 +489,8 @@ func (l *linter) checkUnread() {
 			// overlay's #enforceMaxnodes: true for #enforceMaxNodes): what
 			// reads the one meant sees its default. A slip is one letter
 			// (or its case) off; names further off are names of their own.
-			meant := suggest(last.String(), usedLike(uses, last.String()))
-			if meant != "" && editDistance(strings.ToLower(meant), strings.ToLower(last.String())) <= 1 {
+			meant := source.Suggest(last.String(), usedLike(uses, last.String()))
+			if meant != "" && source.EditDistance(strings.ToLower(meant), strings.ToLower(last.String())) <= 1 {
 				l.problem(st.pos, "%s is %s that nothing uses: did you mean %s, which the policy reads? As written, %s keeps the value it has without it", where, labelKind(last), meant, meant)
 			}
 		}
@@ -573,7 +574,7 @@ func (l *linter) checkListsOnce() {
 			}
 			if list, ok := src.(*ast.ListLit); ok && !slices.ContainsFunc(list.Elts, isEllipsis) {
 				pos := a.Pos()
-				at = append(at, fmt.Sprintf("%s:%d", l.e.displayFile(pos.Filename()), pos.Line()))
+				at = append(at, fmt.Sprintf("%s:%d", l.e.src.Display(pos.Filename()), pos.Line()))
 				varies = varies || slices.ContainsFunc(list.Elts, isComprehension)
 			}
 		}
@@ -632,12 +633,12 @@ func (l *linter) checkEditGroups() {
 	for _, name := range sortedKeys(groups) {
 		ds := groups[name]
 		for _, d := range ds {
-			if !l.e.isPolicyFile(d.file) {
+			if !l.e.src.IsPolicyFile(d.file) {
 				continue
 			}
 			for _, other := range ds {
 				if other.owner != d.owner || other.file != d.file {
-					at := fmt.Sprintf("%s:%d", l.e.displayFile(other.pos.Filename()), other.pos.Line())
+					at := fmt.Sprintf("%s:%d", l.e.src.Display(other.pos.Filename()), other.pos.Line())
 					l.problem(d.pos, "edits.%s is also a group of %s (%s): a render and its parts and plan are one to CUE, so the two groups' ops would unify item by item and fail a render where they differ; give this group a name of its own", name, other.owner, at)
 					break
 				}
@@ -675,7 +676,7 @@ func (l *linter) checkEditOp(s *ast.StructLit) {
 		return
 	}
 	msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(editOps, ", "))
-	if sug := suggest(op, editOps); sug != "" {
+	if sug := source.Suggest(op, editOps); sug != "" {
 		msg += fmt.Sprintf(": did you mean %s?", sug)
 	}
 	l.problem(lit.Pos(), "%s", msg)
@@ -705,7 +706,7 @@ func (l *linter) checkEditObject(s *ast.StructLit, mutation bool) {
 	if mutation {
 		msg = fmt.Sprintf("the edit's object %q: %s, so the mutation would fail when made", object, what)
 	}
-	if sug := suggest(object, ids); sug != "" {
+	if sug := source.Suggest(object, ids); sug != "" {
 		msg += fmt.Sprintf(": did you mean %s?", sug)
 	}
 	l.problem(lit.Pos(), "%s", msg)
@@ -825,18 +826,18 @@ var dataFields = map[string][]string{"ConfigMap": {"data", "binaryData"}, "Secre
 // takes (a file name: "paddle/hosts" is refused).
 func (l *linter) checkObjectNames() {
 	check := func(objects cue.Value) {
-		for _, id := range fieldNames(objects) {
+		for _, id := range source.FieldNames(objects) {
 			obj := objects.LookupPath(cue.MakePath(cue.Str(id)))
 			name := obj.LookupPath(contract.PathMetadataName)
-			if s, err := name.String(); err == nil && l.e.isPolicyFile(name.Pos().Filename()) {
+			if s, err := name.String(); err == nil && l.e.src.IsPolicyFile(name.Pos().Filename()) {
 				l.problem(name.Pos(), "the object %q is named %q whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob (\"\\(#name)-%s\")", id, s, s)
 			}
 			kind, _ := obj.LookupPath(contract.PathKind).String()
 			for _, field := range dataFields[kind] {
 				data := obj.LookupPath(cue.MakePath(cue.Str(field)))
-				for _, key := range fieldNames(data) {
+				for _, key := range source.FieldNames(data) {
 					at := data.LookupPath(cue.MakePath(cue.Str(key)))
-					if errs := validation.IsConfigMapKey(key); len(errs) > 0 && l.e.isPolicyFile(at.Pos().Filename()) {
+					if errs := validation.IsConfigMapKey(key); len(errs) > 0 && l.e.src.IsPolicyFile(at.Pos().Filename()) {
 						l.problem(at.Pos(), "the %s %q has the %s key %q, which the API server refuses (a key is a file's name when the %s is mounted): %s", kind, id, field, key, kind, strings.Join(errs, "; "))
 					}
 				}
@@ -942,7 +943,7 @@ func (l *linter) checkHelperItem(path []cue.Selector, item cue.Value, x ast.Expr
 				continue
 			}
 			msg := fmt.Sprintf("%s: an item made of %s, which gives %s: the item has no field %s, so the rule would fail on every object it fires on", cue.MakePath(path...), id.Name, name, name)
-			if fields := fieldNames(item); len(fields) > 0 {
+			if fields := source.FieldNames(item); len(fields) > 0 {
 				msg += fmt.Sprintf(" (its fields are %s)", strings.Join(fields, ", "))
 			}
 			l.problem(d.Pos(), "%s", msg)
@@ -982,7 +983,7 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 			// A path may name what the object has not on purpose (as
 			// Kubeflow's webhooks do: spec.templateSpec); a slip from
 			// a field it has is a typo.
-			if sug := suggest(st.name, fieldNames(v)); sug != "" {
+			if sug := source.Suggest(st.name, source.FieldNames(v)); sug != "" {
 				l.problem(lit.Pos(), "the finding's path %s: %s has no field %s, so the user would be pointed at a field that is not there: did you mean %s?", lit.Value, name, st.name, sug)
 			}
 			return
@@ -1023,7 +1024,7 @@ func (l *linter) literalProblems(schema cue.Value, s *ast.StructLit) []literalPr
 		return nil
 	}
 	var out []literalProblem
-	for _, p := range l.e.cueProblemList(err) {
+	for _, p := range l.e.src.CUEProblemList(err) {
 		// "<the item's path>.<field>: <what is wrong>", and the schema's
 		// positions on the lines after.
 		first, _, _ := strings.Cut(p.Message, "\n")
@@ -1033,7 +1034,7 @@ func (l *linter) literalProblems(schema cue.Value, s *ast.StructLit) []literalPr
 		}
 		lp := literalProblem{field: at[strings.LastIndex(at, ".")+1:], what: what}
 		if what == "field not allowed" {
-			lp.meant = suggest(lp.field, fieldNames(schema))
+			lp.meant = source.Suggest(lp.field, source.FieldNames(schema))
 		}
 		out = append(out, lp)
 	}

@@ -66,7 +66,7 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		}
 		pf, err := parser.ParseFile(display, f.data, parser.ParseComments)
 		if err != nil {
-			problems = append(problems, e.cueProblems(err)...)
+			problems = append(problems, e.src.CUEProblems(err)...)
 			return nil
 		}
 		if why := checkPolicy(pf); len(why) > 0 {
@@ -78,7 +78,7 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		e.markerBounds = append(e.markerBounds, bounds...)
 		problems = append(problems, unplaced...)
 		files[name] = f.data
-		e.files[name] = display
+		e.src.Add(name, display, true)
 		e.policyFiles[name] = &policyFile{display: display, file: pf}
 		return nil
 	})
@@ -310,7 +310,7 @@ func (e *Engine) fromPolicy(v cue.Value) bool {
 		args = []cue.Value{v}
 	}
 	for _, a := range args {
-		if e.isPolicyFile(a.Pos().Filename()) {
+		if e.src.IsPolicyFile(a.Pos().Filename()) {
 			return true
 		}
 	}

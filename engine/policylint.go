@@ -16,6 +16,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -207,7 +208,7 @@ type defaultSite struct {
 }
 
 func (l *linter) problem(pos token.Pos, format string, args ...any) {
-	l.problems = append(l.problems, l.e.problemAt(pos, format, args...))
+	l.problems = append(l.problems, l.e.src.ProblemAt(pos, format, args...))
 }
 
 // walkDecls walks a struct's declarations at path p; top says they are
@@ -601,7 +602,7 @@ func isOpen(v cue.Value) bool {
 	case cue.TopKind:
 		return true
 	case cue.StructKind:
-		return v.Allows(cue.Str(openProbe)) && len(fieldNames(v)) == 0
+		return v.Allows(cue.Str(openProbe)) && len(source.FieldNames(v)) == 0
 	}
 	return false
 }
@@ -1200,9 +1201,9 @@ func (l *linter) stepsProblem(base []cue.Selector, name string, steps []step, wh
 			l.checked++
 		}
 		if closed && !v.Allows(st.sel) {
-			fields := fieldNames(v)
+			fields := source.FieldNames(v)
 			msg := fmt.Sprintf("%s has no field %s, so %s", name, st.name, what)
-			if s := suggest(st.name, fields); s != "" {
+			if s := source.Suggest(st.name, fields); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			} else {
 				msg += fmt.Sprintf("; its fields are %s", strings.Join(fields, ", "))
@@ -1270,7 +1271,7 @@ func (l *linter) checkTopLevel(f *ast.Field) {
 	if containsString(contract.TopLevelFields, name) {
 		return
 	}
-	if s := suggest(name, contract.TopLevelFields); s != "" {
+	if s := source.Suggest(name, contract.TopLevelFields); s != "" {
 		l.problem(f.Pos(), "unknown top-level field %s: did you mean %s?", name, s)
 		return
 	}
@@ -1314,7 +1315,7 @@ func (l *linter) checkDefaults() {
 		name := d.path.sels[len(d.path.sels)-1].String()
 		var others []string
 		for i, m := range d.markers[1:] {
-			others = append(others, fmt.Sprintf("*%s at %s", d.values[i+1], l.e.position(m.Filename(), m.Line(), m.Column())))
+			others = append(others, fmt.Sprintf("*%s at %s", d.values[i+1], l.e.src.Position(m.Filename(), m.Line(), m.Column())))
 		}
 		var msg string
 		if len(others) > 0 {
@@ -1323,9 +1324,9 @@ func (l *linter) checkDefaults() {
 			msg = fmt.Sprintf("the default *%s of %s is dropped: it disagrees with another default or a bound of the field, so %s would be required wherever it is left out; keep one default, within the field's bounds", d.values[0], name, name)
 		}
 		var where []string
-		for _, pos := range conjunctPositions(v) {
-			if pos.IsValid() && !l.e.isPolicyFile(pos.Filename()) {
-				where = append(where, l.e.position(pos.Filename(), pos.Line(), pos.Column()))
+		for _, pos := range source.ConjunctPositions(v) {
+			if pos.IsValid() && !l.e.src.IsPolicyFile(pos.Filename()) {
+				where = append(where, l.e.src.Position(pos.Filename(), pos.Line(), pos.Column()))
 			}
 		}
 		if len(where) > 0 {
@@ -1687,7 +1688,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 				}
 				if !slices.Contains(params, name) {
 					msg := fmt.Sprintf("%s has no parameter %s (it has %s), so the argument is read by nothing", id.Name, name, strings.Join(params, ", "))
-					if near := suggest(name, params); near != "" {
+					if near := source.Suggest(name, params); near != "" {
 						msg += fmt.Sprintf(": did you mean %s?", near)
 					}
 					l.problem(field.Pos(), "%s", msg)
@@ -2009,7 +2010,7 @@ func (l *linter) checkOneOf(op token.Token, lit *ast.BasicLit, allowed []string,
 		return false
 	}
 	msg := says(lit.Value, map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[op])
-	if near := suggest(s, allowed); near != "" {
+	if near := source.Suggest(s, allowed); near != "" {
 		msg += fmt.Sprintf(": did you mean %q?", near)
 	}
 	l.problem(lit.Pos(), "%s", msg)
@@ -2032,7 +2033,7 @@ func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
 		return false
 	}
 	allowed, key, ok := l.knownKeys().valuesOf(selectorNames(sels))
-	near := suggest(s, allowed)
+	near := source.Suggest(s, allowed)
 	if !ok || near == "" || slices.Contains(allowed, s) {
 		return false
 	}
@@ -2637,9 +2638,9 @@ func (l *linter) checkContextReads() {
 	}
 	filed := map[string]bool{}
 	kinds := l.c.schemas.LookupPath(contract.PathContextKinds)
-	for _, apiVersion := range fieldNames(kinds) {
+	for _, apiVersion := range source.FieldNames(kinds) {
 		byKind := kinds.LookupPath(cue.MakePath(cue.Str(apiVersion)))
-		for _, kind := range fieldNames(byKind) {
+		for _, kind := range source.FieldNames(byKind) {
 			if name, err := byKind.LookupPath(cue.MakePath(cue.Str(kind))).String(); err == nil {
 				filed[name] = true
 			}
@@ -2771,15 +2772,15 @@ func (l *linter) checkOpenRules() {
 func (l *linter) checkOpenRuntimeLists() {
 	it, err := l.c.schemas.LookupPath(contract.PathClusterTrainingRuntimes).Fields()
 	for err == nil && it.Next() {
-		if p := l.e.writtenAt(it.Value()); !p.IsValid() || !l.e.isPolicyFile(p.Filename()) {
+		if p := l.e.src.WrittenAt(it.Value()); !p.IsValid() || !l.e.src.IsPolicyFile(p.Filename()) {
 			continue
 		}
 		it.Value().Walk(func(v cue.Value) bool {
 			if v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
 				return true
 			}
-			where := l.e.writtenAt(v)
-			if !where.IsValid() || !l.e.isPolicyFile(where.Filename()) {
+			where := l.e.src.WrittenAt(v)
+			if !where.IsValid() || !l.e.src.IsPolicyFile(where.Filename()) {
 				return true
 			}
 			l.problem(where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(contract.PathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
@@ -2832,7 +2833,7 @@ func (l *linter) checkRenderRefs() {
 			return
 		}
 		msg := fmt.Sprintf("%s %q: no render builds an object of that id (%s), so it would do nothing", what, id, strings.Join(ids, ", "))
-		if sug := suggest(id, ids); sug != "" {
+		if sug := source.Suggest(id, ids); sug != "" {
 			msg += fmt.Sprintf(": did you mean %s?", sug)
 		}
 		l.problem(pos, "%s", msg)
@@ -2855,7 +2856,7 @@ func (l *linter) checkRenderRefs() {
 				if parent := typeAt(t, steps[:len(steps)-1]); parent != nil && parent.Kind() == reflect.Struct {
 					fields = sortedKeys(jsonFields(parent))
 				}
-				if sug := suggest(st.name, fields); sug != "" {
+				if sug := source.Suggest(st.name, fields); sug != "" {
 					msg += fmt.Sprintf(": did you mean %s?", sug)
 				}
 				l.problem(st.pos, "%s", msg)
@@ -2891,10 +2892,10 @@ func (l *linter) checkRenderRefs() {
 		steps := literalSteps(from)
 		if len(steps) >= 2 && steps[0].name == contract.FieldMerged {
 			// A merge of the render's kind, by name.
-			names := fieldNames(l.c.schemas.LookupPath(cue.MakePath(append(contract.PathMerges.Selectors(), r.path[1], r.path[2])...)))
+			names := source.FieldNames(l.c.schemas.LookupPath(cue.MakePath(append(contract.PathMerges.Selectors(), r.path[1], r.path[2])...)))
 			if !slices.Contains(names, steps[1].name) {
 				msg := fmt.Sprintf("merged has no %s (the merges of %s are %s), so the base would copy nothing", steps[1].name, r.path[2].Unquoted(), strings.Join(names, ", "))
-				if sug := suggest(steps[1].name, names); sug != "" {
+				if sug := source.Suggest(steps[1].name, names); sug != "" {
 					msg += fmt.Sprintf(": did you mean %s?", sug)
 				}
 				l.problem(steps[1].pos, "%s", msg)
@@ -2936,7 +2937,7 @@ func (l *linter) checkAttributes(f *ast.File) {
 				name := strings.TrimSpace(strings.SplitN(body, ",", 2)[0])
 				if !strings.HasPrefix(name, "#") || !l.c.schemas.LookupPath(cue.MakePath(cue.Def(name))).Exists() {
 					msg := fmt.Sprintf("%s names %q, which is no definition of the schemas: the field's reads would not be checked against a schema", a.Text, name)
-					if sug := suggest(name, l.definitionNames()); sug != "" {
+					if sug := source.Suggest(name, l.definitionNames()); sug != "" {
 						msg += fmt.Sprintf(": did you mean %s?", sug)
 					}
 					l.problem(a.Pos(), "%s", msg)
@@ -2946,7 +2947,7 @@ func (l *linter) checkAttributes(f *ast.File) {
 					l.problem(a.Pos(), "%v: the comparisons of the field would not be checked against its values", err)
 				}
 			case !slices.Contains(fieldAttributes, key):
-				if sug := suggest(key, fieldAttributes); sug != "" {
+				if sug := source.Suggest(key, fieldAttributes); sug != "" {
 					l.problem(a.Pos(), "%s: no attribute of that name is read: did you mean @%s?", a.Text, sug)
 				}
 			}
@@ -3004,7 +3005,7 @@ func (l *linter) checkGuardedFields() {
 			continue
 		}
 		msg := fmt.Sprintf("%s does not allow %s, which CUE checks only when the comprehension around it makes it: it would be refused then, or never read", cue.MakePath(st.path[:n-1]...), name.Unquoted())
-		if sug := suggest(name.Unquoted(), fieldNames(parent)); sug != "" {
+		if sug := source.Suggest(name.Unquoted(), source.FieldNames(parent)); sug != "" {
 			msg += fmt.Sprintf(": did you mean %s?", sug)
 		}
 		l.problem(st.pos, "%s", msg)
@@ -3064,8 +3065,8 @@ func (l *linter) checkClosedFields() {
 // shipped reports whether a value has a conjunct in cuetrainer's own
 // files (a type it ships, which a policy extends).
 func (l *linter) shipped(v cue.Value) bool {
-	for _, p := range conjunctPositions(v) {
-		if p.IsValid() && !l.e.isPolicyFile(p.Filename()) && p.Filename() != markerFile {
+	for _, p := range source.ConjunctPositions(v) {
+		if p.IsValid() && !l.e.src.IsPolicyFile(p.Filename()) && p.Filename() != markerFile {
 			return true
 		}
 	}
@@ -3092,7 +3093,7 @@ func (l *linter) checkDeclared() {
 		}
 		where := cue.MakePath(st.path...).String()
 		msg := fmt.Sprintf("%s is declared _ and nothing gives it a value, so every read of it is absent", where)
-		if s := suggest(last.String(), definitionNames(l.lookup(scope), last)); s != "" {
+		if s := source.Suggest(last.String(), definitionNames(l.lookup(scope), last)); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		l.problem(st.pos, "%s", msg)
@@ -3113,7 +3114,7 @@ func (l *linter) checkDeclared() {
 			continue // a helper of the admin's own
 		}
 		msg := fmt.Sprintf("%s is no definition of the %s render, and nothing reads it, so what it holds reaches nothing", cue.MakePath(st.path...).String(), st.path[2].Unquoted())
-		if s := suggest(last.String(), definitionNames(l.lookup(render), last)); s != "" {
+		if s := source.Suggest(last.String(), definitionNames(l.lookup(render), last)); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		l.problem(st.pos, "%s", msg)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // The linter must find nothing in cuetrainer's own schemas: they are the
@@ -102,12 +103,12 @@ func TestSuggest(t *testing.T) {
 		{"rules", ""},
 		{"xyz", ""},
 	} {
-		got := suggest(c.name, []string{"admission", "clusterTrainingRuntimes", "resourcesPerNode", "image", "TrainJob", "groups", "owned"})
+		got := source.Suggest(c.name, []string{"admission", "clusterTrainingRuntimes", "resourcesPerNode", "image", "TrainJob", "groups", "owned"})
 		if got != c.want {
-			t.Errorf("suggest(%q) = %q, want %q", c.name, got, c.want)
+			t.Errorf("source.Suggest(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
-	if strings.Contains(suggest("a", []string{"b"}), "b") {
+	if strings.Contains(source.Suggest("a", []string{"b"}), "b") {
 		t.Errorf("one letter suggested another")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -269,7 +270,7 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 	e.begin("the declared checks", st.doc)
 	fs, err := e.objectChecks(checks, st.doc.Object, contract.PhaseWebhook)
 	if err != nil {
-		return e.cueProblems(err)
+		return e.src.CUEProblems(err)
 	}
 	var ps []Problem
 	r := Result{Doc: st.doc}
@@ -301,7 +302,7 @@ func declaredProblem(r Result, f Finding) Problem {
 // the rules would go untried on it, in silence.
 func (e *Engine) probesProblems(st *stored, err error) []Problem {
 	var ps []Problem
-	for _, p := range e.cueProblems(err) {
+	for _, p := range e.src.CUEProblems(err) {
 		p.Message = fmt.Sprintf("the probes of the %s %s cannot be made: %s", st.doc.Kind(), st.doc.Name(), p.Message)
 		ps = append(ps, p)
 	}
@@ -351,7 +352,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 		// group whose every kind is reviewed, or a slip from a kind known,
 		// or a group with a version, is a mistake.
 		var why string
-		switch near := suggest(gk, candidates); {
+		switch near := source.Suggest(gk, candidates); {
 		case strings.Contains(n.ref.Group, "/"):
 			why = fmt.Sprintf("group %q is an apiVersion: a lookup names the group alone (%q)", n.ref.Group, strings.Split(n.ref.Group, "/")[0])
 		case n.ref.Group == "core" || versionLike.MatchString(n.ref.Group):
@@ -360,7 +361,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 			why = fmt.Sprintf("no runtime kind, kind a render creates (owned), context kind or kind reviewed is named so: did you mean %s?", near)
 		case n.ref.Group == "" && !coreKinds()[n.ref.Kind]:
 			why = "the core group (v1) has no kind so named"
-			if meant := suggest(n.ref.Kind, sortedKeys(coreKinds())); meant != "" {
+			if meant := source.Suggest(n.ref.Kind, sortedKeys(coreKinds())); meant != "" {
 				why += fmt.Sprintf(": did you mean %s?", meant)
 			}
 		case e.groups[n.ref.Group]:
@@ -546,7 +547,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 	}
 	p := Problem{Message: fmt.Sprintf("%s: mutations of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), on %s, they edit it otherwise with the whole object than with the paths of reads; name the path under mutators: %q: %s: reads",
 		where, doc.Kind(), doc.Kind(), runtime, req.Operation, doc.APIVersion(), doc.Kind())}
-	p.File, p.Line, p.Column = splitWhere(e.sourceOf(whole.LookupPath(where)))
+	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(whole.LookupPath(where)))
 	return &p
 }
 
@@ -637,7 +638,7 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 	// No one mutation alone: they do together.
 	p := Problem{Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
 		doc.Kind(), runtime, together.Errors[0].String())}
-	p.File, p.Line, p.Column = splitWhere(e.sourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(contract.PathMutations)))
+	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(contract.PathMutations)))
 	return &p
 }
 
@@ -828,8 +829,8 @@ func (e *Engine) findingRule(r Result, f Finding) (cue.Value, bool) {
 		return cue.Value{}, false
 	}
 	v := e.cur.Load().reviews[r.Doc.APIVersion()][r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
-	p := e.writtenAt(v)
-	return v, p.IsValid() && e.isPolicyFile(p.Filename())
+	p := e.src.WrittenAt(v)
+	return v, p.IsValid() && e.src.IsPolicyFile(p.Filename())
 }
 
 // refusedForTheRuntime is the problem of a runtime the policy declares
@@ -873,7 +874,7 @@ func (e *Engine) refusesNoChange(r Result) *Problem {
 		}
 		p := Problem{Message: fmt.Sprintf("rule %s.%s refuses an UPDATE of %s to itself, which changes nothing (%s): it would refuse every update of every such object, one that only adds a label or removes a finalizer too; refuse a change by comparing context.oldObject with the object where they differ (< where <= holds for equal values)",
 			f.Phase, f.Rule, tried(r), f.String())}
-		p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
+		p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(v))
 		return &p
 	}
 	return nil
@@ -933,7 +934,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 		field := strings.Join(f.Path, ".")
 		p := Problem{Message: fmt.Sprintf("renderParts.%s: the render part %s ignores %s: a probe %s of the runtime %s (see probes) renders the same objects with %d and with %d, so a user's %s would change nothing; %s",
 			part, part, field, doc.Kind(), runtime.Name(), n, n+1, field, f.Does)}
-		p.File, p.Line, p.Column = splitWhere(e.sourceOf(at))
+		p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(at))
 		return &p
 	}
 	return nil
@@ -984,7 +985,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 				if name == "" {
 					name = fmt.Sprintf("variants[%d]", i)
 				}
-				return nil, nil, nil, cueerrors.Newf(e.writtenAt(at), "the variant %s: its %s edit cannot be made on the runtime: %v", name, ed.Op, err)
+				return nil, nil, nil, cueerrors.Newf(e.src.WrittenAt(at), "the variant %s: its %s edit cannot be made on the runtime: %v", name, ed.Op, err)
 			}
 		}
 		// Its documents are said to be the runtime's, as the variant.
@@ -1103,7 +1104,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		}
 		// At the rule that looks at the values, where it is.
 		pr := Problem{Message: fmt.Sprintf("rule %s looks at values the review is given as tokens (%s, at %s): %s. A rule may carry such a value over, or look at it through the entry's value; one that looks otherwise switches the entry off, in a policy file: %s: carry: false",
-			rule.Rule, entry, e.sourceOf(c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
+			rule.Rule, entry, e.src.SourceOf(c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
 		where := rule.Source
 		if where == "" {
 			base, ok := contract.PathReview[rule.Phase]
@@ -1111,7 +1112,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 				base = contract.PathReviewWarnings
 			}
 			sels := append(base.Selectors(), cue.Str(rule.Rule))
-			where = e.sourceOf(c.reviews[doc.APIVersion()][doc.Kind()].LookupPath(cue.MakePath(sels...)))
+			where = e.src.SourceOf(c.reviews[doc.APIVersion()][doc.Kind()].LookupPath(cue.MakePath(sels...)))
 		}
 		pr.File, pr.Line, pr.Column = splitWhere(where)
 		return &pr
@@ -1194,7 +1195,7 @@ func renderDifference(want, got Rendered) string {
 // atLookup puts p at path of a kind's evaluated lookups: in the admin's
 // file, where the lookup is.
 func (e *Engine) atLookup(p *Problem, lookups cue.Value, path cue.Path) {
-	p.File, p.Line, p.Column = splitWhere(e.sourceOf(lookups.LookupPath(path)))
+	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(lookups.LookupPath(path)))
 }
 
 // reviewDifference says how two reviews of one object differ, "" when they
@@ -1226,7 +1227,7 @@ func reviewDifference(want, got Result) (string, *Finding) {
 func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string) Problem {
 	p := Problem{Message: fmt.Sprintf("carried: %q: %s: %s: %s", apiVersion, kind, name, msg)}
 	v := c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
-	p.File, p.Line, p.Column = splitWhere(e.sourceOf(v))
+	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(v))
 	return p
 }
 
@@ -1242,7 +1243,7 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 			for _, part := range c.crdParts[apiVersion][kind] {
 				if msg := partPathProblem(schema, part.path); msg != "" {
 					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
-					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(contract.PathCRDPartPath)))
+					p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(part.value.LookupPath(contract.PathCRDPartPath)))
 					problems = append(problems, p)
 					continue
 				}
@@ -1257,7 +1258,7 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 				}
 				if n, err := part.value.LookupPath(contract.PathCRDPartAt).Len().Int64(); err == nil && int(n) != stars {
 					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: at names %d indexes, and path %q has %d \"*\" items, one per index: self is the value at the path (a whole list where the path does not say \"*\")", apiVersion, kind, part.name, n, part.path, stars)}
-					p.File, p.Line, p.Column = splitWhere(e.sourceOf(part.value.LookupPath(contract.PathCRDPartAt)))
+					p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(part.value.LookupPath(contract.PathCRDPartAt)))
 					problems = append(problems, p)
 				}
 			}
@@ -1292,7 +1293,7 @@ func (e *Engine) checkReviewObjects(c *compiled) []Problem {
 				}
 			}
 			p := Problem{Message: fmt.Sprintf("admission: %q: %s: object: the review's object is not made of its input: the engine fills input with the object submitted and reads back object, with its defaults, for the rules to read; an object left open (object: _) reads nothing, and every %s would be admitted. Make it of the input: object: input (or your kind's schema & input)", apiVersion, kind, kind)}
-			p.File, p.Line, p.Column = splitWhere(e.sourceOf(review.LookupPath(contract.PathObject)))
+			p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(review.LookupPath(contract.PathObject)))
 			problems = append(problems, p)
 		}
 	}
@@ -1351,7 +1352,7 @@ func partPathProblem(schema map[string]any, path []string) string {
 				continue
 			}
 			msg := fmt.Sprintf("%s has no field %s", at, seg)
-			if hint := suggest(seg, sortedKeys(props)); hint != "" {
+			if hint := source.Suggest(seg, sortedKeys(props)); hint != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", hint)
 			}
 			return msg
@@ -1375,9 +1376,9 @@ func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
 	names, pos, culprit := e.blamed(c, k, sortReview, r.defect)
 	switch {
 	case culprit:
-		return e.problemAt(pos, "%s; it panics on the policy's %s %s (without it, it does not): rewriting it avoids the defect", f.Detail, plural(len(names), "rule", "rules"), strings.Join(names, ", "))
+		return e.src.ProblemAt(pos, "%s; it panics on the policy's %s %s (without it, it does not): rewriting it avoids the defect", f.Detail, plural(len(names), "rule", "rules"), strings.Join(names, ", "))
 	case len(names) > 0:
-		return e.problemAt(pos, "%s; the policy's %s of %s: %s (rewriting the one that meets the defect avoids it)", f.Detail, plural(len(names), "rule", "rules"), k.Kind, strings.Join(names, ", "))
+		return e.src.ProblemAt(pos, "%s; the policy's %s of %s: %s (rewriting the one that meets the defect avoids it)", f.Detail, plural(len(names), "rule", "rules"), k.Kind, strings.Join(names, ", "))
 	}
 	return Problem{Message: f.Detail}
 }

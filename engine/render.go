@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -257,7 +258,7 @@ func (rn *rendering) fail(what string, err error) bool {
 func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any) {
 	f := Finding{Phase: contract.PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	for _, v := range []cue.Value{rn.rv, rn.pv} {
-		if f.Source = rn.s.e.sourceOf(v.LookupPath(at)); f.Source != "" {
+		if f.Source = rn.s.e.src.SourceOf(v.LookupPath(at)); f.Source != "" {
 			break
 		}
 	}
@@ -276,7 +277,7 @@ func (rn *rendering) undeclared(rule string, at cue.Path, what, id string) {
 		return
 	}
 	msg := fmt.Sprintf("%s names the object %q, which no render builds (%s), so it would never be made", what, id, strings.Join(ids, ", "))
-	if sug := suggest(id, ids); sug != "" {
+	if sug := source.Suggest(id, ids); sug != "" {
 		msg += fmt.Sprintf(": did you mean %s?", sug)
 	}
 	rn.defect(rule, at, "%s", msg)
@@ -399,7 +400,7 @@ func (rn *rendering) decodeOutputs() bool {
 		rule := strings.ReplaceAll(err.what, " ", ".")
 		rn.defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, rn.s.e.Details(err.err))
 		// A policy's value that breaks a shipped rule: the admin's line.
-		if src := rn.s.e.policySource(err.err); src != "" {
+		if src := rn.s.e.src.PolicySource(err.err); src != "" {
 			rn.out.Errors[len(rn.out.Errors)-1].Source = src
 		}
 		return false

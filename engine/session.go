@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -468,7 +469,7 @@ func (s *Session) keep(doc Document) Result {
 	if s.e.groups[groupOf(apiVersion)] {
 		kinds := sortedKeys(s.e.cur.Load().reviews[apiVersion])
 		detail := fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)
-		if meant := suggest(kind, kinds); meant != "" {
+		if meant := source.Suggest(kind, kinds); meant != "" {
 			detail += fmt.Sprintf(": did you mean %q?", meant)
 		} else if len(kinds) == 0 {
 			var served []string
@@ -530,7 +531,7 @@ func (s *Session) keep(doc Document) Result {
 // the one given: the same apiVersion and a kind a letter or two away, or
 // the same kind and an apiVersion a letter or two away; "" when none is.
 func (e *Engine) nearContextKind(apiVersion, kind string) string {
-	if meant := suggest(kind, sortedKeys(e.contextKinds[apiVersion])); meant != "" {
+	if meant := source.Suggest(kind, sortedKeys(e.contextKinds[apiVersion])); meant != "" {
 		return apiVersion + " " + meant
 	}
 	var versions []string
@@ -540,7 +541,7 @@ func (e *Engine) nearContextKind(apiVersion, kind string) string {
 		}
 	}
 	slices.Sort(versions)
-	if meant := suggest(apiVersion, versions); meant != "" {
+	if meant := source.Suggest(apiVersion, versions); meant != "" {
 		return meant + " " + kind
 	}
 	return ""
@@ -1231,16 +1232,16 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 	}
 	var rules map[string][]edit
 	if err := value.DecodeJSON(v, &rules); err != nil {
-		ms.err = &MutationError{Source: s.e.sourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
+		ms.err = &MutationError{Source: s.e.src.SourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
 		return ms
 	}
 	for _, name := range sortedKeys(rules) {
 		if len(rules[name]) == 0 {
 			continue // its place in the CUE is looked up only for edits
 		}
-		r := ruleEdits{name: name, source: s.e.sourceOf(rv.LookupPath(cue.MakePath(contract.SelMutations, cue.Str(name))))}
+		r := ruleEdits{name: name, source: s.e.src.SourceOf(rv.LookupPath(cue.MakePath(contract.SelMutations, cue.Str(name))))}
 		if r.source == "" {
-			r.source = s.e.sourceOf(v)
+			r.source = s.e.src.SourceOf(v)
 		}
 		for _, e := range rules[name] {
 			if e.Object != contract.FieldInput {

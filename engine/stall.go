@@ -121,9 +121,9 @@ func (e *Engine) stalled(what string) Problem {
 	if len(suspects) == 0 {
 		return Problem{Message: msg + "; the policy's CUE does far more work than its objects ask for"}
 	}
-	p := e.problemAt(suspects[0], "%s; this comprehension may iterate far more than any object asks for (nested for clauses, or one over a call such as list.Range)", msg)
+	p := e.src.ProblemAt(suspects[0], "%s; this comprehension may iterate far more than any object asks for (nested for clauses, or one over a call such as list.Range)", msg)
 	for _, pos := range suspects[1:] {
-		p.Message += "\n        and " + e.problemAt(pos, "").Where()
+		p.Message += "\n        and " + e.src.ProblemAt(pos, "").Where()
 	}
 	return p
 }

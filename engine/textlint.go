@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // What the load reads of a rule's tests of a text: what a term says of
@@ -351,7 +352,7 @@ func (l *linter) checkResourceNames(base []cue.Selector, name string, steps []st
 		n := len(path)
 		if n >= 2 && resourceRequirements[path[n-2]] && resourceLists[path[n-1]] && !containerResource(st.name) {
 			msg := fmt.Sprintf("%s has no resource %q on a TrainJob that can run: a container asks only for cpu, memory, ephemeral-storage, hugepages-<size> or a name qualified by a domain (nvidia.com/gpu), and the Job API refuses a pod that asks for %q, so this read never sees what it means", name, st.name, st.name)
-			if s := suggest(st.name, []string{"cpu", "memory", "ephemeral-storage"}); s != "" {
+			if s := source.Suggest(st.name, []string{"cpu", "memory", "ephemeral-storage"}); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			}
 			l.problem(st.pos, "%s", msg)

@@ -1,10 +1,10 @@
-package engine
+package source
 
 import "strings"
 
-// suggest returns the candidate closest to name, when one is close enough
+// Suggest returns the candidate closest to name, when one is close enough
 // to be a slip of the keyboard (a letter or two, or case); "" otherwise.
-func suggest(name string, candidates []string) string {
+func Suggest(name string, candidates []string) string {
 	// Quoted values ("Required") are compared without their quotes.
 	name = strings.Trim(name, `"`)
 	best, bestDist := "", 0
@@ -14,7 +14,7 @@ func suggest(name string, candidates []string) string {
 		if c == name {
 			continue
 		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(c))
+		d := EditDistance(strings.ToLower(name), strings.ToLower(c))
 		if d > limit && !strings.EqualFold(c, name) && !prefixed(name, c) {
 			continue
 		}
@@ -26,10 +26,10 @@ func suggest(name string, candidates []string) string {
 	return best
 }
 
-// editDistance is the optimal string alignment distance of two strings,
+// EditDistance is the optimal string alignment distance of two strings,
 // by byte: Levenshtein's, with two neighbouring letters swapped counting
 // as one edit (paddel, paddle).
-func editDistance(a, b string) int {
+func EditDistance(a, b string) int {
 	d := make([][]int, len(a)+1)
 	for i := range d {
 		d[i] = make([]int, len(b)+1)
