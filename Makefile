@@ -52,7 +52,7 @@ check: testbins test fuzz
 # bounded too (by default it may take 60 s, showing 0 execs/s); -timeout
 # fails a hanging input. FUZZSCALE multiplies every count.
 FUZZSCALE ?= 1
-FUZZ_TARGETS := engine:FuzzAdmit:200 engine:FuzzPolicy:6 engine:FuzzReadYAML:20000 engine:FuzzReadJSON:20000 engine:FuzzRender:200 engine:FuzzMemo:200 controller/webhooks:FuzzAdmissionReview:200
+FUZZ_TARGETS := engine:FuzzAdmit:200 engine:FuzzPolicy:6 engine/internal/k8s:FuzzReadYAML:20000 engine/internal/k8s:FuzzReadJSON:20000 engine:FuzzRender:200 engine:FuzzMemo:200 controller/webhooks:FuzzAdmissionReview:200
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // admitAllCorpus is a stream of documents whose results depend on the
@@ -66,7 +68,7 @@ func TestAdmitAllAsInOrder(t *testing.T) {
 	e := testEngine(t)
 	redone := 0
 	for seed := range uint64(2) {
-		docs := ReadYAML("in.yaml", []byte(admitAllCorpus(seed)))
+		docs := k8s.ReadYAML("in.yaml", []byte(admitAllCorpus(seed)))
 		seq := e.NewSession(SessionOptions{})
 		var want []map[string]any
 		for _, d := range docs {

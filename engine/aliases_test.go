@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue/cuecontext"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // tokenSpy is a policy that reports, as a warning, every label key it sees
@@ -70,10 +71,10 @@ func TestOpaqueKeys(t *testing.T) {
 	// The spy iterates label keys, which makes the engine hand labels over
 	// with their keys (TestKeyReadingRuleSeesTheKeys): it looks here at
 	// what the shipped rules get, opaque labels and annotations.
-	if len(e.opaque.suffixes) != 1 {
-		t.Fatalf("opaque maps %v, want the annotations alone", e.opaque.suffixes)
+	if len(e.opaque.Suffixes) != 1 {
+		t.Fatalf("opaque maps %v, want the annotations alone", e.opaque.Suffixes)
 	}
-	e.opaque.suffixes = [][]string{{"metadata", "labels"}, {"metadata", "annotations"}}
+	e.opaque.Suffixes = [][]string{{"metadata", "labels"}, {"metadata", "annotations"}}
 	s := e.NewSession(SessionOptions{})
 	r := s.Admit(readOne(t, opaqueJob))
 	if r.Rejected() {
@@ -103,7 +104,7 @@ func TestOpaqueKeys(t *testing.T) {
 		t.Fatalf("render: %v", findingStrings(out.Errors))
 	}
 	data, _ := json.Marshal(out.Objects)
-	if strings.Contains(string(data), aliasPrefix) {
+	if strings.Contains(string(data), k8s.AliasPrefix) {
 		t.Errorf("a token left in the rendered objects: %s", data)
 	}
 	for _, o := range out.Objects {
@@ -124,7 +125,7 @@ func TestOpaqueKeys(t *testing.T) {
 	r2 := s.Admit(readOne(t, strings.Replace(other, "name: opaque", "name: opaque-2", 1)))
 	out2 := s.Render(r2, RenderOptions{})
 	data2, _ := json.Marshal(out2.Objects)
-	if strings.Contains(string(data2), aliasPrefix) || !strings.Contains(string(data2), "never-seen.example.com/patch-4711") {
+	if strings.Contains(string(data2), k8s.AliasPrefix) || !strings.Contains(string(data2), "never-seen.example.com/patch-4711") {
 		t.Errorf("second render: %s", data2)
 	}
 }
@@ -142,7 +143,7 @@ spec:
   runtimeRef: {name: torch-distributed}
 `))
 	got := strings.Join(findingStrings(r.Errors), "\n")
-	if !strings.Contains(got, "metadata.labels[never-seen.example.com/count-4711]: Invalid value: 3: must be of type string") || strings.Contains(got, aliasPrefix) {
+	if !strings.Contains(got, "metadata.labels[never-seen.example.com/count-4711]: Invalid value: 3: must be of type string") || strings.Contains(got, k8s.AliasPrefix) {
 		t.Errorf("errors %q", got)
 	}
 }
@@ -151,15 +152,15 @@ spec:
 // alone; restore puts keys back in keys and inside strings, and leaves a
 // token it did not give as it is.
 func TestAliasRoundTrip(t *testing.T) {
-	o := &opaqueKeys{suffixes: [][]string{{"metadata", "labels"}}, named: map[string]bool{"named": true}}
-	a := o.aliases(nil)
+	o := &k8s.OpaqueKeys{Suffixes: [][]string{{"metadata", "labels"}}, Named: map[string]bool{"named": true}}
+	a := o.Aliases(nil)
 	in := map[string]any{
 		"metadata": map[string]any{"labels": map[string]any{"named": "1", "x/y": "2"}},
 		"spec":     []any{map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "3", "z": "4"}}}},
 		"labels":   map[string]any{"not-opaque": "5"},
 	}
 	before, _ := json.Marshal(in)
-	aliased := a.alias(in).(map[string]any)
+	aliased := a.Alias(in).(map[string]any)
 	after, _ := json.Marshal(in)
 	if string(before) != string(after) {
 		t.Fatalf("alias changed its input: %s", after)
@@ -167,7 +168,7 @@ func TestAliasRoundTrip(t *testing.T) {
 	// Tokens are numbered in the order the keys are met, which is a map's:
 	// x/y's and z's are 0 and 1, either way round.
 	labels := aliased["metadata"].(map[string]any)["labels"].(map[string]any)
-	tok, other := aliasPrefix+"0~", aliasPrefix+"1~"
+	tok, other := k8s.AliasPrefix+"0~", k8s.AliasPrefix+"1~"
 	if labels[tok] == nil {
 		tok, other = other, tok
 	}
@@ -183,15 +184,15 @@ func TestAliasRoundTrip(t *testing.T) {
 	}
 
 	// A child (a render of a plan) keeps the parent's tokens.
-	child := o.aliases(a)
-	if got := child.alias(map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "", "w": ""}}}); !reflect.DeepEqual(got, map[string]any{"metadata": map[string]any{"labels": map[string]any{tok: "", aliasPrefix + "2~": ""}}}) {
+	child := o.Aliases(a)
+	if got := child.Alias(map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "", "w": ""}}}); !reflect.DeepEqual(got, map[string]any{"metadata": map[string]any{"labels": map[string]any{tok: "", k8s.AliasPrefix + "2~": ""}}}) {
 		t.Errorf("child aliases %v", got)
 	}
-	if got := child.restore(map[string]any{aliasPrefix + "2~": "in " + tok + " and " + aliasPrefix + "9~"}); !reflect.DeepEqual(got, map[string]any{"w": "in x/y and " + aliasPrefix + "9~"}) {
+	if got := child.Restore(map[string]any{k8s.AliasPrefix + "2~": "in " + tok + " and " + k8s.AliasPrefix + "9~"}); !reflect.DeepEqual(got, map[string]any{"w": "in x/y and " + k8s.AliasPrefix + "9~"}) {
 		t.Errorf("restore %v", got)
 	}
-	if !reflect.DeepEqual(a.restore(aliased), in) {
-		t.Errorf("round trip %v", a.restore(aliased))
+	if !reflect.DeepEqual(a.Restore(aliased), in) {
+		t.Errorf("round trip %v", a.Restore(aliased))
 	}
 }
 
@@ -203,7 +204,7 @@ func TestRewriteJSONStrings(t *testing.T) {
 	name, _ := tokens.token("torch-distributed")
 	odd, _ := tokens.token(`a "b" <c> & \d é`)
 	raw := []byte(`{"name":"` + name + `","apiGroup":"trainer.kubeflow.org","env":[{"value":"x-` + odd + `","name":"A"}],"n":2}`)
-	got := string(rewriteJSONStrings(raw, valuePrefix, tokens.restoreString))
+	got := string(k8s.RewriteJSONStrings(raw, valuePrefix, tokens.restoreString))
 	want := `{"name":"torch-distributed","apiGroup":"trainer.kubeflow.org","env":[{"value":"x-a \"b\" <c> & \\d é","name":"A"}],"n":2}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -214,7 +215,7 @@ func TestRewriteJSONStrings(t *testing.T) {
 		t.Errorf("CUE marshals %s (%v), want %s", b, err, want)
 	}
 	// Text that is not JSON is left as it is.
-	if bad := []byte(`{"a":"` + name); string(rewriteJSONStrings(bad, valuePrefix, tokens.restoreString)) != string(bad) {
+	if bad := []byte(`{"a":"` + name); string(k8s.RewriteJSONStrings(bad, valuePrefix, tokens.restoreString)) != string(bad) {
 		t.Errorf("an unterminated string was rewritten")
 	}
 }

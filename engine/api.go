@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
@@ -36,3 +37,20 @@ type (
 // Problem is one mistake of a load, at a position in a CUE file
 // (source.Problem).
 type Problem = source.Problem
+
+// Document is one object read from an input, with where it came from
+// (k8s.Document).
+type Document = k8s.Document
+
+// Finding is one result of a check, in the API server's words
+// (k8s.Finding).
+type Finding = k8s.Finding
+
+// ReadYAML reads every document of a YAML or JSON stream (k8s.ReadYAML):
+// a document that cannot be read gives one Document with Err, and the
+// documents after it are still read; a v1 List is read as its items.
+func ReadYAML(file string, data []byte) []Document { return k8s.ReadYAML(file, data) }
+
+// ReadObject reads one object as an API server sends it to a webhook, as
+// ReadYAML reads it, without the YAML reader's cost (k8s.ReadObject).
+func ReadObject(file string, data []byte) Document { return k8s.ReadObject(file, data) }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -15,13 +16,13 @@ import (
 func BenchmarkVet(b *testing.B) {
 	e := testEngine(b)
 	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
-	var docs []Document
+	var docs []k8s.Document
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			b.Fatal(err)
 		}
-		docs = append(docs, ReadYAML(f, data)...)
+		docs = append(docs, k8s.ReadYAML(f, data)...)
 	}
 	b.ResetTimer()
 	n := 0
@@ -40,9 +41,9 @@ func BenchmarkVet(b *testing.B) {
 func BenchmarkAdmitTrainJob(b *testing.B) {
 	e := missEngine(b) // a miss every time
 	s := e.NewSession(SessionOptions{})
-	docs := make([]Document, 64)
+	docs := make([]k8s.Document, 64)
 	for i := range docs {
-		docs[i] = ReadYAML("j.yaml", []byte(fmt.Sprintf(torchJob, fmt.Sprintf("job-%d", i))))[0]
+		docs[i] = k8s.ReadYAML("j.yaml", []byte(fmt.Sprintf(torchJob, fmt.Sprintf("job-%d", i))))[0]
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -61,9 +62,9 @@ func BenchmarkAdmitValidTrainJob(b *testing.B) {
 func benchmarkValidTrainJob(b *testing.B, req Request) {
 	e := missEngine(b) // a miss every time
 	s := e.NewSession(SessionOptions{})
-	docs := make([]Document, 64)
+	docs := make([]k8s.Document, 64)
 	for i := range docs {
-		docs[i] = ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n    env: [{name: RUN, value: \"1\"}]\n", i))[0]
+		docs[i] = k8s.ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n    env: [{name: RUN, value: \"1\"}]\n", i))[0]
 		if req.SchemaChecked {
 			// As the API server sends it, with its CRD's defaults.
 			docs[i] = serverDefaulted(b, docs[i])
@@ -133,9 +134,9 @@ func BenchmarkReconcile(b *testing.B) {
 	meta := runtime["metadata"].(map[string]any)
 	meta["uid"], meta["resourceVersion"] = "rt-uid", "7"
 	cl := &mapCluster{objects: map[string]map[string]any{"trainer.kubeflow.org/ClusterTrainingRuntime//torch-distributed": runtime}}
-	docs := make([]Document, 64)
+	docs := make([]k8s.Document, 64)
 	for i := range docs {
-		docs[i] = serverDefaulted(b, ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0])
+		docs[i] = serverDefaulted(b, k8s.ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0])
 		// As the API server stores it: who set which field.
 		docs[i].Object["metadata"].(map[string]any)["managedFields"] = []any{
 			map[string]any{"manager": "kubectl", "operation": "Apply", "apiVersion": "trainer.kubeflow.org/v1alpha1", "time": "2026-11-23T10:00:00Z", "fieldsType": "FieldsV1",
@@ -145,7 +146,7 @@ func BenchmarkReconcile(b *testing.B) {
 					".": map[string]any{}, "f:lastTransitionTime": map[string]any{}, "f:message": map[string]any{}, "f:reason": map[string]any{}, "f:status": map[string]any{}, "f:type": map[string]any{}}}}}},
 		}
 	}
-	reconcile := func(b *testing.B, d Document) Rendered {
+	reconcile := func(b *testing.B, d k8s.Document) Rendered {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
 		r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
 		out := s.Render(r, RenderOptions{})
@@ -156,7 +157,7 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	// A version of a TrainJob the engine has not reviewed (each iteration's
 	// resourceVersion is new: the engine keeps the controller's reviews).
-	version := func(d Document, i int) Document {
+	version := func(d k8s.Document, i int) k8s.Document {
 		d.Object = value.DeepCopy(d.Object).(map[string]any)
 		d.Object["metadata"].(map[string]any)["resourceVersion"] = fmt.Sprint(i + 2)
 		return d
@@ -175,13 +176,13 @@ func BenchmarkReconcile(b *testing.B) {
 		for _, obj := range reconcile(b, d).Objects {
 			obj = value.DeepCopy(obj).(map[string]any)
 			m := obj["metadata"].(map[string]any)
-			m["uid"], m["resourceVersion"] = "uid-"+d.Name()+"-"+str(obj["kind"]), "2"
+			m["uid"], m["resourceVersion"] = "uid-"+d.Name()+"-"+k8s.Str(obj["kind"]), "2"
 			m["managedFields"] = []any{map[string]any{"manager": "cuetrainer", "operation": "Apply", "apiVersion": obj["apiVersion"], "fieldsType": "FieldsV1",
 				"fieldsV1": map[string]any{"f:spec": map[string]any{"f:replicatedJobs": map[string]any{`k:{"name":"node"}`: map[string]any{".": map[string]any{}, "f:name": map[string]any{}, "f:replicas": map[string]any{}}}}}}}
 			if obj["kind"] == "JobSet" {
 				obj["status"] = map[string]any{"replicatedJobsStatus": []any{map[string]any{"name": "node", "active": int64(1), "ready": int64(1)}}}
 			}
-			cl.objects[groupOf(str(obj["apiVersion"]))+"/"+str(obj["kind"])+"/team-a/"+str(m["name"])] = obj
+			cl.objects[k8s.GroupOf(k8s.Str(obj["apiVersion"]))+"/"+k8s.Str(obj["kind"])+"/team-a/"+k8s.Str(m["name"])] = obj
 		}
 	}
 	// The TrainJob as its last reconcile saw it: the engine's kept review.

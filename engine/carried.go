@@ -7,6 +7,8 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // Carried values.
@@ -63,7 +65,7 @@ const maxCarried = 10000
 // valuePrefix starts every value token: lower-case letters and digits, so
 // that a token meets a name's pattern. A token is valuePrefix and four
 // digits.
-var valuePrefix = "ct" + aliasNonce + "v"
+var valuePrefix = "ct" + k8s.AliasNonce + "v"
 
 // valueTokens are the tokens of one evaluation's carried values.
 type valueTokens struct {
@@ -127,7 +129,7 @@ func (k *carrying) candidates(objs ...map[string]any) {
 func (k *carrying) visit(v any, p carriedPath, rest []string) {
 	if len(rest) == 0 {
 		s, ok := v.(string)
-		if ok && !(k.mode == carryUnnamed && k.e.opaque.named[s]) && k.c.meets(p, s) {
+		if ok && !(k.mode == carryUnnamed && k.e.opaque.Named[s]) && k.c.meets(p, s) {
 			if k.at[s] == 0 {
 				k.order = append(k.order, s)
 			}
@@ -143,7 +145,7 @@ func (k *carrying) visit(v any, p carriedPath, rest []string) {
 			}
 			return
 		}
-		for _, key := range sortedKeys(x) {
+		for _, key := range value.SortedKeys(x) {
 			k.visit(x[key], p, rest[1:])
 		}
 	case []any:
@@ -268,7 +270,7 @@ func (t *valueTokens) restoreRefs(r *lookupRefs) (*lookupRefs, bool) {
 
 // hasNonce reports whether s holds a token's nonce, in either case.
 func hasNonce(s string) bool {
-	return strings.Contains(s, "ct"+aliasNonce) || strings.Contains(s, strings.ToUpper("ct"+aliasNonce))
+	return strings.Contains(s, "ct"+k8s.AliasNonce) || strings.Contains(s, strings.ToUpper("ct"+k8s.AliasNonce))
 }
 
 // tokens returns the tokens of the values to carry, nil when there is
@@ -330,7 +332,7 @@ func (t *valueTokens) replaceAt(v any, rest []string) (any, bool) {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		return mapEntries(x, func(key string, val any) (any, bool) {
+		return k8s.MapEntries(x, func(key string, val any) (any, bool) {
 			if rest[0] != "*" && key != rest[0] {
 				return val, false
 			}
@@ -340,7 +342,7 @@ func (t *valueTokens) replaceAt(v any, rest []string) (any, bool) {
 		if rest[0] != "*" {
 			return v, false
 		}
-		return mapItems(x, func(v any) (any, bool) { return t.replaceAt(v, rest[1:]) })
+		return k8s.MapItems(x, func(v any) (any, bool) { return t.replaceAt(v, rest[1:]) })
 	}
 	return v, false
 }
@@ -419,9 +421,9 @@ func (t *valueTokens) restoreValue(v any) (any, bool) {
 		s := t.restoreString(x)
 		return s, s != x
 	case map[string]any:
-		return mapEntries(x, func(_ string, val any) (any, bool) { return t.restoreValue(val) })
+		return k8s.MapEntries(x, func(_ string, val any) (any, bool) { return t.restoreValue(val) })
 	case []any:
-		return mapItems(x, t.restoreValue)
+		return k8s.MapItems(x, t.restoreValue)
 	}
 	return v, false
 }
@@ -475,8 +477,8 @@ func replaceTokens(s, prefix string, by func(n int) (string, bool)) string {
 
 // restoreFindings returns the findings with their values back, a new
 // slice: the memo keeps the one it was given.
-func (t *valueTokens) restoreFindings(fs []Finding) []Finding {
-	return rewriteFindings(fs, valuePrefix, t.restoreString)
+func (t *valueTokens) restoreFindings(fs []k8s.Finding) []k8s.Finding {
+	return k8s.RewriteFindings(fs, valuePrefix, t.restoreString)
 }
 
 // leftover reports whether any text of r holds a token's nonce, in either
@@ -506,7 +508,7 @@ func leftover(r Result) bool {
 	if walk(r.Object) || walk(r.Summary) {
 		return true
 	}
-	for _, fs := range [][]Finding{r.Errors, r.Warnings} {
+	for _, fs := range [][]k8s.Finding{r.Errors, r.Warnings} {
 		for _, f := range fs {
 			if has(f.Path) || has(f.Detail) || has(f.Rule) || has(string(f.Value)) || walk(anySlice(f.Supported)) {
 				return true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
@@ -41,7 +42,7 @@ func TestCarriedValuesShareReviews(t *testing.T) {
 	if made {
 		t.Errorf("a TrainJob alike but for its carried values: reviewed again, want the memo's review")
 	}
-	m := meta(second.Object)
+	m := k8s.Meta(second.Object)
 	env := second.Object["spec"].(map[string]any)["trainer"].(map[string]any)["env"].([]any)[0].(map[string]any)
 	if m["name"] != "job-b" || m["namespace"] != "team-b" || m["uid"] != "uid-b" || env["value"] != "run b" {
 		t.Errorf("the memo's review holds other values: %v, env %v", m, env)
@@ -154,7 +155,7 @@ admission: (#APIVersion): TrainJob: {
 func TestCarriedLeftOver(t *testing.T) {
 	tokens := &valueTokens{}
 	tok, _ := tokens.token("job-a")
-	r := Result{Object: map[string]any{"a": "x-" + tok}, Warnings: []Finding{{Detail: "name " + tok}}}
+	r := Result{Object: map[string]any{"a": "x-" + tok}, Warnings: []k8s.Finding{{Detail: "name " + tok}}}
 	got, _, ok := tokens.putBack(r, nil)
 	if !ok || got.Object["a"] != "x-job-a" || got.Warnings[0].Detail != "name job-a" {
 		t.Errorf("put back: %v %v %v", ok, got.Object, got.Warnings)
@@ -266,8 +267,8 @@ func TestCarriedRenders(t *testing.T) {
 				// same keys.
 				wd, _ := w["data"].(map[string]any)
 				gd, _ := g["data"].(map[string]any)
-				if len(wd) == 0 || !reflect.DeepEqual(sortedKeys(wd), sortedKeys(gd)) {
-					t.Errorf("%s: secret data %v, want keys %v", runtime, sortedKeys(gd), sortedKeys(wd))
+				if len(wd) == 0 || !reflect.DeepEqual(value.SortedKeys(wd), value.SortedKeys(gd)) {
+					t.Errorf("%s: secret data %v, want keys %v", runtime, value.SortedKeys(gd), value.SortedKeys(wd))
 				}
 				delete(w, "data")
 				delete(g, "data")
@@ -314,7 +315,7 @@ func TestPatchLabelValuesCarried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := func(name, run string) Document {
+	job := func(name, run string) k8s.Document {
 		return readOne(t, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: "+name+", namespace: team-a}\n"+
 			"spec:\n  runtimeRef: {name: torch-distributed}\n  runtimePatches:\n  - manager: example.com/ci\n"+
 			"    trainingRuntimeSpec: {template: {metadata: {labels: {example.com/run: "+run+"}, annotations: {example.com/note: note-"+run+"}}}}\n")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -133,18 +134,18 @@ func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l contra
 		return nil, nil
 	}
 	where := fmt.Sprintf("ConfigMap %s/%s", p.Namespace, p.Name)
-	uid := str(meta(input)["uid"])
-	if owner := controllerOf(cm); owner == nil || uid == "" || str(owner["uid"]) != uid {
+	uid := k8s.Str(k8s.Meta(input)["uid"])
+	if owner := controllerOf(cm); owner == nil || uid == "" || k8s.Str(owner["uid"]) != uid {
 		return nil, fmt.Errorf("invalid pinned copy %s: it exists but is controlled by another object", where)
 	}
 	obj, err := s.e.parsePinned(cm, p.Key)
 	if err != nil {
 		return nil, fmt.Errorf("invalid pinned copy %s: %v", where, err)
 	}
-	d := Document{Object: obj}
-	if groupOf(d.APIVersion()) != l.Group || d.Kind() != l.Kind || d.Name() != l.Name {
+	d := k8s.Document{Object: obj}
+	if k8s.GroupOf(d.APIVersion()) != l.Group || d.Kind() != l.Kind || d.Name() != l.Name {
 		return nil, fmt.Errorf("invalid pinned copy %s: it holds %s %q of group %q, not %s %q of group %q",
-			where, d.Kind(), d.Name(), groupOf(d.APIVersion()), l.Kind, l.Name, l.Group)
+			where, d.Kind(), d.Name(), k8s.GroupOf(d.APIVersion()), l.Kind, l.Name, l.Group)
 	}
 	return obj, nil
 }
@@ -154,8 +155,8 @@ func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l contra
 // copy on every reconcile of its object. The object is shared: its
 // readers copy what they change (existing).
 func (e *Engine) parsePinned(cm map[string]any, key string) (map[string]any, error) {
-	m := meta(cm)
-	uid, version := str(m["uid"]), str(m["resourceVersion"])
+	m := k8s.Meta(cm)
+	uid, version := k8s.Str(m["uid"]), k8s.Str(m["resourceVersion"])
 	cacheKey := uid + "/" + version + "/" + key
 	if uid != "" && version != "" {
 		if obj, ok := e.pinnedCopies.Get(cacheKey); ok {
@@ -178,7 +179,7 @@ func (e *Engine) parsePinned(cm map[string]any, key string) (map[string]any, err
 }
 
 func controllerOf(obj map[string]any) map[string]any {
-	refs, _ := meta(obj)["ownerReferences"].([]any)
+	refs, _ := k8s.Meta(obj)["ownerReferences"].([]any)
 	for _, r := range refs {
 		if m, ok := r.(map[string]any); ok && m["controller"] == true {
 			return m
@@ -194,15 +195,15 @@ const existingCacheSize = 1024
 // existing returns a cluster's object with the defaults its review gives it,
 // evaluated once per uid and resourceVersion. The object exists whatever the
 // rules say of it now; one that does not even fit the schema is kept as read.
-// One too big to evaluate (limits.go) is not evaluated, and says why
+// One too big to evaluate (k8s/limits.go) is not evaluated, and says why
 // (stored.tooBig): a runtime put in the cluster past the webhooks would
 // cost every TrainJob that names it seconds. It is measured once, too.
 func (e *Engine) existing(obj map[string]any) *stored {
-	raw := Document{File: "cluster", Object: obj}
+	raw := k8s.Document{File: "cluster", Object: obj}
 	admitted := e.admits(raw.APIVersion(), raw.Kind())
-	m := meta(obj)
-	key := identityKey(raw.APIVersion(), raw.Kind(), raw.Namespace(), raw.Name()) + "/" + str(m["uid"]) + "/" + str(m["resourceVersion"])
-	cacheable := admitted && str(m["uid"]) != "" && str(m["resourceVersion"]) != ""
+	m := k8s.Meta(obj)
+	key := identityKey(raw.APIVersion(), raw.Kind(), raw.Namespace(), raw.Name()) + "/" + k8s.Str(m["uid"]) + "/" + k8s.Str(m["resourceVersion"])
+	cacheable := admitted && k8s.Str(m["uid"]) != "" && k8s.Str(m["resourceVersion"]) != ""
 	if cacheable {
 		// Looked up before the copy below: a runtime read for every
 		// request is the same object most of the time.
@@ -214,7 +215,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 		}
 	}
 	var st *stored
-	if size := sizeFindings(obj, e.crdSchema(raw.APIVersion(), raw.Kind())); size != nil {
+	if size := k8s.SizeFindings(obj, e.crdSchema(raw.APIVersion(), raw.Kind())); size != nil {
 		st = &stored{doc: raw, tooBig: size[0].String()}
 	} else {
 		// A copy with integers as int64, whatever decoded it (YAML gives
@@ -222,7 +223,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 		// the API server writes itself, which no rule reads
 		// (serverManaged).
 		obj, _ = value.AsJSON(e.withoutServerManaged(obj)).(map[string]any)
-		d := Document{File: "cluster", Object: obj}
+		d := k8s.Document{File: "cluster", Object: obj}
 		if !admitted {
 			return &stored{doc: d}
 		}
@@ -246,7 +247,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 // #Context field that holds them and name.
 func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any, error) {
 	out := map[string]map[string]any{}
-	apiVersions := sortedKeys(s.e.contextKinds)
+	apiVersions := value.SortedKeys(s.e.contextKinds)
 	for _, apiVersion := range apiVersions {
 		kinds := s.e.contextKinds[apiVersion]
 		names := make([]string, 0, len(kinds))
@@ -264,7 +265,7 @@ func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any
 				out[f] = map[string]any{}
 			}
 			for _, o := range objs {
-				out[f][str(meta(o)["name"])] = s.e.withoutServerManaged(o)
+				out[f][k8s.Str(k8s.Meta(o)["name"])] = s.e.withoutServerManaged(o)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -31,18 +32,18 @@ func (m *mapCluster) add(t *testing.T, text string) {
 		t.Fatal(err)
 	}
 	// As a client reads it: whole numbers are integers.
-	d := serverDefaulted(t, Document{Object: value.AsJSON(obj).(map[string]any)})
+	d := serverDefaulted(t, k8s.Document{Object: value.AsJSON(obj).(map[string]any)})
 	if m.objects == nil {
 		m.objects = map[string]map[string]any{}
 	}
-	m.objects[groupOf(d.APIVersion())+"/"+d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = d.Object
+	m.objects[k8s.GroupOf(d.APIVersion())+"/"+d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = d.Object
 }
 
 // serverDefaulted is doc as an API server holds it, with its CRD's
 // defaults, when it is of a kind with one: the CUE's object, which the
 // generated CRDs default alike (test/integration TestGeneratedCRDs). A
 // schema-checked review takes its input so.
-func serverDefaulted(t testing.TB, doc Document) Document {
+func serverDefaulted(t testing.TB, doc k8s.Document) k8s.Document {
 	t.Helper()
 	e := testEngine(t)
 	if e.crdSchema(doc.APIVersion(), doc.Kind()) == nil {
@@ -71,7 +72,7 @@ func (m *mapCluster) Get(_ context.Context, group, kind, namespace, name string)
 func (m *mapCluster) List(_ context.Context, apiVersion, kind string) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, o := range m.objects {
-		d := Document{Object: o}
+		d := k8s.Document{Object: o}
 		if d.APIVersion() == apiVersion && d.Kind() == kind {
 			out = append(out, o)
 		}
@@ -86,9 +87,9 @@ var (
 	clusterTrainJob = teamJob("job-uid").YAML()
 )
 
-func readOne(t *testing.T, text string) Document {
+func readOne(t *testing.T, text string) k8s.Document {
 	t.Helper()
-	docs := ReadYAML("in.yaml", []byte(text))
+	docs := k8s.ReadYAML("in.yaml", []byte(text))
 	if len(docs) != 1 || docs[0].Err != nil {
 		t.Fatalf("reading: %v", docs)
 	}
@@ -138,20 +139,20 @@ func TestClusterLookup(t *testing.T) {
 }
 
 // TestClusterLookupTooBig: a runtime in the cluster too big to evaluate
-// (limits.go), put there past the webhooks, is not evaluated for the
+// (k8s/limits.go), put there past the webhooks, is not evaluated for the
 // TrainJobs that name it, which are refused saying why; one within the
 // limits is read as before.
 func TestClusterLookupTooBig(t *testing.T) {
 	e := testEngine(t)
-	job := func(runtime string) Document {
-		return Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+	job := func(runtime string) k8s.Document {
+		return k8s.Document{File: "tj.yaml", Line: 1, Object: map[string]any{
 			"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 			"metadata": map[string]any{"name": "job", "namespace": "team"},
 			"spec":     map[string]any{"runtimeRef": map[string]any{"name": runtime}},
 		}}
 	}
 	for _, tc := range []struct {
-		runtime Document
+		runtime k8s.Document
 		want    string
 	}{
 		{volumesRuntime(249, 4), "ClusterTrainingRuntime volumes is too big to evaluate: the object has 1004 list items: cuetrainer evaluates objects of at most 1000"},
@@ -196,7 +197,7 @@ func TestClusterPinnedCopy(t *testing.T) {
 	}
 	hasSnapshot := func(out Rendered) bool {
 		for _, o := range out.Objects {
-			if o["kind"] == "ConfigMap" && meta(o)["name"] == "job-runtime-snapshot" {
+			if o["kind"] == "ConfigMap" && k8s.Meta(o)["name"] == "job-runtime-snapshot" {
 				return true
 			}
 		}
@@ -328,7 +329,7 @@ spec:
     trainingRuntimeSpec: {template: {metadata: {labels: {b: "B"}}}}
 `
 
-func patched(t *testing.T, suspend bool, timeA, labelA string) Document {
+func patched(t *testing.T, suspend bool, timeA, labelA string) k8s.Document {
 	t.Helper()
 	text := strings.Replace(patchedTrainJob, "SUSPEND", map[bool]string{true: "true", false: "false"}[suspend], 1)
 	if timeA != "" {
@@ -358,7 +359,7 @@ func TestMutationRuntimePatchTime(t *testing.T) {
 	cl := &mapCluster{}
 	cl.add(t, clusterRuntime)
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	admit := func(doc Document, req Request) map[string]any {
+	admit := func(doc k8s.Document, req Request) map[string]any {
 		req.Now = now
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
 		if r := s.AdmitRequest(context.Background(), doc, req); r.Rejected() {
@@ -409,7 +410,7 @@ func TestUpdateRules(t *testing.T) {
 	e := testEngine(t)
 	cl := &mapCluster{}
 	cl.add(t, clusterRuntime)
-	admit := func(doc Document, old Document) []string {
+	admit := func(doc k8s.Document, old k8s.Document) []string {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
 		return findingStrings(s.AdmitRequest(context.Background(), doc, Request{Operation: "UPDATE", OldObject: old.Object}).Errors)
 	}
@@ -731,7 +732,7 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
   - {manager: kubectl, operation: Apply, apiVersion: trainer.kubeflow.org/v1alpha1, fieldsType: FieldsV1,
      fieldsV1: {"f:spec": {"f:trainer": {"f:env": {"k:{\"name\":\"A\"}": {}}}}}}`
 	text := strings.Replace(jobYAML("torch", "{numNodes: 2, env: [{name: A, value: x}]}"), "metadata: {name: job, namespace: ns}", "metadata:\n  name: job\n  namespace: ns"+managed, 1)
-	d := ReadYAML("job.yaml", []byte(text))[0]
+	d := k8s.ReadYAML("job.yaml", []byte(text))[0]
 	before := value.DeepCopy(d.Object)
 	full := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{})
 	// As the API server sends it: with its CRD's defaults (serverDefaulted).
@@ -754,13 +755,13 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
 		t.Errorf("the result's document lost its managedFields")
 	}
 	// Their shape: vet checks it, a schema-checked review does not look.
-	bad := ReadYAML("job.yaml", []byte(strings.Replace(jobYAML("torch", "{}"), "metadata: {name: job, namespace: ns}", "metadata: {name: job, namespace: ns, managedFields: [{manager: 7}]}", 1)))[0]
+	bad := k8s.ReadYAML("job.yaml", []byte(strings.Replace(jobYAML("torch", "{}"), "metadata: {name: job, namespace: ns}", "metadata: {name: job, namespace: ns, managedFields: [{manager: 7}]}", 1)))[0]
 	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), bad, Request{}); !hasPhase(r.Errors, contract.PhaseSchema) {
 		t.Errorf("vet of a malformed managedFields: %v, want a schema error", r.Errors)
 	}
 	// As the API server sends it, with its defaults (and this metadata,
 	// which it writes itself).
-	badChecked := serverDefaulted(t, ReadYAML("job.yaml", []byte(jobYAML("torch", "{}")))[0])
+	badChecked := serverDefaulted(t, k8s.ReadYAML("job.yaml", []byte(jobYAML("torch", "{}")))[0])
 	badChecked.Object["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": int64(7)}}
 	if r := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), badChecked, Request{SchemaChecked: true}); r.Rejected() {
 		t.Errorf("a schema-checked review looked at the managedFields: %v", r.Errors)
@@ -791,7 +792,7 @@ func TestWithoutServerManaged(t *testing.T) {
 // to check.
 func compareRequests(e *Engine, cl Cluster, docs []string, change func(*Request), check func(op Request, asked, changed Result)) {
 	for _, text := range docs {
-		for _, d := range ReadYAML("doc.yaml", []byte(text)) {
+		for _, d := range k8s.ReadYAML("doc.yaml", []byte(text)) {
 			for _, op := range []Request{{}, {Operation: "UPDATE", OldObject: d.Object}} {
 				asked := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, op)
 				change(&op)
@@ -822,7 +823,7 @@ func TestClusterObjectsWithoutServerManagedFields(t *testing.T) {
 	cl.add(t, strings.Replace(runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""), "  name: torch\n", "  name: torch\n  uid: rt-1\n  resourceVersion: '3'\n  "+managed+"\n", 1))
 	cl.add(t, "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: job, namespace: ns, "+managed+"}\nspec: {suspend: true}\n")
 	cl.add(t, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high, "+managed+"}\nvalue: 1000\n")
-	d := serverDefaulted(t, ReadYAML("job.yaml", []byte(jobYAML("torch", "{numNodes: 2}")))[0])
+	d := serverDefaulted(t, k8s.ReadYAML("job.yaml", []byte(jobYAML("torch", "{numNodes: 2}")))[0])
 	s := e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true, Controller: true})
 	r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
 	if r.Rejected() || r.runtime == nil || r.existing["jobset"] == nil {
@@ -858,7 +859,7 @@ func TestSchemaCheckedTakesTheInput(t *testing.T) {
 	e := testEngine(t)
 	cl := &mapCluster{}
 	cl.add(t, runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
-	admit := func(d Document, checked bool) Result {
+	admit := func(d k8s.Document, checked bool) Result {
 		t.Helper()
 		return e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{SchemaChecked: checked})
 	}
@@ -964,7 +965,7 @@ admission: (#APIVersion): TrainJob: {
 func TestClusterScopedNamespaceCleared(t *testing.T) {
 	e := testEngine(t)
 	runtime := strings.Replace(runtimeYAML("org-torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""), "  name: org-torch\n", "  name: org-torch\n  namespace: kubeflow-system\n", 1)
-	docs := ReadYAML("in.yaml", []byte(runtime+"---\n"+jobYAML("org-torch", "{numNodes: 2}")))
+	docs := k8s.ReadYAML("in.yaml", []byte(runtime+"---\n"+jobYAML("org-torch", "{numNodes: 2}")))
 	rs := e.NewSession(SessionOptions{}).AdmitAll(context.Background(), docs, 1)
 	for _, r := range rs {
 		if r.Rejected() {

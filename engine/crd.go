@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // maxSchemaDepth bounds the schema walk (core types are deep, not cyclic).
@@ -36,7 +40,7 @@ func (e *Engine) CRDs() (_ []map[string]any, err error) {
 		out = append(out, crd)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return fmt.Sprint(meta(out[i])["name"]) < fmt.Sprint(meta(out[j])["name"])
+		return fmt.Sprint(k8s.Meta(out[i])["name"]) < fmt.Sprint(k8s.Meta(out[j])["name"])
 	})
 	return out, nil
 }
@@ -243,14 +247,6 @@ func openAPI(v cue.Value, depth int, root bool) (map[string]any, error) {
 	return s, nil
 }
 
-// typeLimits are the bounds of CUE's sized integer types the CRD says with
-// its format (Kubeflow's Go types are int32 and int64, which controller-gen
-// writes as `format: int32` and `format: int64`), not with minimum and
-// maximum.
-var typeLimits = map[string]string{
-	"-2147483648": "int32", "2147483647": "int32", "-9223372036854775808": "int64", "9223372036854775807": "int64",
-}
-
 // cueBounds writes into a field's schema the bounds its CUE constraints
 // say, so that a bound an admin writes once in CUE (>=1024, =~"^[a-z]+$",
 // strings.MaxRunes(63), list.MaxItems(8)) reaches the CRD as well as vet:
@@ -292,7 +288,7 @@ func cueBounds(v cue.Value, s map[string]any) {
 			if len(args) != 1 {
 				return
 			}
-			if format, ok := typeLimits[fmt.Sprint(args[0])]; ok {
+			if format, ok := k8s.TypeLimits[fmt.Sprint(args[0])]; ok {
 				limits[format]++
 				return
 			}
@@ -378,7 +374,7 @@ func integerFormat(v cue.Value) string {
 				walk(a, depth+1)
 			}
 		case (op == cue.GreaterThanEqualOp || op == cue.LessThanEqualOp) && len(args) == 1:
-			seen[typeLimits[fmt.Sprint(args[0])]]++
+			seen[k8s.TypeLimits[fmt.Sprint(args[0])]]++
 		}
 	}
 	walk(v, 0)
@@ -666,6 +662,69 @@ func referencedMarkersDepth(v cue.Value, s map[string]any, depth int) error {
 		if err := referencedMarkersDepth(def, s, depth+1); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// crdSchemas holds the structural schema of each kind with a CRD, by
+// apiVersion and kind, made from the CUE the first time the kind is read
+// (crdOf): one kind's, not every kind's, so that a run that reads two
+// kinds makes two. One is made at a time.
+type crdSchemas struct {
+	mu    sync.Mutex
+	byKey map[string]map[string]any
+}
+
+// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none.
+func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
+	key := apiVersion + "\x00" + kind
+	e.schemas.mu.Lock()
+	defer e.schemas.mu.Unlock()
+	if schema, ok := e.schemas.byKey[key]; ok {
+		return schema
+	}
+	if e.schemas.byKey == nil {
+		e.schemas.byKey = map[string]map[string]any{}
+	}
+	schema, ok := map[string]any(nil), false
+	if e.embeddedOnly {
+		// Made ahead from the same CUE (crdschemas.go).
+		if data, found := embeddedCRDSchemas()[crdSchemaKey(apiVersion, kind)]; found {
+			schema, ok = schemaFromJSON(data)
+		}
+	}
+	if !ok {
+		schema = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
+	}
+	e.schemas.byKey[key] = schema
+	return schema
+}
+
+// makeCRDSchema makes the kind's CRD schema from the CUE (the compiled
+// schemas), as JSON would read it (schemaFromJSON), as the schemas made
+// ahead are; nil when the kind has no CRD.
+func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[string]any {
+	v := schemas.LookupPath(contract.PathCRDs.Append(cue.Str(kind)))
+	if !v.Exists() {
+		return nil
+	}
+	crd, err := e.crdOf(kind, v)
+	if err != nil {
+		return nil
+	}
+	spec, _ := crd["spec"].(map[string]any)
+	versions, _ := spec["versions"].([]any)
+	for _, ver := range versions {
+		vm, _ := ver.(map[string]any)
+		if k8s.Str(spec["group"])+"/"+k8s.Str(vm["name"]) != apiVersion {
+			continue
+		}
+		data, err := json.Marshal(value.At(vm, []string{"schema", "openAPIV3Schema"}))
+		if err != nil {
+			return nil
+		}
+		schema, _ := schemaFromJSON(data)
+		return schema
 	}
 	return nil
 }

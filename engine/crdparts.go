@@ -6,6 +6,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -57,7 +58,7 @@ func (e *Engine) crdPartsOf(v cue.Value) ([]crdPart, error) {
 
 // partPrefix starts a part's own numbers for the value tokens it holds
 // (partTokens); a token is the prefix and four digits, as valuePrefix's.
-var partPrefix = "ct" + aliasNonce + "p"
+var partPrefix = "ct" + k8s.AliasNonce + "p"
 
 // partTokens number the carried values' tokens a part holds in the order
 // they first appear in it (a map's entries in key order). An object's
@@ -87,7 +88,7 @@ func newPartTokens(data any) *partTokens {
 				walk(e)
 			}
 		case map[string]any:
-			for _, k := range sortedKeys(x) {
+			for _, k := range value.SortedKeys(x) {
 				walk(x[k])
 			}
 		}
@@ -150,9 +151,9 @@ func partsAt(object any, path []string) []partAt {
 // in turn and its places in order, with the opaque keys put back: from
 // the parts' memo, or evaluated and kept there. object is the review's
 // object as data, with its defaults and tokens.
-func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
+func (ad *admission) crdPartFindings(object map[string]any) ([]k8s.Finding, error) {
 	e := ad.s.e
-	var out []Finding
+	var out []k8s.Finding
 	for _, part := range ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()] {
 		for _, p := range partsAt(object, part.path) {
 			var key string
@@ -164,7 +165,7 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 				h.Value([]any{ad.doc.APIVersion(), ad.doc.Kind(), part.name, p.at, p.data})
 				key = h.Sum()
 				if kept, ok := e.crdPartMemo.Get(key); ok {
-					out = append(out, rewriteFindings(kept, partPrefix, tokens.toObject)...)
+					out = append(out, k8s.RewriteFindings(kept, partPrefix, tokens.toObject)...)
 					continue
 				}
 			}
@@ -172,15 +173,15 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 			// The part as data, its opaque keys as the review's tokens: a
 			// value of the review's own would be evaluated again, schema
 			// and all.
-			self, _ := ad.a.aliasAt(p.data, p.keys)
+			self, _ := ad.a.AliasAt(p.data, p.keys)
 			v := part.value.Unify(ad.c.ctx.Encode(map[string]any{contract.FieldSelf: self, contract.FieldAt: p.at}))
-			fs, err := e.decodeFindings(v.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
+			fs, err := k8s.DecodeFindings(e.src, v.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
 			if err != nil {
 				return nil, fmt.Errorf("part %s: %w", part.name, err)
 			}
-			fs = ad.a.restoreFindings(fs)
+			fs = ad.a.RestoreFindings(fs)
 			if key != "" && !hasPhase(fs, contract.PhaseRuleError) {
-				e.crdPartMemo.Put(key, rewriteFindings(fs, valuePrefix, tokens.toPart))
+				e.crdPartMemo.Put(key, k8s.RewriteFindings(fs, valuePrefix, tokens.toPart))
 			}
 			out = append(out, fs...)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // partPolicy adds a CRD check part to the TrainJob: an env entry named
@@ -26,12 +28,12 @@ crdCheckParts: (#APIVersion): TrainJob: badEnv: {
 // partJob is a TrainJob of the shipped torch runtime whose env holds
 // BAD=value; with a uid, the object has one carried value more before its
 // env's, so its env value's token has another number.
-func partJob(name, value, uid string) Document {
+func partJob(name, value, uid string) k8s.Document {
 	uidLine := ""
 	if uid != "" {
 		uidLine = "  uid: " + uid + "\n"
 	}
-	return ReadYAML("job.yaml", []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
+	return k8s.ReadYAML("job.yaml", []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
   name: `+name+`
@@ -49,7 +51,7 @@ metadata:
 // before them). An engine without memos evaluates each and agrees.
 func TestCRDCheckPartsMemo(t *testing.T) {
 	memo, fresh := memoAndFresh(t, writePolicy(t, map[string]string{"part.cue": partPolicy}))
-	jobs := []Document{
+	jobs := []k8s.Document{
 		partJob("job-a", "first-secret", ""),
 		partJob("job-b", "second-secret", ""),
 		partJob("job-c", "third-secret", "00000000-0000-4000-8000-000000000001"),

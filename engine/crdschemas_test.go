@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // TestEmbeddedCRDSchemas makes every CRD schema of the embedded CUE and
@@ -25,9 +27,9 @@ func TestEmbeddedCRDSchemas(t *testing.T) {
 	byKey := map[string]kindOf{}
 	for _, crd := range crds {
 		spec := crd["spec"].(map[string]any)
-		kind := str(spec["names"].(map[string]any)["kind"])
+		kind := k8s.Str(spec["names"].(map[string]any)["kind"])
 		for _, ver := range spec["versions"].([]any) {
-			apiVersion := str(spec["group"]) + "/" + str(ver.(map[string]any)["name"])
+			apiVersion := k8s.Str(spec["group"]) + "/" + k8s.Str(ver.(map[string]any)["name"])
 			made[crdSchemaKey(apiVersion, kind)] = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
 			byKey[crdSchemaKey(apiVersion, kind)] = kindOf{apiVersion, kind}
 		}

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // cuePanicJob is a TrainJob on deepspeed-distributed, whose review CUE
 // v0.17.1 cannot make with structure sharing under testdata/cuepanic's
 // policy; limits sets its nodes' limits.memory.
-func cuePanicJob(t *testing.T, limits bool) Document {
+func cuePanicJob(t *testing.T, limits bool) k8s.Document {
 	t.Helper()
 	src := `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -27,7 +28,7 @@ spec:
 	if limits {
 		src += "    resourcesPerNode: {limits: {memory: 64Gi}}\n"
 	}
-	docs := ReadYAML("job.yaml", []byte(src))
+	docs := k8s.ReadYAML("job.yaml", []byte(src))
 	if len(docs) != 1 || docs[0].Err != nil {
 		t.Fatalf("reading the job: %v", docs)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -40,7 +41,7 @@ func TestReadYAMLBadInput(t *testing.T) {
 		{"non-string key", "{[a]: b}\n", 1, "a mapping key must be a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			docs := ReadYAML("x.yaml", []byte(tc.input))
+			docs := k8s.ReadYAML("x.yaml", []byte(tc.input))
 			if len(docs) == 0 {
 				t.Fatal("no document")
 			}
@@ -59,7 +60,7 @@ func TestReadYAMLBadInput(t *testing.T) {
 }
 
 func TestReadYAMLKeepsGoodDocuments(t *testing.T) {
-	docs := ReadYAML("x.yaml", []byte("kind: A\napiVersion: v1\n---\n7\n---\nkind: B\napiVersion: v1\n---\n---\n"))
+	docs := k8s.ReadYAML("x.yaml", []byte("kind: A\napiVersion: v1\n---\n7\n---\nkind: B\napiVersion: v1\n---\n---\n"))
 	if len(docs) != 3 {
 		t.Fatalf("got %d documents, want 3 (empty ones skipped)", len(docs))
 	}
@@ -87,7 +88,7 @@ func TestReadYAMLAfterBadDocument(t *testing.T) {
 		{"alias of another document", "kind: &k A\napiVersion: v1\n---\nkind: *k\n", 3, "YAML: unknown anchor 'k' referenced"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			docs := ReadYAML("x.yaml", []byte(tc.bad+after))
+			docs := k8s.ReadYAML("x.yaml", []byte(tc.bad+after))
 			if len(docs) != 3 {
 				t.Fatalf("got %d documents, want A, the bad one and B: %+v", len(docs), docs)
 			}
@@ -127,7 +128,7 @@ func TestReadYAMLDocumentMarkers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, d := range ReadYAML("x.yaml", []byte(tc.input)) {
+			for _, d := range k8s.ReadYAML("x.yaml", []byte(tc.input)) {
 				what := d.Kind()
 				if d.Err != nil {
 					what = "error"
@@ -141,40 +142,8 @@ func TestReadYAMLDocumentMarkers(t *testing.T) {
 	}
 }
 
-// TestReadYAMLJSON: JSON is read as encoding/json reads it (the webhooks
-// read the API server's JSON with ReadYAML), on its lines.
-func TestReadYAMLJSON(t *testing.T) {
-	for _, tc := range []struct{ name, input string }{
-		{"NEL, LS and PS are not line breaks", "{\"a\": \"x\u0085y\u2028z\u2029\"}"},
-		{"DEL and C1 controls", "{\"a\": \"\x7f\u0080\u009f\ufeff\"}"},
-		{"a surrogate pair", `{"a": "\ud83d\ude00 \u00e9"}`},
-		{"lone surrogates", `{"a": "\ud800x\udc00\ud83d\u0041"}`},
-		{"escaped backslashes", `{"a": "\\ud83d\\ude00\\", "b": "\"\\\/\b\f\n\r\t"}`},
-		{"tabs between tokens", "\t{\n\t\"a\":\t[1,\t2]\n}\n\t"},
-		{"integers beyond int64", `{"a": 10000000000000000000, "b": -9223372036854775808, "c": 18446744073709551615}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var want map[string]any
-			if err := json.Unmarshal([]byte(tc.input), &want); err != nil {
-				t.Fatal(err)
-			}
-			docs := ReadYAML("x.json", []byte(tc.input))
-			if len(docs) != 1 || docs[0].Err != nil {
-				t.Fatalf("read %+v", docs)
-			}
-			if got := asFloats(docs[0].Object); !reflect.DeepEqual(got, want) {
-				t.Errorf("read %#v, encoding/json reads %#v", got, want)
-			}
-		})
-	}
-	docs := ReadYAML("x.json", []byte("{\n\t\"kind\": \"A\",\n\t\"spec\": {\"s\": \"\\ud83d\\ude00\",\n\t\t\"n\": 1}\n}\n"))
-	if len(docs) != 1 || docs[0].Err != nil || docs[0].LineOf("spec.n") != 4 || docs[0].LineOf("spec.s") != 3 {
-		t.Errorf("lines of a tab-indented JSON object: %+v", docs)
-	}
-}
-
 func TestReadYAMLList(t *testing.T) {
-	docs := ReadYAML("l.yaml", []byte("apiVersion: v1\nkind: List\nitems:\n- kind: A\n  apiVersion: v1\n  metadata:\n    name: a\n- 3\n"))
+	docs := k8s.ReadYAML("l.yaml", []byte("apiVersion: v1\nkind: List\nitems:\n- kind: A\n  apiVersion: v1\n  metadata:\n    name: a\n- 3\n"))
 	if len(docs) != 2 || docs[0].Name() != "a" || docs[0].Line != 4 || docs[1].Err == nil {
 		t.Fatalf("List items: %+v", docs)
 	}
@@ -189,7 +158,7 @@ func TestReadYAMLLargeDocument(t *testing.T) {
 	for i := 0; b.Len() < 10<<20; i++ {
 		fmt.Fprintf(&b, "  key%d: %s\n", i, strings.Repeat("x", 1000))
 	}
-	docs := ReadYAML("big.yaml", []byte(b.String()))
+	docs := k8s.ReadYAML("big.yaml", []byte(b.String()))
 	if len(docs) != 1 || docs[0].Err != nil {
 		t.Fatalf("a 10 MiB document: %v", docs[0].Err)
 	}
@@ -246,7 +215,7 @@ func FuzzAdmit(f *testing.F) {
 	e := testEngine(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := e.NewSession(SessionOptions{})
-		for _, d := range ReadYAML("fuzz.yaml", data) {
+		for _, d := range k8s.ReadYAML("fuzz.yaml", data) {
 			r := s.Admit(d)
 			for _, e := range r.Errors {
 				_ = e.String()
@@ -283,7 +252,7 @@ func addAdmitSeeds(f *testing.F) {
 // noInternal fails the test on a finding the shipped CUE should never
 // give, whatever the input: a rule that cannot be evaluated, or output the
 // engine cannot carry out.
-func noInternal(t *testing.T, what string, fs []Finding) {
+func noInternal(t *testing.T, what string, fs []k8s.Finding) {
 	t.Helper()
 	for _, f := range fs {
 		if f.Phase == contract.PhaseRuleError || f.Type == "Internal error" {
@@ -344,7 +313,7 @@ func TestReadYAMLBlockErrorLine(t *testing.T) {
 		// A multi-line quoted scalar cut short is not the break.
 		{"a: \"one\n  two\"\nspec:\n  x: 1\n y: 2\n", 5},
 	} {
-		docs := ReadYAML("f.yaml", []byte(c.yaml))
+		docs := k8s.ReadYAML("f.yaml", []byte(c.yaml))
 		d := docs[len(docs)-1]
 		if d.Err == nil || d.Line != c.line || !strings.Contains(d.Err.Error(), fmt.Sprintf("line %d:", c.line)) {
 			t.Errorf("%q: line %d, %v; want line %d", c.yaml, d.Line, d.Err, c.line)
@@ -367,7 +336,7 @@ func TestReadObjectReadsAsReadYAML(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range ReadYAML(f, data) {
+		for _, d := range k8s.ReadYAML(f, data) {
 			if d.Err != nil {
 				continue
 			}
@@ -377,8 +346,8 @@ func TestReadObjectReadsAsReadYAML(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := ReadYAML("request", raw)[0]
-			got := ReadObject("request", raw)
+			want := k8s.ReadYAML("request", raw)[0]
+			got := k8s.ReadObject("request", raw)
 			if got.Err != nil || !reflect.DeepEqual(got.Object, want.Object) {
 				t.Errorf("%s %s: ReadObject %v (%v), ReadYAML %v", f, d.Name(), got.Object, got.Err, want.Object)
 			}
@@ -386,11 +355,11 @@ func TestReadObjectReadsAsReadYAML(t *testing.T) {
 		}
 	}
 	t.Logf("%d objects", n)
-	deep := strings.Repeat(`{"a":`, maxDepth+2) + "1" + strings.Repeat("}", maxDepth+2)
-	if d := ReadObject("request", []byte(deep)); d.Err == nil || !strings.Contains(d.Err.Error(), "nested deeper") {
+	deep := strings.Repeat(`{"a":`, k8s.MaxDepth+2) + "1" + strings.Repeat("}", k8s.MaxDepth+2)
+	if d := k8s.ReadObject("request", []byte(deep)); d.Err == nil || !strings.Contains(d.Err.Error(), "nested deeper") {
 		t.Errorf("an object nested too deep: %v", d.Err)
 	}
-	if d := ReadObject("request", []byte(`{"a": 1} {"b": 2}`)); d.Err == nil {
+	if d := k8s.ReadObject("request", []byte(`{"a": 1} {"b": 2}`)); d.Err == nil {
 		t.Errorf("two objects read as one")
 	}
 }

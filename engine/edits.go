@@ -213,7 +213,7 @@ func pathString(p []any) string {
 		case map[string]any:
 			// An item by its fields' values: [name=node].
 			b.WriteString("[")
-			for i, k := range sortedKeys(x) {
+			for i, k := range value.SortedKeys(x) {
 				if i > 0 {
 					b.WriteString(",")
 				}

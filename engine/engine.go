@@ -16,13 +16,14 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
 
 	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // DefaultLookupMemoSize is how many lookups' results an engine keeps
@@ -64,7 +65,7 @@ type Options struct {
 // After RecycleAfter evaluations the engine compiles its CUE afresh into a
 // new runtime, and swaps it in; evaluations under way finish on the old.
 // That bounds what a CUE runtime keeps per evaluation. CUE's table of
-// labels belongs to the process, not to a runtime: opaque keys (aliases.go)
+// labels belongs to the process, not to a runtime: opaque keys (k8s/aliases.go)
 // keep it from growing with the objects' label keys.
 type Engine struct {
 	cur          atomic.Pointer[compiled]
@@ -109,8 +110,8 @@ type Engine struct {
 	// merges are the strategic merges a render needs first.
 	merges map[string]map[string]map[string]contract.Merge
 	// typedParts are the parts of a kind's objects Kubeflow reads as Go
-	// types (typedParts, typed.go), by apiVersion and kind, in name order.
-	typedParts map[string]map[string][]typedPart
+	// types (typedParts, k8s/typed.go), by apiVersion and kind, in name order.
+	typedParts map[string]map[string][]k8s.TypedPart
 	// planReads are the input paths each kind's plan reads, lookupReads
 	// those its lookups read, by operation (lookupPaths).
 	planReads   map[string]map[string][][]string
@@ -132,14 +133,14 @@ type Engine struct {
 	mutateMemo *cache.LRU[*mutations]
 	// crdPartMemo keeps the errors of CRD check parts (crdparts.go), nil
 	// with NoMemo.
-	crdPartMemo *cache.LRU[[]Finding]
+	crdPartMemo *cache.LRU[[]k8s.Finding]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
 	groupHints map[string]string
 	// knownKeys are the label and annotation keys with a meaning
-	// (knownKeys, metakeys.go).
-	knownKeys knownKeys
+	// (knownKeys, k8s/metakeys.go).
+	knownKeys k8s.KnownKeys
 	// renderObjects are the ids of the objects the renders, their parts and
 	// plans declare, sorted; nil when not all are known (no policy files,
 	// whose own renders the tests keep in step; an id under a computed
@@ -158,21 +159,21 @@ type Engine struct {
 	// (crds) has scope Cluster.
 	clusterKinds map[string]bool
 	// opaque says which map keys reach an evaluation as tokens.
-	opaque *opaqueKeys
+	opaque *k8s.OpaqueKeys
 	// serverManaged are the paths of the fields a schema-checked review and
 	// objects read from a cluster are not given (serverManaged).
 	serverManaged [][]string
 	// builtin are the shipped runtimes and those policies declare, as
 	// authored, in name order; builtinByRelease the same admitted, per
 	// release vetted for, and builtinReported those the rules find fault with or warn of (BuiltinFindings).
-	builtin          []Document
+	builtin          []k8s.Document
 	builtinMu        sync.Mutex
 	builtinByRelease map[string][]*stored
 	builtinReported  map[string][]Result
 	// declared names the runtimes a policy declares (in package schemas).
 	declared map[string]bool
 
-	// schemas are the kinds' CRD schemas, for pruning nulls (prune.go);
+	// schemas are the kinds' CRD schemas, for pruning nulls (k8s/prune.go);
 	// embeddedOnly says the CUE is the embedded alone, whose schemas are
 	// made ahead (crdschemas.go).
 	schemas      crdSchemas
@@ -268,7 +269,7 @@ func New(opts Options) (_ *Engine, err error) {
 		e.renderMemo = cache.NewLRU[keptRender](DefaultRenderMemoSize)
 		e.reviewMemo = cache.NewLRU[*cachedReview](DefaultReviewMemoSize)
 		e.mutateMemo = cache.NewLRU[*mutations](DefaultReviewMemoSize)
-		e.crdPartMemo = cache.NewLRU[[]Finding](DefaultCRDPartMemoSize)
+		e.crdPartMemo = cache.NewLRU[[]k8s.Finding](DefaultCRDPartMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
@@ -338,7 +339,7 @@ func New(opts Options) (_ *Engine, err error) {
 // build compiles the loaded instances, reads the declarations, lints the
 // admin's CUE, admits the runtimes and tries the rules on probes.
 func (e *Engine) build() error {
-	e.begin("the compilation", Document{})
+	e.begin("the compilation", k8s.Document{})
 	c, err := e.compile()
 	if err != nil {
 		return err
@@ -358,7 +359,7 @@ func (e *Engine) build() error {
 	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
 		var problems []Problem
-		e.begin("the lint", Document{})
+		e.begin("the lint", k8s.Document{})
 		problems, keyReads, e.renderObjects = e.lintPolicy(c)
 		if err := loadError(e.loadSummary(), problems); err != nil {
 			return err
@@ -377,7 +378,7 @@ func (e *Engine) build() error {
 	if err := c.schemas.LookupPath(contract.PathGroupHints).Decode(&e.groupHints); err != nil {
 		return e.cueError("reading groupHints", err)
 	}
-	if e.knownKeys, err = readKnownKeys(c.schemas); err != nil {
+	if e.knownKeys, err = k8s.ReadKnownKeys(c.schemas); err != nil {
 		return e.cueError("reading knownKeys", err)
 	}
 	if err := c.schemas.LookupPath(contract.PathContextKinds).Decode(&e.contextKinds); err != nil {
@@ -386,13 +387,13 @@ func (e *Engine) build() error {
 	if err := c.schemas.LookupPath(contract.PathOwned).Decode(&e.owned); err != nil {
 		return e.cueError("reading owned", err)
 	}
-	e.opaque = &opaqueKeys{named: namedStrings(e.instances)}
-	if err := c.schemas.LookupPath(contract.PathOpaqueMaps).Decode(&e.opaque.suffixes); err != nil {
+	e.opaque = &k8s.OpaqueKeys{Named: k8s.NamedStrings(e.instances)}
+	if err := c.schemas.LookupPath(contract.PathOpaqueMaps).Decode(&e.opaque.Suffixes); err != nil {
 		return e.cueError("reading opaqueMaps", err)
 	}
 	// A map whose keys a policy's rule reads as data (iterates them,
 	// matches them) reaches the rules with its keys.
-	e.opaque.suffixes = slices.DeleteFunc(e.opaque.suffixes, func(suffix []string) bool {
+	e.opaque.Suffixes = slices.DeleteFunc(e.opaque.Suffixes, func(suffix []string) bool {
 		return slices.ContainsFunc(keyReads, func(p []string) bool { return hasSuffix(p, suffix) })
 	})
 	if err := c.schemas.LookupPath(contract.PathServerManaged).Decode(&e.serverManaged); err != nil {
@@ -616,7 +617,7 @@ func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
 		}
 	}
 	var problems []Problem
-	for _, name := range sortedKeys(needs) {
+	for _, name := range value.SortedKeys(needs) {
 		if !slices.Contains(names, name) {
 			msg := fmt.Sprintf("needs: %s is no mutation of mutators: %q: %s (%s), so what it says would hold for none", name, apiVersion, kind, strings.Join(names, ", "))
 			if sug := source.Suggest(name, names); sug != "" {
@@ -648,7 +649,7 @@ func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
 // order of their names.
 func pathsByName(byName map[string][]string) [][]string {
 	var paths [][]string
-	for _, name := range sortedKeys(byName) {
+	for _, name := range value.SortedKeys(byName) {
 		paths = append(paths, byName[name])
 	}
 	return paths
@@ -722,18 +723,18 @@ func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Va
 // readTypedParts reads typedParts: each part's type must be one the engine
 // knows (typedTypes).
 func (e *Engine) readTypedParts(c *compiled) error {
-	var byName map[string]map[string]map[string]typedPart
+	var byName map[string]map[string]map[string]k8s.TypedPart
 	if err := c.schemas.LookupPath(contract.PathTypedParts).Decode(&byName); err != nil {
 		return e.cueError("reading typedParts", err)
 	}
-	e.typedParts = map[string]map[string][]typedPart{}
+	e.typedParts = map[string]map[string][]k8s.TypedPart{}
 	for apiVersion, kinds := range byName {
-		e.typedParts[apiVersion] = map[string][]typedPart{}
+		e.typedParts[apiVersion] = map[string][]k8s.TypedPart{}
 		for kind, parts := range kinds {
-			for _, name := range sortedKeys(parts) {
+			for _, name := range value.SortedKeys(parts) {
 				p := parts[name]
-				if p.t = typedTypes[p.Type]; p.t == nil {
-					return fmt.Errorf("typedParts: %s %s %s: no Go type %q (the engine knows %s)", apiVersion, kind, name, p.Type, strings.Join(sortedKeys(typedTypes), ", "))
+				if p.T = k8s.TypedTypes[p.Type]; p.T == nil {
+					return fmt.Errorf("typedParts: %s %s %s: no Go type %q (the engine knows %s)", apiVersion, kind, name, p.Type, strings.Join(value.SortedKeys(k8s.TypedTypes), ", "))
 				}
 				e.typedParts[apiVersion][kind] = append(e.typedParts[apiVersion][kind], p)
 			}
@@ -743,13 +744,13 @@ func (e *Engine) readTypedParts(c *compiled) error {
 }
 
 // typed is obj, an object of the kind the document names, with its typed
-// parts as Kubeflow's controller reads them (typed.go).
-func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
+// parts as Kubeflow's controller reads them (k8s/typed.go).
+func (e *Engine) typed(doc k8s.Document, obj map[string]any) map[string]any {
 	parts := e.typedParts[doc.APIVersion()][doc.Kind()]
 	if len(parts) == 0 || obj == nil {
 		return obj
 	}
-	return typedView(obj, parts)
+	return k8s.TypedView(obj, parts)
 }
 
 // runtimeKind is a kind a TrainJob's runtimeRef may name (runtimeKinds).
@@ -792,12 +793,12 @@ func (e *Engine) readClusterKinds(c *compiled) (map[string]bool, error) {
 // A policy directory may add runtimes too, under the same field of package
 // schemas; one of the name of a shipped runtime replaces it.
 func (e *Engine) loadBuiltin(c *compiled) error {
-	byName := map[string]Document{}
+	byName := map[string]k8s.Document{}
 	var problems []Problem
 	// A runtime that exists from the start is of a cluster-wide runtime
 	// kind: the load has no namespace for another.
 	var clusterWide []string
-	for _, key := range sortedKeys(e.runtimeKinds) {
+	for _, key := range value.SortedKeys(e.runtimeKinds) {
 		if k := e.runtimeKinds[key]; !k.Namespaced {
 			clusterWide = append(clusterWide, k.Kind)
 		}
@@ -812,7 +813,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 			return loadError(e.loadSummary(), e.src.CUEProblems(err))
 		}
 		for it.Next() {
-			doc, err := e.documentFromValue(it.Value(), "")
+			doc, err := k8s.DocumentFromValue(e.src, it.Value(), "")
 			if err != nil {
 				// A runtime is an object: every field has its value.
 				if verr := it.Value().Validate(cue.Concrete(true)); verr != nil {
@@ -837,7 +838,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 	if err := loadError(e.loadSummary(), problems); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(byName) {
+	for _, name := range value.SortedKeys(byName) {
 		e.builtin = append(e.builtin, byName[name])
 	}
 	return nil
@@ -845,7 +846,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 
 // Builtin returns the shipped runtimes and those the policies declare, as
 // authored.
-func (e *Engine) Builtin() []Document { return e.builtin }
+func (e *Engine) Builtin() []k8s.Document { return e.builtin }
 
 // Declared reports whether a policy declares the runtime of that name
 // (rather than cuetrainer shipping it).
@@ -867,27 +868,7 @@ func (e *Engine) cueError(what string, err error) error {
 
 // Details prints a CUE error the way the cue command does, with the file
 // names a user knows.
-func (e *Engine) Details(err error) string {
-	var b strings.Builder
-	var ce errors.Error
-	if !errors.As(err, &ce) {
-		return err.Error() // not the CUE's: a cluster's, say
-	}
-	for i, ce := range errors.Errors(err) {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		format, args := ce.Msg()
-		if p := ce.Path(); len(p) > 0 {
-			fmt.Fprintf(&b, "%s: ", strings.Join(p, "."))
-		}
-		fmt.Fprintf(&b, format, args...)
-		for _, pos := range errors.Positions(ce) {
-			fmt.Fprintf(&b, "\n    %s", e.src.Position(pos.Filename(), pos.Line(), pos.Column()))
-		}
-	}
-	return b.String()
-}
+func (e *Engine) Details(err error) string { return e.src.Details(err) }
 
 // Kind names a kind by apiVersion and kind.
 type Kind struct{ APIVersion, Kind string }
@@ -896,8 +877,8 @@ type Kind struct{ APIVersion, Kind string }
 func (e *Engine) Admitted() []Kind {
 	var out []Kind
 	reviews := e.cur.Load().reviews
-	for _, av := range sortedKeys(reviews) {
-		for _, k := range sortedKeys(reviews[av]) {
+	for _, av := range value.SortedKeys(reviews) {
+		for _, k := range value.SortedKeys(reviews[av]) {
 			out = append(out, Kind{av, k})
 		}
 	}
@@ -913,8 +894,8 @@ func (e *Engine) Renders(k Kind) bool {
 // Owned returns the kinds renders create, sorted.
 func (e *Engine) Owned() []Kind {
 	var out []Kind
-	for _, av := range sortedKeys(e.owned) {
-		for _, k := range sortedKeys(e.owned[av]) {
+	for _, av := range value.SortedKeys(e.owned) {
+		for _, k := range value.SortedKeys(e.owned[av]) {
 			out = append(out, Kind{av, k})
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -80,13 +81,13 @@ spec:
 func admitAll(t testing.TB, s *Session, file, data string) []Result {
 	t.Helper()
 	var out []Result
-	for _, d := range ReadYAML(file, []byte(data)) {
+	for _, d := range k8s.ReadYAML(file, []byte(data)) {
 		out = append(out, s.Admit(d))
 	}
 	return out
 }
 
-func findingStrings(fs []Finding) []string {
+func findingStrings(fs []k8s.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.String())
@@ -442,7 +443,7 @@ metadata: {name: a, namespace: ns}
 spec: {runtimeRef: {name: torch-distributed}, trainer: "x", suspend: 3, initializer: {dataset: {env: {a: b}}}}
 `)
 	want := []string{
-		`<nil>: Invalid value: null: ` + celNotChecked,
+		`<nil>: Invalid value: null: ` + k8s.CELNotChecked,
 		`spec.initializer.dataset.env: Invalid value: {"a":"b"}: spec.initializer.dataset.env in body must be of type array: "object"`,
 		`spec.suspend: Invalid value: 3: spec.suspend in body must be of type boolean: "integer"`,
 		`spec.trainer: Invalid value: "x": spec.trainer in body must be of type object: "string"`,

@@ -10,6 +10,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	sigsjson "sigs.k8s.io/json"
@@ -29,8 +30,8 @@ import (
 // misfit says why obj does not fit its kind's Go type, "" when it does or
 // when the engine carries no type for its kind.
 func misfit(obj map[string]any) string {
-	d := Document{Object: obj}
-	newType, ok := fitTypes[d.APIVersion()+"\x00"+d.Kind()]
+	d := k8s.Document{Object: obj}
+	newType, ok := k8s.FitTypes[d.APIVersion()+"\x00"+d.Kind()]
 	if !ok {
 		return ""
 	}
@@ -55,15 +56,15 @@ func misfit(obj map[string]any) string {
 // core/v1 apiVersion) that the controller does not
 // watch it, and that a kind the cluster has not fails its apply.
 func (rn *rendering) misfit(obj map[string]any) string {
-	d := Document{Object: obj}
+	d := k8s.Document{Object: obj}
 	owned := rn.s.e.owned
 	if !owned[d.APIVersion()][d.Kind()] {
 		why := fmt.Sprintf("no render owns %s %s (owned): the controller does not watch it, and a kind the cluster has not fails its apply", d.APIVersion(), d.Kind())
-		if kinds := sortedKeys(owned[d.APIVersion()]); len(kinds) > 0 {
+		if kinds := value.SortedKeys(owned[d.APIVersion()]); len(kinds) > 0 {
 			if s := source.Suggest(d.Kind(), kinds); s != "" {
 				why += fmt.Sprintf(": did you mean %s?", s)
 			}
-		} else if s := source.Suggest(d.APIVersion(), sortedKeys(owned)); s != "" {
+		} else if s := source.Suggest(d.APIVersion(), value.SortedKeys(owned)); s != "" {
 			why += fmt.Sprintf(": did you mean %s?", s)
 		}
 		return why
@@ -72,7 +73,7 @@ func (rn *rendering) misfit(obj map[string]any) string {
 	// Its metadata's and its templates' label and annotation keys and
 	// values, which the API server (for a template, the controller that
 	// creates its pods) refuses in apimachinery's words.
-	for _, e := range allMetaErrors(obj, nil, rn.a) {
+	for _, e := range k8s.AllMetaErrors(obj, nil, rn.a) {
 		why = strings.TrimPrefix(why+"; "+e.Error(), "; ")
 	}
 	return why
@@ -90,14 +91,14 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 		return ok
 	}
 	blame := func(rule string, at cue.Path, what string) {
-		for _, id := range sortedKeys(pending) {
+		for _, id := range value.SortedKeys(pending) {
 			if why := rn.misfit(again[id]); why != "" {
 				rn.defect(rule, at, "%s the %v %s a misfit of its kind: %s", what, again[id]["kind"], id, why)
 				delete(pending, id)
 			}
 		}
 	}
-	for _, id := range sortedKeys(pending) {
+	for _, id := range value.SortedKeys(pending) {
 		blame("objects."+id, cue.MakePath(contract.SelObjects, cue.Str(id)), "the render's objects make")
 	}
 	// applyEdits sorted the groups in the order it made them. Each is
@@ -154,7 +155,7 @@ func (rn *rendering) misfitPart(at cue.Path, e edit, before map[string]any) cue.
 		return trial.withOwnValues().apply(obj) == nil && rn.misfit(obj) == ""
 	}
 	if m, ok := e.Value.(map[string]any); ok {
-		for _, k := range sortedKeys(m) {
+		for _, k := range value.SortedKeys(m) {
 			trial := e
 			trial.Value = maps.Clone(m)
 			delete(trial.Value.(map[string]any), k)

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // The Flux plugin (Kubeflow's pkg/runtime/framework/plugins/flux/flux.go),
@@ -131,7 +133,7 @@ spec:
 func objectsByKind(out Rendered) map[string]map[string]any {
 	m := map[string]map[string]any{}
 	for _, o := range out.Objects {
-		m[fmt.Sprint(o["kind"])+"/"+fmt.Sprint(meta(o)["name"])] = o
+		m[fmt.Sprint(o["kind"])+"/"+fmt.Sprint(k8s.Meta(o)["name"])] = o
 	}
 	return m
 }

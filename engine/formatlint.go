@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -75,7 +76,7 @@ func (l *linter) formatOf(x ast.Expr) (f apiFormat, read string, ok bool) {
 	}
 	names, whole := selectorNames(sels[:len(sels)-1]), selectorNames(sels)
 	for _, f := range apiFormats {
-		if f.mapValues && endsWith(names, f.at) || !f.mapValues && sels[len(sels)-1].IsString() && endsWith(whole, f.at) {
+		if f.mapValues && k8s.EndsWith(names, f.at) || !f.mapValues && sels[len(sels)-1].IsString() && k8s.EndsWith(whole, f.at) {
 			return f, exprText(readOf(x)), true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // A grammar of admins' policies, for FuzzPolicy: rules over the TrainJob's
@@ -211,7 +212,7 @@ func evaluatePolicy(t *testing.T, src string) bool {
 		t.Logf("%d panics recovered; fallbacks %v", e.Defects(), e.Fallbacks())
 	}
 	s := e.NewSession(SessionOptions{})
-	for _, doc := range ReadYAML("jobs.yaml", []byte(fuzzPolicyJobs)) {
+	for _, doc := range k8s.ReadYAML("jobs.yaml", []byte(fuzzPolicyJobs)) {
 		r := s.Admit(doc)
 		for _, f := range r.Errors {
 			if f.Phase == contract.PhaseDefect {

@@ -92,7 +92,7 @@ func packageLayers(t *testing.T, doc string) map[string]int {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	paren := regexp.MustCompile(`\([^()]*\)`)
-	pkg := regexp.MustCompile("`([a-z][a-z/]*)`")
+	pkg := regexp.MustCompile("`([a-z][a-z0-9/]*)`")
 	item := regexp.MustCompile(`^[0-9]+\. `)
 	layerOf := map[string]int{}
 	var items []string

@@ -10,6 +10,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
@@ -39,7 +40,7 @@ func TestVolcanoQueueWithPatchAnnotations(t *testing.T) {
 		input := volcanoPatch(c.annotations)
 		s := e.NewSession(SessionOptions{})
 		var r Result
-		for _, d := range ReadYAML("v.yaml", []byte(input)) {
+		for _, d := range k8s.ReadYAML("v.yaml", []byte(input)) {
 			r = s.Admit(d)
 		}
 		got := strings.Join(findingStrings(r.Errors), "\n")
@@ -172,7 +173,7 @@ spec:
 // words, and an object the engine cannot make is never admitted silently.
 func TestWholeFloatsAreIntegers(t *testing.T) {
 	e := testEngine(t)
-	d := ReadObject("job.json", []byte(`{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+	d := k8s.ReadObject("job.json", []byte(`{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 "metadata": {"name": "floats", "namespace": "team-a"},
 "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2.0, "numProcPerNode": 4.0,
 "resourcesPerNode": {"requests": {"cpu": 2.0}}}}}`))
@@ -192,7 +193,7 @@ func TestWholeFloatsAreIntegers(t *testing.T) {
 		t.Errorf("the caller's object changed: %#v", given)
 	}
 
-	fraction := ReadObject("job.json", []byte(`{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+	fraction := k8s.ReadObject("job.json", []byte(`{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 "metadata": {"name": "floats", "namespace": "team-a"},
 "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2.5}}}`))
 	if got := strings.Join(findingStrings(e.NewSession(SessionOptions{}).Admit(fraction).Errors), "\n"); !strings.Contains(got, "spec.trainer.numNodes in body must be of type int32") {
@@ -230,7 +231,7 @@ func TestYAMLReadAsKubectlReadsIt(t *testing.T) {
 		if err := utiljson.Unmarshal(js, &want); err != nil {
 			t.Fatal(err)
 		}
-		docs := ReadYAML("k.yaml", []byte(doc))
+		docs := k8s.ReadYAML("k.yaml", []byte(doc))
 		if len(docs) != 1 || docs[0].Err != nil {
 			t.Fatalf("%q: %+v", doc, docs)
 		}
@@ -287,7 +288,7 @@ func TestBothGangSchedulers(t *testing.T) {
 	rt := torchRuntime("both", 2, trainerJob(wrapper.Container("node", "x").Requests(map[string]any{"cpu": 1}))).
 		PodGroupPolicy("coscheduling", map[string]any{"scheduleTimeoutSeconds": 60}).PodGroupPolicy("volcano", nil)
 	tj := wrapper.TrainJob("tj").Namespace("a").RuntimeRef("both")
-	for _, d := range ReadYAML("both.yaml", []byte(rt.YAML()+"---\n"+tj.YAML())) {
+	for _, d := range k8s.ReadYAML("both.yaml", []byte(rt.YAML()+"---\n"+tj.YAML())) {
 		r = s.Admit(d)
 	}
 	out := s.Render(r, RenderOptions{})

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // TestKubeflowEdges: inputs at the edges of Kubeflow's webhooks, each
@@ -33,7 +35,7 @@ func TestKubeflowEdges(t *testing.T) {
 			if want == "" {
 				t.Fatal("no # want: line")
 			}
-			docs := ReadYAML(filepath.Base(file), data)
+			docs := k8s.ReadYAML(filepath.Base(file), data)
 			s := e.NewSession(SessionOptions{})
 			for i, d := range docs {
 				r := s.Admit(d)

@@ -4,15 +4,17 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // bigArgsTrainJob is a TrainJob with n args.
-func bigArgsTrainJob(n int) Document {
+func bigArgsTrainJob(n int) k8s.Document {
 	args := make([]any, n)
 	for i := range args {
 		args[i] = fmt.Sprintf("a%d", i)
 	}
-	return Document{File: "big.yaml", Line: 1, Object: map[string]any{
+	return k8s.Document{File: "big.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 		"metadata": map[string]any{"name": "big", "namespace": "team"},
 		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}, "trainer": map[string]any{"args": args}},
@@ -27,7 +29,7 @@ func bigArgsTrainJob(n int) Document {
 // evaluated as before.
 func TestSizeLimits(t *testing.T) {
 	e := testEngine(t)
-	check := func(name string, doc Document, want ...string) {
+	check := func(name string, doc k8s.Document, want ...string) {
 		t.Helper()
 		r := e.NewSession(SessionOptions{}).Admit(doc)
 		got := strings.Join(findingStrings(r.Errors), "\n")
@@ -41,7 +43,7 @@ func TestSizeLimits(t *testing.T) {
 		}
 	}
 	check("200,000 args", bigArgsTrainJob(200000),
-		"spec.trainer.args: Too many: 200000: must have at most 128 items", celNotChecked)
+		"spec.trainer.args: Too many: 200000: must have at most 128 items", k8s.CELNotChecked)
 	check("128 args", bigArgsTrainJob(128))
 	// The mutating webhook, which sees it before the API server's schema
 	// check, evaluates only the mutators, which do not read args: it
@@ -51,12 +53,12 @@ func TestSizeLimits(t *testing.T) {
 	}
 
 	// A runtime's container args have no maxItems.
-	rt := func(n int) Document {
+	rt := func(n int) k8s.Document {
 		args := make([]any, n)
 		for i := range args {
 			args[i] = "a"
 		}
-		return Document{File: "rt.yaml", Line: 1, Object: map[string]any{
+		return k8s.Document{File: "rt.yaml", Line: 1, Object: map[string]any{
 			"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
 			"metadata": map[string]any{"name": "big", "labels": map[string]any{"trainer.kubeflow.org/framework": "torch"}},
 			"spec": map[string]any{"mlPolicy": map[string]any{"torch": map[string]any{}}, "template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{
@@ -83,7 +85,7 @@ func TestSizeLimits(t *testing.T) {
 	for i := range 4900 {
 		labels[fmt.Sprintf("k%d", i)] = "v"
 	}
-	check("4,900 labels", Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+	check("4,900 labels", k8s.Document{File: "tj.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 		"metadata": map[string]any{"name": "big", "namespace": "team", "labels": labels},
 		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
@@ -91,7 +93,7 @@ func TestSizeLimits(t *testing.T) {
 	for i := 4900; i < 5001; i++ {
 		labels[fmt.Sprintf("k%d", i)] = "v"
 	}
-	check("5,001 labels", Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+	check("5,001 labels", k8s.Document{File: "tj.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 		"metadata": map[string]any{"name": "big", "namespace": "team", "labels": labels},
 		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
@@ -101,7 +103,7 @@ func TestSizeLimits(t *testing.T) {
 // volumesRuntime is a ClusterTrainingRuntime of jobs replicatedJobs
 // (the first its trainer step) whose pods each have a container and n
 // volumes (a name each): the list item that costs the CUE the most found.
-func volumesRuntime(n, jobs int) Document {
+func volumesRuntime(n, jobs int) k8s.Document {
 	var replicated []any
 	for j := range jobs {
 		volumes := make([]any, n)
@@ -119,7 +121,7 @@ func volumesRuntime(n, jobs int) Document {
 		}
 		replicated = append(replicated, job)
 	}
-	return Document{File: "rt.yaml", Line: 1, Object: map[string]any{
+	return k8s.Document{File: "rt.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
 		"metadata": map[string]any{"name": "volumes", "labels": map[string]any{"trainer.kubeflow.org/framework": "torch"}},
 		"spec": map[string]any{"mlPolicy": map[string]any{"torch": map[string]any{}}, "template": map[string]any{"spec": map[string]any{

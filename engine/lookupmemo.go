@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -19,7 +20,7 @@ import (
 // lookupsFor returns what the kind's lookups name for doc (nil when the
 // kind has none), from the memo when the same reads were looked up before.
 // unchanged says the request updates the object to itself.
-func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged bool) *lookupRefs {
+func (s *Session) lookupsFor(c *compiled, doc k8s.Document, req Request, unchanged bool) *lookupRefs {
 	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
@@ -60,7 +61,7 @@ func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
 }
 
 // realOld is the old object's paths the lookups read.
-func realOld(doc Document, req Request, reads [][]string, unchanged bool) map[string]any {
+func realOld(doc k8s.Document, req Request, reads [][]string, unchanged bool) map[string]any {
 	switch {
 	case unchanged:
 		return value.Project(doc.Object, reads)
@@ -72,17 +73,17 @@ func realOld(doc Document, req Request, reads [][]string, unchanged bool) map[st
 
 // evaluateLookups evaluates the kind's lookups on the input's and the old
 // object's paths they read.
-func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input, old map[string]any) *lookupRefs {
-	a := s.e.opaque.aliases(nil)
+func (s *Session) evaluateLookups(c *compiled, doc k8s.Document, req Request, input, old map[string]any) *lookupRefs {
+	a := s.e.opaque.Aliases(nil)
 	rctx := map[string]any{}
 	if req.Operation != "" {
 		rctx[contract.FieldOperation] = req.Operation
 	}
 	if old != nil {
-		rctx[contract.FieldOld] = a.alias(old)
+		rctx[contract.FieldOld] = a.Alias(old)
 	}
 	s.e.lookupsMade.Add(1)
-	return s.lookupRefs(c, doc, c.ctx.Encode(a.alias(input)), rctx)
+	return s.lookupRefs(c, doc, c.ctx.Encode(a.Alias(input)), rctx)
 }
 
 // readOfExisting is what a render is given of the existing objects: of

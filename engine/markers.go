@@ -14,6 +14,7 @@ import (
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // A bound is written once. An admin's field may carry a kubebuilder
@@ -310,7 +311,7 @@ func markerConstraint(m string) (constraint, problem string) {
 		}
 		return "[...(" + c + ")]", ""
 	}
-	name, value, hasValue := strings.Cut(m, "=")
+	name, arg, hasValue := strings.Cut(m, "=")
 	name = strings.TrimSuffix(name, ":") // Enum:=a;b, as controller-gen takes it too
 	if family, _, _ := strings.Cut(name, ":"); family == "XValidation" || family == "Format" {
 		return "", "" // the CRD's alone: a crdChecks rule says it to vet (docs/frameworks.md)
@@ -324,17 +325,17 @@ func markerConstraint(m string) (constraint, problem string) {
 	}
 	switch name {
 	case "Pattern":
-		if uq, err := strconv.Unquote(value); err == nil {
-			value = uq
+		if uq, err := strconv.Unquote(arg); err == nil {
+			arg = uq
 		}
 		// The API server compiles a CRD's pattern as Go does.
-		if _, err := regexp.Compile(value); err != nil {
+		if _, err := regexp.Compile(arg); err != nil {
 			return "", fmt.Sprintf("the pattern does not compile (%v): the API server would refuse the CRD, and every value here", err)
 		}
-		return "=~" + strconv.Quote(value), ""
+		return "=~" + strconv.Quote(arg), ""
 	case "Enum":
 		var alts []string
-		for _, e := range strings.Split(value, ";") {
+		for _, e := range strings.Split(arg, ";") {
 			if uq, err := strconv.Unquote(e); err == nil {
 				e = uq
 			}
@@ -344,17 +345,17 @@ func markerConstraint(m string) (constraint, problem string) {
 	}
 	format, ok := markerConstraints[name]
 	if !ok {
-		known := append(sortedKeys(markerConstraints), "Pattern", "Enum")
+		known := append(value.SortedKeys(markerConstraints), "Pattern", "Enum")
 		msg := fmt.Sprintf("%s is not a validation marker cuetrainer reads (%s)", name, strings.Join(known, ", "))
 		if s := source.Suggest(name, known); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		return "", msg
 	}
-	if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-		return "", fmt.Sprintf("%s takes a whole number, not %q", name, value)
+	if _, err := strconv.ParseInt(arg, 10, 64); err != nil {
+		return "", fmt.Sprintf("%s takes a whole number, not %q", name, arg)
 	}
-	return fmt.Sprintf(format, value), ""
+	return fmt.Sprintf(format, arg), ""
 }
 
 // markerSource is the CUE of the policies' marker bounds, one line each

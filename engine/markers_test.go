@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
@@ -56,7 +57,7 @@ func TestBoundsWrittenOnce(t *testing.T) {
 	}
 	var paddle map[string]any
 	for _, c := range crds {
-		if meta(c)["name"] == "clustertrainingruntimes.trainer.kubeflow.org" {
+		if k8s.Meta(c)["name"] == "clustertrainingruntimes.trainer.kubeflow.org" {
 			paddle = value.At(c, []string{"spec", "versions"}).([]any)[0].(map[string]any)
 			for _, f := range []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "mlPolicy", "properties", "paddle", "properties"} {
 				paddle = paddle[f].(map[string]any)
@@ -81,7 +82,7 @@ func TestBoundsWrittenOnce(t *testing.T) {
 
 	// A string or list too long keeps the API server from evaluating the
 	// CRD's CEL rules, and it says so.
-	const celNote = "\n<nil>: Invalid value: null: " + celNotChecked
+	const celNote = "\n<nil>: Invalid value: null: " + k8s.CELNotChecked
 	for value, want := range map[string]string{
 		"{masterPort: 80}":    "spec.mlPolicy.paddle.masterPort: Invalid value: 80: spec.mlPolicy.paddle.masterPort in body should be greater than or equal to 1024",
 		"{masterPort: 70000}": "spec.mlPolicy.paddle.masterPort: Invalid value: 70000: spec.mlPolicy.paddle.masterPort in body should be less than or equal to 65535",

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
@@ -26,14 +27,14 @@ func TestNearKey(t *testing.T) {
 		"example.com/support":          "",
 		"support":                      "",
 	} {
-		if got := nearKey(key, known); got != want {
+		if got := k8s.NearKey(key, known); got != want {
 			t.Errorf("nearKey(%q) = %q, want %q", key, got, want)
 		}
 	}
 }
 
 func TestKnownKeysWalk(t *testing.T) {
-	k := newKnownKeys(map[string]knownKeyMap{
+	k := k8s.NewKnownKeys(map[string]k8s.KnownKeyMap{
 		"labels":      {At: []string{"metadata", "labels"}, Keys: map[string]bool{"trainer.kubeflow.org/support": true}},
 		"annotations": {At: []string{"metadata", "annotations"}, Keys: map[string]bool{"cuetrainer.dev/deprecated-in": true}},
 	})
@@ -49,7 +50,7 @@ func TestKnownKeysWalk(t *testing.T) {
 		"labels": map[string]any{"trainer.kubeflow.org/suport": "x"},
 	}
 	var got []string
-	for _, f := range k.findings(obj) {
+	for _, f := range k.Findings(obj) {
 		if f.Rule != contract.FieldKnownKeys {
 			t.Errorf("%s: rule %q, want %q", f, f.Rule, contract.FieldKnownKeys)
 		}
@@ -69,7 +70,7 @@ func TestKnownKeysWalk(t *testing.T) {
 // one far from any, a key without values and a value not a string are
 // not.
 func TestKnownKeyValues(t *testing.T) {
-	k := newKnownKeys(map[string]knownKeyMap{
+	k := k8s.NewKnownKeys(map[string]k8s.KnownKeyMap{
 		"labels": {At: []string{"metadata", "labels"},
 			Keys:   map[string]bool{"support": true, "team": true},
 			Values: map[string][]string{"support": {"deprecated"}}},
@@ -85,7 +86,7 @@ func TestKnownKeyValues(t *testing.T) {
 		true:          "",
 	} {
 		var got []string
-		for _, f := range k.findings(labels(value)) {
+		for _, f := range k.Findings(labels(value)) {
 			got = append(got, f.String())
 		}
 		if want == "" && len(got) > 0 || want != "" && !slices.Equal(got, []string{want}) {
@@ -104,7 +105,7 @@ func TestAncestorValueSlip(t *testing.T) {
 	for step, warned := range map[string]bool{"Trainer": true, "trainer": false} {
 		job := wrapper.ReplicatedJob("node").Label(stepLabel, step).Container(wrapper.Container("node", "pytorch"))
 		rt := torchRuntime("rt-"+strings.ToLower(step)+fmt.Sprint(warned), 1, job).YAML()
-		r := s.Admit(ReadYAML("rt.yaml", []byte(rt))[0])
+		r := s.Admit(k8s.ReadYAML("rt.yaml", []byte(rt))[0])
 		found := false
 		for _, w := range r.Warnings {
 			found = found || strings.Contains(w.String(), want)

@@ -5,13 +5,14 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // outputs are what a render (or its plan) asks the engine to do besides
 // building its objects: bases, edits, generate and sums, and its findings.
 type outputs struct {
-	errors, warnings []Finding
+	errors, warnings []k8s.Finding
 	bases            map[string]contract.Base
 	groups           []editGroup
 	generate         map[string][]generate
@@ -40,16 +41,16 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 	var out outputs
 	var err error
 	if f := v.LookupPath(contract.PathErrors); f.Exists() {
-		if out.errors, err = e.decodeFindings(f, contract.PhaseRender); err != nil {
+		if out.errors, err = k8s.DecodeFindings(e.src, f, contract.PhaseRender); err != nil {
 			return out, &outputError{"errors", err}
 		}
 	}
 	if f := v.LookupPath(contract.PathWarnings); f.Exists() {
-		if out.warnings, err = e.decodeFindings(f, "warning"); err != nil {
+		if out.warnings, err = k8s.DecodeFindings(e.src, f, "warning"); err != nil {
 			return out, &outputError{"warnings", err}
 		}
-		var broken []Finding
-		out.warnings, broken = ruleErrorsApart(out.warnings)
+		var broken []k8s.Finding
+		out.warnings, broken = k8s.RuleErrorsApart(out.warnings)
 		out.errors = append(out.errors, broken...)
 	}
 	if f := v.LookupPath(contract.PathBases); f.Exists() {
@@ -101,7 +102,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			if err := f.Decode(&parts); err != nil {
 				return out, &outputError{"parts", err}
 			}
-			for _, name := range sortedKeys(parts) {
+			for _, name := range value.SortedKeys(parts) {
 				if parts[name] {
 					out.parts = append(out.parts, name)
 				}
@@ -131,7 +132,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		if err := value.DecodeJSON(f, &byName); err != nil {
 			return out, &outputError{"sums", err}
 		}
-		for _, name := range sortedKeys(byName) {
+		for _, name := range value.SortedKeys(byName) {
 			out.sums = append(out.sums, byName[name])
 		}
 	}
@@ -193,8 +194,8 @@ func (o outputs) copy() outputs {
 // add adds another's outputs to these: findings after these, bases and
 // generate by id (a base of the same id replaces), edits and sums.
 func (o outputs) add(x outputs) outputs {
-	o.errors = append(append([]Finding(nil), o.errors...), x.errors...)
-	o.warnings = append(append([]Finding(nil), o.warnings...), x.warnings...)
+	o.errors = append(append([]k8s.Finding(nil), o.errors...), x.errors...)
+	o.warnings = append(append([]k8s.Finding(nil), o.warnings...), x.warnings...)
 	bases := map[string]contract.Base{}
 	for id, b := range o.bases {
 		bases[id] = b

@@ -5,6 +5,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // A policy's edit that sets a field a later edit group sets again to
@@ -38,7 +39,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 				continue
 			}
 			rn.defect("edits."+g.Name, at.Append(contract.SelOps, cue.Index(i)), "edit %s sets %s of %s to %s, and edit %s, made after it (by order, then name), sets it to %s: the value never reaches the object; give the edit an order after %s's, or leave the field to it",
-				g.Name, pathString(splice(e.Path)), e.Object, jsonText(e.Value), later, jsonText(got), later)
+				g.Name, pathString(splice(e.Path)), e.Object, k8s.JSONText(e.Value), later, k8s.JSONText(got), later)
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -32,7 +33,7 @@ type plan struct {
 
 	// aliases are the tokens the plan's evaluation gave opaque keys: a
 	// render of the plan gives the same keys the same tokens.
-	aliases *keyAliases
+	aliases *k8s.KeyAliases
 
 	// values are the plan's evaluated values, for renders to share.
 	values cache.ValuePool
@@ -72,18 +73,18 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	if p, ok := c.planCache.Get(key); ok {
 		return p
 	}
-	a := s.e.opaque.aliases(nil)
-	ctx := map[string]any{contract.FieldMerged: a.alias(merged)}
+	a := s.e.opaque.Aliases(nil)
+	ctx := map[string]any{contract.FieldMerged: a.Alias(merged)}
 	facts := []any{}
 	if runtime != nil {
-		ctx[contract.FieldRuntime] = a.alias(runtime.typed(s.e))
+		ctx[contract.FieldRuntime] = a.Alias(runtime.typed(s.e))
 		facts = append(facts, runtime.typed(s.e))
 	}
 	for _, m := range merged {
 		facts = append(facts, m)
 	}
-	ctx[contract.FieldQuantities] = quantities(facts...)
-	in := map[string]any{contract.FieldInput: a.alias(read), contract.FieldContext: ctx}
+	ctx[contract.FieldQuantities] = k8s.Quantities(facts...)
+	in := map[string]any{contract.FieldInput: a.Alias(read), contract.FieldContext: ctx}
 	p := &plan{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}}
 	v := p.values.Make()
 	if p.err = v.Err(); p.err == nil {

@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // writePolicy writes files into a new policy directory.
@@ -327,7 +328,7 @@ crdChecks: (#APIVersion): TrainJob: {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := ReadYAML("j.yaml", []byte(jobYAML("torch-distributed", "{numNodes: 1}")))[0]
+	d := k8s.ReadYAML("j.yaml", []byte(jobYAML("torch-distributed", "{numNodes: 1}")))[0]
 	if r := e.NewSession(SessionOptions{}).AdmitRequest(context.Background(), d, Request{}); !hasPhase(r.Errors, contract.PhaseCRD) {
 		t.Errorf("vet: %v, want the policy's CRD check", r.Errors)
 	}
@@ -336,7 +337,7 @@ crdChecks: (#APIVersion): TrainJob: {
 	}
 	// A check the shipped CRD holds (runtimeRef.apiGroup's length): left
 	// to the API server without a policy's CRD checks.
-	long := ReadYAML("j.yaml", []byte(strings.Replace(jobYAML("torch-distributed", "{numNodes: 1}"), "{name: torch-distributed}", "{name: torch-distributed, apiGroup: "+strings.Repeat("a", 254)+"}", 1)))[0]
+	long := k8s.ReadYAML("j.yaml", []byte(strings.Replace(jobYAML("torch-distributed", "{numNodes: 1}"), "{name: torch-distributed}", "{name: torch-distributed, apiGroup: "+strings.Repeat("a", 254)+"}", 1)))[0]
 	if r := testEngine(t).NewSession(SessionOptions{}).AdmitRequest(context.Background(), serverDefaulted(t, long), Request{SchemaChecked: true}); hasPhase(r.Errors, contract.PhaseCRD) {
 		t.Errorf("schema-checked, no policy: %v, want the CRD's checks left to the API server", r.Errors)
 	}
@@ -586,7 +587,7 @@ func TestDeclaredChecksPassTheShippedRuntimes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		docs = append(docs, ReadYAML(f, data)...)
+		docs = append(docs, k8s.ReadYAML(f, data)...)
 	}
 	checked := 0
 	for _, d := range docs {

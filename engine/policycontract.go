@@ -13,7 +13,9 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -178,7 +180,7 @@ func (l *linter) checkKnownKeysEntry(st site) {
 				l.problem(st.pos, "knownKeys: %s: at names %q, a dotted path: at names the fields one by one (%q), so this entry checks no map", st.path[1].Unquoted(), f, strings.Split(f, "."))
 			default:
 				msg := fmt.Sprintf("knownKeys: %s: at names %q, a field no object the engine admits or renders has, so this entry checks no map", st.path[1].Unquoted(), f)
-				if s := source.Suggest(f, sortedKeys(known)); s != "" {
+				if s := source.Suggest(f, value.SortedKeys(known)); s != "" {
 					msg += fmt.Sprintf(": did you mean %s?", s)
 				}
 				l.problem(st.pos, "%s", msg)
@@ -242,12 +244,12 @@ func (l *linter) objectFieldNames() map[string]bool {
 			return
 		}
 		seen[t] = true
-		for name, f := range jsonFields(t) {
+		for name, f := range k8s.JSONFields(t) {
 			names[name] = true
-			walkType(f.t)
+			walkType(f.T)
 		}
 	}
-	for _, newType := range fitTypes {
+	for _, newType := range k8s.FitTypes {
 		walkType(reflect.TypeOf(newType()))
 	}
 	l.fieldNames = names
@@ -297,12 +299,12 @@ func (l *linter) servedKinds() map[string]map[string][]string {
 // only their versions.
 func (l *linter) checkAPIVersion(st site, field string, served map[string]map[string][]string) {
 	apiVersion := st.path[1].Unquoted()
-	group, version := groupOf(apiVersion), strings.TrimPrefix(apiVersion, groupOf(apiVersion)+"/")
+	group, version := k8s.GroupOf(apiVersion), strings.TrimPrefix(apiVersion, k8s.GroupOf(apiVersion)+"/")
 	versions, ok := served[group]
 	if !ok {
 		// A group a slip from one that has CRDs (Trainer.kubeflow.org,
 		// trainer.kubeflow.com): no object of it comes to these rules.
-		if meant := source.Suggest(group, sortedKeys(served)); meant != "" {
+		if meant := source.Suggest(group, value.SortedKeys(served)); meant != "" {
 			l.problem(st.pos, "%s: %s is not a group the CRDs serve, so no object of it comes to these rules: did you mean %s?", field, group, meant)
 		}
 		return
@@ -331,7 +333,7 @@ func (l *linter) computedKindSites() []site {
 		}
 	}
 	var out []site
-	for _, field := range sortedKeys(byKindFields) {
+	for _, field := range value.SortedKeys(byKindFields) {
 		root := l.c.schemas.LookupPath(cue.MakePath(cue.Str(field)))
 		versions, err := root.Fields()
 		if err != nil {
@@ -363,7 +365,7 @@ func (l *linter) computedKindSites() []site {
 // of them, and a kind's checks, lookups and render need its review.
 func (l *linter) checkKind(st site, field string, served map[string]map[string][]string, reviews map[string]map[string]cue.Value, needsReview bool) {
 	apiVersion, kind := st.path[1].Unquoted(), st.path[2].Unquoted()
-	group, version := groupOf(apiVersion), strings.TrimPrefix(apiVersion, groupOf(apiVersion)+"/")
+	group, version := k8s.GroupOf(apiVersion), strings.TrimPrefix(apiVersion, k8s.GroupOf(apiVersion)+"/")
 	if versions, ok := served[group]; ok {
 		kinds, ok := versions[version]
 		if !ok {
@@ -385,7 +387,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 	}
 	if _, ok := reviews[apiVersion][kind]; ok {
 		if _, renders := l.c.renders[apiVersion][kind]; renderFields[field] && !renders {
-			kinds := sortedKeys(l.c.renders[apiVersion])
+			kinds := value.SortedKeys(l.c.renders[apiVersion])
 			msg := fmt.Sprintf("%s: %s %s has no render, so nothing of this runs", field, apiVersion, kind)
 			if len(kinds) > 0 {
 				msg += fmt.Sprintf("; the kinds of %s with a render are %s", apiVersion, strings.Join(kinds, ", "))
@@ -394,7 +396,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 		}
 		return
 	}
-	kinds := sortedKeys(reviews[apiVersion])
+	kinds := value.SortedKeys(reviews[apiVersion])
 	msg := fmt.Sprintf("%s: %s %s has no review (admission), so nothing of this runs", field, apiVersion, kind)
 	if s := source.Suggest(kind, kinds); s != "" {
 		msg += fmt.Sprintf(": did you mean %s?", s)
@@ -630,7 +632,7 @@ func (l *linter) checkEditGroups() {
 	for _, f := range l.e.cueFiles() {
 		walk(f.Decls, nil)
 	}
-	for _, name := range sortedKeys(groups) {
+	for _, name := range value.SortedKeys(groups) {
 		ds := groups[name]
 		for _, d := range ds {
 			if !l.e.src.IsPolicyFile(d.file) {
@@ -781,7 +783,7 @@ func (l *linter) objectIDs() []string {
 			return true
 		}, nil)
 	}
-	l.objects = sortedKeys(seen)
+	l.objects = value.SortedKeys(seen)
 	return l.objects
 }
 
@@ -809,7 +811,7 @@ func (l *linter) addObject(ids map[string]bool, d ast.Decl) {
 	if s, ok := f.Value.(*ast.StructLit); ok {
 		apiVersion, _, ok1 := stringField(s, "apiVersion")
 		kind, _, ok2 := stringField(s, "kind")
-		if newType, known := fitTypes[apiVersion+"\x00"+kind]; ok1 && ok2 && known {
+		if newType, known := k8s.FitTypes[apiVersion+"\x00"+kind]; ok1 && ok2 && known {
 			l.objectGoTypes[id] = reflect.TypeOf(newType()).Elem()
 		}
 	}
@@ -845,14 +847,14 @@ func (l *linter) checkObjectNames() {
 		}
 	}
 	// The renders and their parts, as the compilation read them.
-	for _, apiVersion := range sortedKeys(l.c.renders) {
-		for _, kind := range sortedKeys(l.c.renders[apiVersion]) {
+	for _, apiVersion := range value.SortedKeys(l.c.renders) {
+		for _, kind := range value.SortedKeys(l.c.renders[apiVersion]) {
 			check(l.c.renders[apiVersion][kind].LookupPath(contract.PathObjects))
 		}
 	}
-	for _, apiVersion := range sortedKeys(l.c.parts) {
-		for _, kind := range sortedKeys(l.c.parts[apiVersion]) {
-			for _, part := range sortedKeys(l.c.parts[apiVersion][kind]) {
+	for _, apiVersion := range value.SortedKeys(l.c.parts) {
+		for _, kind := range value.SortedKeys(l.c.parts[apiVersion]) {
+			for _, part := range value.SortedKeys(l.c.parts[apiVersion][kind]) {
 				check(l.c.parts[apiVersion][kind][part].LookupPath(contract.PathObjects))
 			}
 		}
@@ -964,37 +966,37 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 	}
 	v, cur := l.at([]cue.Selector{contract.SelAdmission, apiVersion, kind, contract.SelObject})
 	name := kind.Unquoted()
-	for _, st := range fieldPathSteps(text) {
+	for _, st := range k8s.FieldPathSteps(text) {
 		if !v.Exists() || v.Err() != nil {
 			return
 		}
 		var sel cue.Selector
 		switch k := v.IncompleteKind(); {
-		case st.bracket && k == cue.ListKind:
-			i, err := strconv.Atoi(st.name)
+		case st.Bracket && k == cue.ListKind:
+			i, err := strconv.Atoi(st.Name)
 			if err != nil {
-				l.problem(lit.Pos(), "the finding's path %s: %s is a list, and [%s] is no index into it: did you mean [\\(%s)]?", lit.Value, name, st.name, st.name)
+				l.problem(lit.Pos(), "the finding's path %s: %s is a list, and [%s] is no index into it: did you mean [\\(%s)]?", lit.Value, name, st.Name, st.Name)
 				return
 			}
 			sel = cue.Index(i)
-		case st.bracket:
-			sel = cue.Str(st.name) // a map's key
-		case closedSchema(v, false) && !v.Allows(cue.Str(st.name)):
+		case st.Bracket:
+			sel = cue.Str(st.Name) // a map's key
+		case closedSchema(v, false) && !v.Allows(cue.Str(st.Name)):
 			// A path may name what the object has not on purpose (as
 			// Kubeflow's webhooks do: spec.templateSpec); a slip from
 			// a field it has is a typo.
-			if sug := source.Suggest(st.name, source.FieldNames(v)); sug != "" {
-				l.problem(lit.Pos(), "the finding's path %s: %s has no field %s, so the user would be pointed at a field that is not there: did you mean %s?", lit.Value, name, st.name, sug)
+			if sug := source.Suggest(st.Name, source.FieldNames(v)); sug != "" {
+				l.problem(lit.Pos(), "the finding's path %s: %s has no field %s, so the user would be pointed at a field that is not there: did you mean %s?", lit.Value, name, st.Name, sug)
 			}
 			return
 		default:
-			sel = cue.Str(st.name)
+			sel = cue.Str(st.Name)
 		}
 		v, cur = l.at(append(cur[:len(cur):len(cur)], sel))
-		if st.bracket {
-			name += "[" + st.name + "]"
+		if st.Bracket {
+			name += "[" + st.Name + "]"
 		} else {
-			name += "." + st.name
+			name += "." + st.Name
 		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // policyFile is one of an admin's CUE files, as loaded.
@@ -129,7 +131,7 @@ type policyManifest struct {
 func (e *Engine) checkManifests(c *compiled) error {
 	var problems []Problem
 	for _, m := range e.manifests {
-		for _, d := range ReadYAML(m.display, m.data) {
+		for _, d := range k8s.ReadYAML(m.display, m.data) {
 			if d.Err != nil {
 				continue
 			}
@@ -342,7 +344,7 @@ func (e *Engine) policyLooks() [][]string {
 	}
 	a := readAliasesOf(e.cueFiles())
 	var looks [][]string
-	for _, name := range sortedKeys(e.policyFiles) {
+	for _, name := range value.SortedKeys(e.policyFiles) {
 		var stack []ast.Node
 		ast.Walk(e.policyFiles[name].file, func(n ast.Node) bool {
 			stack = append(stack, n)

@@ -16,7 +16,9 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -43,14 +45,14 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 		}
 	}()
 	l := newLinter(e, c)
-	for _, name := range sortedKeys(e.policyFiles) {
+	for _, name := range value.SortedKeys(e.policyFiles) {
 		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
 		l.checkRegexps(e.policyFiles[name].file)
 		l.checkKeyLiterals(e.policyFiles[name].file)
 		l.checkRuntimeOptionals(e.policyFiles[name].file)
 		l.checkAttributes(e.policyFiles[name].file)
 	}
-	for _, name := range sortedKeys(e.policyFiles) {
+	for _, name := range value.SortedKeys(e.policyFiles) {
 		l.checkDefinitionArgs(e.policyFiles[name].file)
 	}
 	l.checkHelperReads()
@@ -106,7 +108,7 @@ type linter struct {
 	// known are the keys with a meaning (knownKeys), as the compiled CUE
 	// has them: the engine reads its own after the lint. knownRead says
 	// they were read.
-	known     knownKeys
+	known     k8s.KnownKeys
 	knownRead bool
 	// paths holds the path of each field's value node (what an
 	// identifier that refers to the field resolves to).
@@ -703,8 +705,8 @@ func (l *linter) filed(name string) ([]cue.Selector, bool) {
 		l.contextKinds = map[string]map[string]string{}
 		_ = l.c.schemas.LookupPath(contract.PathContextKinds).Decode(&l.contextKinds)
 	}
-	for _, apiVersion := range sortedKeys(l.contextKinds) {
-		for _, kind := range sortedKeys(l.contextKinds[apiVersion]) {
+	for _, apiVersion := range value.SortedKeys(l.contextKinds) {
+		for _, kind := range value.SortedKeys(l.contextKinds[apiVersion]) {
 			if l.contextKinds[apiVersion][kind] != name {
 				continue
 			}
@@ -735,7 +737,7 @@ func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, 
 // kindSchema is where the schema of a kind of a group is: a CRD's of the
 // CUE's, or core/v1's type of a kind of the core group ("").
 func (l *linter) kindSchema(group, kind string) ([]cue.Selector, bool) {
-	if group == "" && coreKinds()[kind] {
+	if group == "" && k8s.CoreKinds()[kind] {
 		at := []cue.Selector{cue.Hid(contract.FieldCoreV1, l.pkg), cue.Def(kind)}
 		return at, l.c.schemas.LookupPath(cue.MakePath(at...)).Exists()
 	}
@@ -785,7 +787,7 @@ func (l *linter) partPath(part []cue.Selector) ([]cue.Selector, bool) {
 // runtimeKind is the kind a review's context.runtime is read as: the
 // first runtimeKinds registers (the runtime kinds share their spec).
 func (l *linter) runtimeKind() string {
-	for _, key := range sortedKeys(l.e.runtimeKinds) {
+	for _, key := range value.SortedKeys(l.e.runtimeKinds) {
 		return l.e.runtimeKinds[key].Kind
 	}
 	return ""
@@ -1070,7 +1072,7 @@ func (l *linter) keyText(x ast.Expr) (string, bool) {
 // named reports whether the CUE's sources hold s as a literal or a label.
 func (l *linter) named(s string) bool {
 	if l.namedStrings == nil {
-		l.namedStrings = namedStrings(l.e.instances)
+		l.namedStrings = k8s.NamedStrings(l.e.instances)
 	}
 	return l.namedStrings[s]
 }
@@ -1303,7 +1305,7 @@ func (l *linter) markDefault(x *ast.UnaryExpr, p lpath) {
 // dropped: two defaults that differ, or a default a bound rules out. CUE
 // then leaves the field without a default, and what left it out fails.
 func (l *linter) checkDefaults() {
-	for _, key := range sortedKeys(l.defaults) {
+	for _, key := range value.SortedKeys(l.defaults) {
 		d := l.defaults[key]
 		v := l.lookup(d.path)
 		if !v.Exists() || v.IsConcrete() {
@@ -1750,7 +1752,7 @@ func (l *linter) checkKeyLiterals(f *ast.File) {
 			known[k] = true
 		}
 	}
-	sorted := sortedKeys(known)
+	sorted := value.SortedKeys(known)
 	ast.Walk(f, func(n ast.Node) bool {
 		lit, ok := n.(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING {
@@ -1760,7 +1762,7 @@ func (l *linter) checkKeyLiterals(f *ast.File) {
 		if err != nil || known[s] || !strings.Contains(s, "/") {
 			return true
 		}
-		if meant := nearKey(s, sorted); meant != "" {
+		if meant := k8s.NearKey(s, sorted); meant != "" {
 			l.problem(lit.Pos(), "%s is no label or annotation key with a meaning (knownKeys), but a slip from %q: a key spelt so means nothing to any rule; list a key of the policy's own under knownKeys", lit.Value, meant)
 		}
 		return true
@@ -2032,7 +2034,7 @@ func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
 	if !ok {
 		return false
 	}
-	allowed, key, ok := l.knownKeys().valuesOf(selectorNames(sels))
+	allowed, key, ok := l.knownKeys().ValuesOf(selectorNames(sels))
 	near := source.Suggest(s, allowed)
 	if !ok || near == "" || slices.Contains(allowed, s) {
 		return false
@@ -2062,10 +2064,10 @@ func isDefaultOf(read ast.Expr, lit *ast.BasicLit) bool {
 
 // knownKeys are the keys with a meaning the compiled CUE lists; none when
 // it cannot be read (the contract's checks say why).
-func (l *linter) knownKeys() knownKeys {
+func (l *linter) knownKeys() k8s.KnownKeys {
 	if !l.knownRead {
 		l.knownRead = true
-		l.known, _ = readKnownKeys(l.c.schemas)
+		l.known, _ = k8s.ReadKnownKeys(l.c.schemas)
 	}
 	return l.known
 }
@@ -2847,14 +2849,14 @@ func (l *linter) checkRenderRefs() {
 		if !ok || !isList {
 			return
 		}
-		var steps []pathStep
+		var steps []k8s.PathStep
 		for _, st := range literalSteps(list) {
-			steps = append(steps, pathStep{name: st.name})
-			if typeAt(t, steps) == nil {
+			steps = append(steps, k8s.PathStep{Name: st.name})
+			if k8s.TypeAt(t, steps) == nil {
 				msg := fmt.Sprintf("the object %q (a %s) has no field %s here, so the API server would prune what is written there", id, t.Name(), st.name)
 				var fields []string
-				if parent := typeAt(t, steps[:len(steps)-1]); parent != nil && parent.Kind() == reflect.Struct {
-					fields = sortedKeys(jsonFields(parent))
+				if parent := k8s.TypeAt(t, steps[:len(steps)-1]); parent != nil && parent.Kind() == reflect.Struct {
+					fields = value.SortedKeys(k8s.JSONFields(parent))
 				}
 				if sug := source.Suggest(st.name, fields); sug != "" {
 					msg += fmt.Sprintf(": did you mean %s?", sug)
@@ -3125,7 +3127,7 @@ func (l *linter) checkDeclared() {
 // files, declarations' labels included.
 func (l *linter) policyIdentUses() map[string]int {
 	uses := map[string]int{}
-	for _, name := range sortedKeys(l.e.policyFiles) {
+	for _, name := range value.SortedKeys(l.e.policyFiles) {
 		ast.Walk(l.e.policyFiles[name].file, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
 				uses[id.Name]++

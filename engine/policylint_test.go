@@ -65,7 +65,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 	// it would see tokens (and a policy's rule that does makes the map
 	// transparent, TestKeyReadingRuleSeesTheKeys).
 	for _, p := range l.keyReads {
-		for _, suffix := range e.opaque.suffixes {
+		for _, suffix := range e.opaque.Suffixes {
 			if hasSuffix(p, suffix) {
 				t.Errorf("the schemas read the keys of %v as data", p)
 			}
@@ -164,8 +164,8 @@ admission: (#APIVersion): TrainJob: {
 	}
 	// The embedded rules read no key as data: the maps stay opaque.
 	e := testEngine(t)
-	if len(e.opaque.suffixes) != 2 {
-		t.Errorf("opaque maps %v, want labels and annotations", e.opaque.suffixes)
+	if len(e.opaque.Suffixes) != 2 {
+		t.Errorf("opaque maps %v, want labels and annotations", e.opaque.Suffixes)
 	}
 }
 

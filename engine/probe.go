@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -29,14 +30,14 @@ func (e *Engine) tryPolicy() []Problem {
 	var problems []Problem
 	// A rule that fails is said once, on the first document it fails on.
 	failed := map[string]bool{}
-	ruleFailed := func(f Finding, r Result, on string) {
+	ruleFailed := func(f k8s.Finding, r Result, on string) {
 		if !failed[f.Rule] {
 			failed[f.Rule] = true
 			problems = append(problems, e.ruleProblem(f, r, on))
 		}
 	}
 	// rulesFailed says the rules among findings of r that failed.
-	rulesFailed := func(findings []Finding, r Result, on string) {
+	rulesFailed := func(findings []k8s.Finding, r Result, on string) {
 		for _, f := range findings {
 			switch key := "defect\x00" + r.Doc.APIVersion() + "\x00" + r.Doc.Kind(); {
 			case f.Phase == contract.PhaseRuleError:
@@ -102,7 +103,7 @@ func (e *Engine) tryPolicy() []Problem {
 	// created says the object was admitted on its create (a shipped
 	// runtime may break an org's rule): a rule that refuses its update to
 	// itself then refuses every update (refusesNoChange).
-	tryUpdate := func(doc Document, old map[string]any, created bool) {
+	tryUpdate := func(doc k8s.Document, old map[string]any, created bool) {
 		u := e.NewSession(SessionOptions{})
 		u.trial = true
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: contract.OpUpdate, OldObject: old, Now: probeTime})
@@ -115,7 +116,7 @@ func (e *Engine) tryPolicy() []Problem {
 	}
 	// A runtime the policy declares that Kubeflow's rules refuse a probe
 	// of (refusedForTheRuntime) is said once.
-	refusedForTheRuntime := func(st *stored, r Result, findings []Finding) {
+	refusedForTheRuntime := func(st *stored, r Result, findings []k8s.Finding) {
 		key := "refused\x00" + st.doc.Name()
 		if !e.declared[st.doc.Name()] || failed[key] {
 			return
@@ -235,7 +236,7 @@ func (e *Engine) tryPolicy() []Problem {
 // when it is admitted, again as an update of itself (tryUpdate), and
 // admits and renders each of its documents in a session that holds it,
 // reporting the rules that cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
+func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]k8s.Finding, Result, string), tryUpdate func(k8s.Document, map[string]any, bool)) {
 	base := e.NewSession(SessionOptions{})
 	base.trial = true
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
@@ -289,7 +290,7 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 // declaredProblem is a finding of a runtime declared in CUE as a load
 // problem, at the line of its path in the admin's file (the runtime's own
 // line for a finding of the whole object).
-func declaredProblem(r Result, f Finding) Problem {
+func declaredProblem(r Result, f k8s.Finding) Problem {
 	p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
 	if f.HasPath {
 		p.Line = r.Doc.LineOf(f.Path)
@@ -315,7 +316,7 @@ func (e *Engine) probesProblems(st *stored, err error) []Problem {
 // reviewed (Trainingruntime), an unknown kind of a group whose every kind
 // is reviewed, or a group given with its version or as "core", is never
 // found, and the review would take the object for absent, in silence.
-func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, lookups cue.Value) *Problem {
+func (e *Engine) checkLookupKinds(c *compiled, doc k8s.Document, refs *lookupRefs, lookups cue.Value) *Problem {
 	if refs == nil {
 		return nil
 	}
@@ -332,7 +333,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 		at   cue.Path
 		refs map[string]contract.LookupRef
 	}{{contract.PathLookupObjects, refs.objects}, {contract.PathLookupExisting, refs.existing}} {
-		for _, name := range sortedKeys(group.refs) {
+		for _, name := range value.SortedKeys(group.refs) {
 			all = append(all, named{cue.MakePath(append(group.at.Selectors(), cue.Str(name))...), group.refs[name]})
 		}
 	}
@@ -359,9 +360,9 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 			why = fmt.Sprintf("group %q: the core group (ConfigMap, Secret, ...) is named \"\"", n.ref.Group)
 		case near != "":
 			why = fmt.Sprintf("no runtime kind, kind a render creates (owned), context kind or kind reviewed is named so: did you mean %s?", near)
-		case n.ref.Group == "" && !coreKinds()[n.ref.Kind]:
+		case n.ref.Group == "" && !k8s.CoreKinds()[n.ref.Kind]:
 			why = "the core group (v1) has no kind so named"
-			if meant := source.Suggest(n.ref.Kind, sortedKeys(coreKinds())); meant != "" {
+			if meant := source.Suggest(n.ref.Kind, value.SortedKeys(k8s.CoreKinds())); meant != "" {
 				why += fmt.Sprintf(": did you mean %s?", meant)
 			}
 		case e.groups[n.ref.Group]:
@@ -433,19 +434,19 @@ func groupKind(group, kind string) string {
 // that names other objects with the whole object reads a path its reads
 // do not name, and the memo would keep what it named for objects that
 // differ there.
-func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Problem {
+func (e *Engine) checkLookupReads(c *compiled, s *Session, doc k8s.Document) *Problem {
 	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
-	a := e.opaque.aliases(nil)
-	whole := a.alias(doc.Object)
+	a := e.opaque.Aliases(nil)
+	whole := a.Alias(doc.Object)
 	for _, update := range []bool{false, true} {
 		op := contract.OpCreate
 		if update {
 			op = contract.OpUpdate
 		}
 		paths := e.lookupPaths(doc.APIVersion(), doc.Kind(), op)
-		read := a.alias(value.Project(doc.Object, paths))
+		read := a.Alias(value.Project(doc.Object, paths))
 		ctxOf := func(obj any) map[string]any {
 			if !update {
 				return map[string]any{contract.FieldOperation: contract.OpCreate}
@@ -467,7 +468,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		got := s.lookupRefs(c, doc, c.ctx.Encode(read), ctxOf(read))
 		if !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
-				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got, doc.APIVersion(), doc.Kind())}
+				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), want, got, doc.APIVersion(), doc.Kind())}
 			e.atLookup(&p, lookups, firstDifference(want, got))
 			return &p
 		}
@@ -477,11 +478,11 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		if t == nil {
 			continue
 		}
-		tokens := a.alias(in)
+		tokens := a.Alias(in)
 		got, ok := t.restoreRefs(s.lookupRefs(c, doc, c.ctx.Encode(tokens), ctxOf(tokens)))
 		if !ok || !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
-				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), want, got)}
+				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), want, got)}
 			e.atLookup(&p, lookups, firstDifference(want, got))
 			return &p
 		}
@@ -495,7 +496,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 // may not (a lookup without its namespace was never made, and every
 // TrainJob was refused as if the object did not exist).
 // v is the lookups evaluated for the probe's create.
-func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
+func (e *Engine) checkLookupsDecode(doc k8s.Document, v cue.Value) *Problem {
 	var at []cue.Path
 	if v.LookupPath(contract.PathLookupRuntime).Exists() {
 		at = append(at, contract.PathLookupRuntime)
@@ -512,7 +513,7 @@ func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 		if err == nil {
 			continue
 		}
-		p := Problem{Message: fmt.Sprintf("%s: lookups of %s make a reference that is not whole for %s, a probe of the runtime %s (see probes), so it would name nothing: %s", path, doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, probeFile), e.Details(err))}
+		p := Problem{Message: fmt.Sprintf("%s: lookups of %s make a reference that is not whole for %s, a probe of the runtime %s (see probes), so it would name nothing: %s", path, doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), e.Details(err))}
 		e.atLookup(&p, v, path)
 		return &p
 	}
@@ -524,7 +525,7 @@ func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 // mutations that differ read a path the reads do not name, and would be
 // made otherwise for objects that differ there. The problem is at the
 // first such mutation, in the admin's file where it is.
-func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Request, runtime string) *Problem {
+func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc k8s.Document, req Request, runtime string) *Problem {
 	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
 	if _, declared := e.mutatorReads[doc.APIVersion()][doc.Kind()]; !ok || !declared {
 		return nil
@@ -539,7 +540,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 		return nil
 	}
 	where := contract.PathMutations
-	for _, rule := range sortedKeys(want) {
+	for _, rule := range value.SortedKeys(want) {
 		if !reflect.DeepEqual(want[rule], got[rule]) {
 			where = cue.MakePath(contract.SelMutations, cue.Str(rule))
 			break
@@ -556,7 +557,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 // needs) and edits the probe all the same would be made in the cluster,
 // whose webhook has a time, and left out where the engine skips it (vet,
 // render). The problem is at the mutation.
-func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtime string) *Problem {
+func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc k8s.Document, runtime string) *Problem {
 	m := c.mutators[doc.APIVersion()][doc.Kind()]
 	var needs map[string][]string
 	if err := m.LookupPath(contract.PathNeeds).Decode(&needs); err != nil || len(needs) == 0 {
@@ -582,8 +583,8 @@ func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtim
 // calls a mutating webhook on each one, and calls it again when another
 // webhook changed the object (reinvocationPolicy). The problem is at the
 // first such mutation.
-func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document, created map[string]any, runtime string) *Problem {
-	again := Document{Object: created}
+func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc k8s.Document, created map[string]any, runtime string) *Problem {
+	again := k8s.Document{Object: created}
 	in, old := e.mutatorInput(again, created)
 	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, contract.OpUpdate, probeTime.UTC().Format(time.RFC3339))
 	if ms.err != nil {
@@ -610,11 +611,11 @@ func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document,
 // user's every object would be refused for it. The problem is at the first
 // mutation that, made alone, makes the probe refused, with what refuses it
 // (at the mutations when only some together do).
-func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[string]any, runtime string) *Problem {
+func (e *Engine) checkMutationsValid(c *compiled, doc k8s.Document, created map[string]any, runtime string) *Problem {
 	admit := func(obj map[string]any) Result {
 		s := e.NewSession(SessionOptions{})
 		s.trial = true
-		return s.Admit(Document{File: doc.File, Line: doc.Line, Object: obj})
+		return s.Admit(k8s.Document{File: doc.File, Line: doc.Line, Object: obj})
 	}
 	together := admit(created)
 	if !together.Rejected() {
@@ -651,8 +652,8 @@ func valueDifference(a, b any, at string) (string, string) {
 		if !ok {
 			break
 		}
-		keys := sortedKeys(x)
-		for _, k := range sortedKeys(y) {
+		keys := value.SortedKeys(x)
+		for _, k := range value.SortedKeys(y) {
 			if _, ok := x[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -690,7 +691,7 @@ func valueDifference(a, b any, at string) (string, string) {
 	if reflect.DeepEqual(a, b) {
 		return "", ""
 	}
-	return at, fmt.Sprintf("%s becomes %s", jsonText(a), jsonText(b))
+	return at, fmt.Sprintf("%s becomes %s", k8s.JSONText(a), k8s.JSONText(b))
 }
 
 // orWhole names a path, or the object when it is the root.
@@ -708,7 +709,7 @@ func orWhole(path string) string {
 // differs reads a path of an existing object its reads do not name, and
 // the render memo would give it for objects that differ there. The
 // problem is at the first such lookup, in the admin's file where it is.
-func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Result, first Rendered) *Problem {
+func (e *Engine) checkExistingReads(c *compiled, s *Session, doc k8s.Document, r Result, first Rendered) *Problem {
 	refs := s.lookupsFor(c, doc, Request{}, false)
 	if refs == nil || len(refs.existing) == 0 {
 		return nil
@@ -726,7 +727,7 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 	if hasPhase(want.Errors, contract.PhaseRuleError) {
 		return nil // said as such (tryPolicy)
 	}
-	for _, id := range sortedKeys(whole) {
+	for _, id := range value.SortedKeys(whole) {
 		if refs.existing[id].Reads == nil {
 			continue
 		}
@@ -736,8 +737,8 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 			continue
 		}
 		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
-			doc.Kind(), strings.TrimPrefix(doc.File, probeFile), id, doc.APIVersion(), doc.Kind(), id)}
-		lookups, _ := c.lookupsValue(doc, e.opaque.aliases(nil).alias(doc.Object), map[string]any{contract.FieldOperation: contract.OpCreate})
+			doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), id, doc.APIVersion(), doc.Kind(), id)}
+		lookups, _ := c.lookupsValue(doc, e.opaque.Aliases(nil).Alias(doc.Object), map[string]any{contract.FieldOperation: contract.OpCreate})
 		e.atLookup(&p, lookups, contract.PathLookupExisting.Append(cue.Str(id)).Append(contract.PathReads.Selectors()...))
 		return &p
 	}
@@ -749,11 +750,11 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 // a resourceVersion and a creationTimestamp of its own.
 func existingAfter(refs *lookupRefs, first Rendered) map[string]any {
 	whole := map[string]any{}
-	for _, id := range sortedKeys(refs.existing) {
+	for _, id := range value.SortedKeys(refs.existing) {
 		ref := refs.existing[id]
 		for _, obj := range first.Objects {
-			d := Document{Object: obj}
-			if groupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
+			d := k8s.Document{Object: obj}
+			if k8s.GroupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
 				continue
 			}
 			o := value.DeepCopy(obj).(map[string]any)
@@ -775,12 +776,12 @@ func firstDifference(want, got *lookupRefs) cue.Path {
 	if want == nil || got == nil || !reflect.DeepEqual(want.runtime, got.runtime) {
 		return contract.PathLookupRuntime
 	}
-	for _, f := range sortedKeys(want.objects) {
+	for _, f := range value.SortedKeys(want.objects) {
 		if g, ok := got.objects[f]; !ok || !reflect.DeepEqual(g, want.objects[f]) {
 			return cue.MakePath(contract.SelObjects, cue.Str(f))
 		}
 	}
-	for _, f := range sortedKeys(want.existing) {
+	for _, f := range value.SortedKeys(want.existing) {
 		if g, ok := got.existing[f]; !ok || !reflect.DeepEqual(g, want.existing[f]) {
 			return cue.MakePath(contract.SelExisting, cue.Str(f))
 		}
@@ -797,10 +798,10 @@ func (r *lookupRefs) String() string {
 	if r.runtime != nil {
 		parts = append(parts, "runtime "+r.runtime.Key())
 	}
-	for _, f := range sortedKeys(r.objects) {
+	for _, f := range value.SortedKeys(r.objects) {
 		parts = append(parts, f+" "+r.objects[f].Key())
 	}
-	for _, f := range sortedKeys(r.existing) {
+	for _, f := range value.SortedKeys(r.existing) {
 		parts = append(parts, "existing "+f+" "+r.existing[f].Key())
 	}
 	if len(parts) == 0 {
@@ -811,7 +812,7 @@ func (r *lookupRefs) String() string {
 
 // ruleProblem is a rule that failed on a document at load (on says on
 // which request, when not its create).
-func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
+func (e *Engine) ruleProblem(f k8s.Finding, r Result, on string) Problem {
 	what := tried(r)
 	if on != "" {
 		what += ", " + on
@@ -824,7 +825,7 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 // findingRule is the rule of the kind's review that made f, a finding of
 // r, and whether an admin's file writes it (a rule of the shipped CUE is
 // Kubeflow's).
-func (e *Engine) findingRule(r Result, f Finding) (cue.Value, bool) {
+func (e *Engine) findingRule(r Result, f k8s.Finding) (cue.Value, bool) {
 	if f.Rule == "" {
 		return cue.Value{}, false
 	}
@@ -839,7 +840,7 @@ func (e *Engine) findingRule(r Result, f Finding) (cue.Value, bool) {
 // else, so every TrainJob like it would be refused for the runtime (an
 // envInjection target that is no job of it, an empty Volcano queue), and
 // the user blamed for it. At the runtime, with Kubeflow's words.
-func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) *Problem {
+func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []k8s.Finding) *Problem {
 	if spec, _ := r.Doc.Object["spec"].(map[string]any); len(spec) != 1 || spec["runtimeRef"] == nil {
 		return nil // a probe that asks for more: the runtime need not give it
 	}
@@ -897,7 +898,7 @@ type probeFollows struct {
 // trainer's pods, so that every TrainJob runs one whatever its numNodes).
 // A document without the number, or refused with it one more, says
 // nothing.
-func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered, follows []probeFollows) *Problem {
+func (e *Engine) checkFollows(c *compiled, runtime, doc k8s.Document, first Rendered, follows []probeFollows) *Problem {
 	var part string
 	var at cue.Value
 	for _, name := range first.parts {
@@ -912,7 +913,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 	}
 	for _, f := range follows {
 		obj, _ := value.Numbers(value.DeepCopy(doc.Object)).(map[string]any)
-		v, _ := valueAt(obj, f.Path)
+		v, _ := k8s.ValueAt(obj, f.Path)
 		n, ok := v.(int64)
 		path := make([]any, len(f.Path))
 		for i, step := range f.Path {
@@ -923,7 +924,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 		}
 		s := e.NewSession(SessionOptions{})
 		s.trial = true
-		r := s.Admit(Document{File: doc.File, Object: obj})
+		r := s.Admit(k8s.Document{File: doc.File, Object: obj})
 		if r.Rejected() || r.Object == nil {
 			continue
 		}
@@ -943,8 +944,8 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 // probeVariant is a runtime made from another to try the rules on, and
 // the documents tried on it.
 type probeVariant struct {
-	runtime   Document
-	documents []Document
+	runtime   k8s.Document
+	documents []k8s.Document
 }
 
 // probes are the documents the CUE makes to try the rules on a runtime,
@@ -952,14 +953,14 @@ type probeVariant struct {
 // numbers their renders must follow: probes: [apiVersion]: [kind]:
 // {runtime, documents, variants, follows}, for the runtime's kind. Each
 // document's file names the runtime they come from.
-func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []probeFollows, error) {
+func (e *Engine) probes(c *compiled, st *stored) ([]k8s.Document, []probeVariant, []probeFollows, error) {
 	p, ok := c.probes[st.doc.APIVersion()][st.doc.Kind()]
 	if !ok {
 		return nil, nil, nil, nil
 	}
 	e.begin("making the probes", st.doc)
 	p = p.FillPath(contract.PathProbeRuntime, st.doc.Object)
-	file := probeFile + st.doc.Name()
+	file := k8s.ProbeFile + st.doc.Name()
 	var docs []map[string]any
 	if err := p.LookupPath(contract.PathProbeDocuments).Decode(&docs); err != nil {
 		return nil, nil, nil, err
@@ -989,7 +990,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 			}
 		}
 		// Its documents are said to be the runtime's, as the variant.
-		variant := Document{File: file, Object: obj}
+		variant := k8s.Document{File: file, Object: obj}
 		as := Result{Doc: variant}.Identity()
 		out[i] = probeVariant{runtime: variant, documents: documentsOf(file+" (as "+as+")", v.Documents)}
 	}
@@ -1002,10 +1003,10 @@ func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []
 	return documentsOf(file, docs), out, follows, nil
 }
 
-func documentsOf(file string, objs []map[string]any) []Document {
-	docs := make([]Document, len(objs))
+func documentsOf(file string, objs []map[string]any) []k8s.Document {
+	docs := make([]k8s.Document, len(objs))
 	for i, obj := range objs {
-		docs[i] = Document{File: file, Object: obj}
+		docs[i] = k8s.Document{File: file, Object: obj}
 	}
 	return docs
 }
@@ -1033,8 +1034,8 @@ func splitWhere(w string) (file string, line, col int) {
 func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
 	var problems []Problem
 	sample := valuePrefix + "0000"
-	for _, apiVersion := range sortedKeys(c.carried) {
-		for _, kind := range sortedKeys(c.carried[apiVersion]) {
+	for _, apiVersion := range value.SortedKeys(c.carried) {
+		for _, kind := range value.SortedKeys(c.carried[apiVersion]) {
 			for _, p := range c.carried[apiVersion][kind] {
 				if len(p.path) == 0 {
 					problems = append(problems, e.carriedProblem(c, apiVersion, kind, p.name, "its path is empty: name the field of the input whose values are carried"))
@@ -1055,7 +1056,7 @@ func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
 // memo would give objects that differ there one review. The problem is at
 // the rule that differs, or at the first entry that differs alone. what
 // names doc in the message.
-func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string) *Problem {
+func (e *Engine) checkCarried(c *compiled, s *Session, doc k8s.Document, what string) *Problem {
 	paths := c.carried[doc.APIVersion()][doc.Kind()]
 	if len(paths) == 0 {
 		return nil
@@ -1068,7 +1069,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		return nil
 	}
 	var panicked *Defect
-	differs := func(entry string) (string, *Finding) {
+	differs := func(entry string) (string, *k8s.Finding) {
 		got, _, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: carryAll, entry: entry})
 		if got.defect != nil {
 			panicked = got.defect
@@ -1200,8 +1201,8 @@ func (e *Engine) atLookup(p *Problem, lookups cue.Value, path cue.Path) {
 
 // reviewDifference says how two reviews of one object differ, "" when they
 // do not, and the first finding that differs, nil when none does.
-func reviewDifference(want, got Result) (string, *Finding) {
-	for _, fs := range [][2][]Finding{{want.Errors, got.Errors}, {want.Warnings, got.Warnings}} {
+func reviewDifference(want, got Result) (string, *k8s.Finding) {
+	for _, fs := range [][2][]k8s.Finding{{want.Errors, got.Errors}, {want.Warnings, got.Warnings}} {
 		w, g := fs[0], fs[1]
 		for i := range max(len(w), len(g)) {
 			switch {
@@ -1237,8 +1238,8 @@ func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string)
 // that keeps unknown fields says nothing of what is under it.
 func (e *Engine) checkPartPaths(c *compiled) []Problem {
 	var problems []Problem
-	for _, apiVersion := range sortedKeys(c.crdParts) {
-		for _, kind := range sortedKeys(c.crdParts[apiVersion]) {
+	for _, apiVersion := range value.SortedKeys(c.crdParts) {
+		for _, kind := range value.SortedKeys(c.crdParts[apiVersion]) {
 			schema := e.crdSchema(apiVersion, kind)
 			for _, part := range c.crdParts[apiVersion][kind] {
 				if msg := partPathProblem(schema, part.path); msg != "" {
@@ -1279,8 +1280,8 @@ const probeName = "cuetrainer-probe"
 // load at object.
 func (e *Engine) checkReviewObjects(c *compiled) []Problem {
 	var problems []Problem
-	for _, apiVersion := range sortedKeys(c.reviews) {
-		for _, kind := range sortedKeys(c.reviews[apiVersion]) {
+	for _, apiVersion := range value.SortedKeys(c.reviews) {
+		for _, kind := range value.SortedKeys(c.reviews[apiVersion]) {
 			review := c.reviews[apiVersion][kind]
 			if !e.fromPolicy(review) {
 				continue // the shipped reviews make their objects of input
@@ -1352,7 +1353,7 @@ func partPathProblem(schema map[string]any, path []string) string {
 				continue
 			}
 			msg := fmt.Sprintf("%s has no field %s", at, seg)
-			if hint := source.Suggest(seg, sortedKeys(props)); hint != "" {
+			if hint := source.Suggest(seg, value.SortedKeys(props)); hint != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", hint)
 			}
 			return msg
@@ -1371,7 +1372,7 @@ func partPathProblem(schema map[string]any, path []string) string {
 // the fallback too (a finding f of PhaseDefect of r, a trial): cuetrainer's
 // or CUE's defect, which no evaluation of the kind can get past. It is at
 // the admin's first rule of the kind, naming them all.
-func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
+func (e *Engine) defectProblem(c *compiled, r Result, f k8s.Finding) Problem {
 	k := Kind{r.Doc.APIVersion(), r.Doc.Kind()}
 	names, pos, culprit := e.blamed(c, k, sortReview, r.defect)
 	switch {

@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -16,8 +17,8 @@ import (
 // apply, sorted by apiVersion, kind and name, or the errors why not.
 type Rendered struct {
 	Objects  []map[string]any
-	Errors   []Finding
-	Warnings []Finding
+	Errors   []k8s.Finding
+	Warnings []k8s.Finding
 	// Controller is what the controller does besides applying Objects.
 	Controller contract.ControllerDirectives
 
@@ -109,7 +110,7 @@ func (s *Session) fallbackRender(r Result, opts RenderOptions) Rendered {
 		})
 	}
 	if d != nil {
-		return Rendered{Errors: []Finding{defectFinding(d)}, defect: d}
+		return Rendered{Errors: []k8s.Finding{defectFinding(d)}, defect: d}
 	}
 	return out
 }
@@ -149,9 +150,9 @@ func (s *Session) checkBuiltMeta(out Rendered) Rendered {
 		return out
 	}
 	for _, obj := range out.Objects {
-		d := Document{Object: obj}
-		for _, e := range allMetaErrors(obj, nil, nil) {
-			out.Errors = append(out.Errors, Finding{Phase: contract.PhaseRender,
+		d := k8s.Document{Object: obj}
+		for _, e := range k8s.AllMetaErrors(obj, nil, nil) {
+			out.Errors = append(out.Errors, k8s.Finding{Phase: contract.PhaseRender,
 				Detail: fmt.Sprintf("the %s %s the policy's render builds of it would be refused: %s", d.Kind(), d.Name(), e.Error())})
 		}
 	}
@@ -164,19 +165,19 @@ func (s *Session) checkBuiltMeta(out Rendered) Rendered {
 // renderOnce renders with the opaque keys as tokens, and puts them back.
 // With deferGens the generators are checked but not run (gens).
 func (s *Session) renderOnce(r Result, opts RenderOptions, deferGens bool) Rendered {
-	var a *keyAliases
+	var a *k8s.KeyAliases
 	out := s.render(r, opts, deferGens, &a)
 	// Apart: the call sets a, which the receiver must be read after.
-	out = a.restoreRendered(out)
+	out = restoreRendered(a, out)
 	s.e.rendersMade.Add(1)
 	return out
 }
 
-// render renders with the opaque keys as tokens (see aliases.go), and sets
+// render renders with the opaque keys as tokens (see k8s/aliases.go), and sets
 // *aliases to the tokens it gave. It runs the stages below in order; each
 // says whether the render goes on, and one that stops leaves its reason in
 // the result's errors (or a controller's skip).
-func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases **keyAliases) Rendered {
+func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases **k8s.KeyAliases) Rendered {
 	c := s.runtime()
 	renderer, ok := c.renders[r.Doc.APIVersion()][r.Doc.Kind()]
 	if !ok || r.Object == nil {
@@ -217,7 +218,7 @@ type rendering struct {
 	renderer cue.Value
 
 	// object and runtimeObject are the input and its runtime with their
-	// typed parts as Kubeflow's controller reads them (typed.go).
+	// typed parts as Kubeflow's controller reads them (k8s/typed.go).
 	object, runtimeObject map[string]any
 	// facts are the values whose quantities the CUE is told; merged the
 	// strategic merges (aliased once the plan gave the tokens).
@@ -230,7 +231,7 @@ type rendering struct {
 	pv       cue.Value
 	acquired bool
 	planErr  error
-	a        *keyAliases
+	a        *k8s.KeyAliases
 	// runtimeAliased is the runtime's object with the plan's tokens.
 	runtimeAliased any
 
@@ -248,7 +249,7 @@ func (rn *rendering) fail(what string, err error) bool {
 	if detail == "" {
 		detail = err.Error() // not a CUE error: an edit the engine rejects
 	}
-	rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
+	rn.out.Errors = append(rn.out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
 	return false
 }
 
@@ -256,7 +257,7 @@ func (rn *rendering) fail(what string, err error) bool {
 // unknown op, an object that does not decode): a defect of the rule that
 // wrote it, at its place in the CUE (in the render, else in the plan).
 func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any) {
-	f := Finding{Phase: contract.PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
+	f := k8s.Finding{Phase: contract.PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	for _, v := range []cue.Value{rn.rv, rn.pv} {
 		if f.Source = rn.s.e.src.SourceOf(v.LookupPath(at)); f.Source != "" {
 			break
@@ -286,7 +287,7 @@ func (rn *rendering) undeclared(rule string, at cue.Path, what, id string) {
 // mergeTemplate makes the kind's strategic merges (merges in the CUE): the
 // runtime's value at each base, patched by the input's values.
 func (rn *rendering) mergeTemplate() bool {
-	// What Kubeflow's controller reads of both (typed.go).
+	// What Kubeflow's controller reads of both (k8s/typed.go).
 	rn.object = rn.s.e.typed(rn.r.Doc, rn.r.Object)
 	if rn.runtime != nil {
 		rn.runtimeObject = rn.runtime.typed(rn.s.e)
@@ -297,10 +298,10 @@ func (rn *rendering) mergeTemplate() bool {
 	}
 	merges := rn.s.e.merges[rn.apiVersion][rn.kind]
 	rn.merged = map[string]any{}
-	for _, name := range sortedKeys(merges) {
+	for _, name := range value.SortedKeys(merges) {
 		v, err := mergeInto(merges[name], rn.object, rn.runtimeObject)
 		if err != nil {
-			rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
+			rn.out.Errors = append(rn.out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
 			return false
 		}
 		rn.merged[name] = v
@@ -312,12 +313,12 @@ func (rn *rendering) mergeTemplate() bool {
 // plan finds the runtime's plan (plan.go: evaluated once per runtime) and
 // takes its tokens for the opaque keys, which it sets in *aliases; the
 // render's parts are the ones the plan names.
-func (rn *rendering) plan(aliases **keyAliases) bool {
+func (rn *rendering) plan(aliases **k8s.KeyAliases) bool {
 	rn.p = rn.s.planFor(rn.c, rn.apiVersion, rn.kind, rn.runtime, rn.object, rn.merged)
 	if rn.p != nil {
-		rn.a = rn.s.e.opaque.aliases(rn.p.aliases)
+		rn.a = rn.s.e.opaque.Aliases(rn.p.aliases)
 	} else {
-		rn.a = rn.s.e.opaque.aliases(nil)
+		rn.a = rn.s.e.opaque.Aliases(nil)
 	}
 	*aliases = rn.a
 	if rn.p != nil && rn.p.err != nil {
@@ -326,7 +327,7 @@ func (rn *rendering) plan(aliases **keyAliases) bool {
 		// plan, and fails after reading them.
 		rn.planErr, rn.p = rn.p.err, nil
 	}
-	rn.merged = rn.a.alias(rn.merged).(map[string]any)
+	rn.merged = rn.a.Alias(rn.merged).(map[string]any)
 	var parts []string
 	if rn.p != nil {
 		parts = rn.p.out.parts
@@ -360,11 +361,11 @@ func (rn *rendering) evaluate() bool {
 		existing[id] = map[string]any{}
 	}
 	for id, obj := range rn.r.existingRead {
-		existing[id] = rn.a.alias(obj)
+		existing[id] = rn.a.Alias(obj)
 	}
-	cctx := map[string]any{contract.FieldMerged: rn.merged, contract.FieldQuantities: quantities(rn.facts...), contract.FieldExisting: existing}
+	cctx := map[string]any{contract.FieldMerged: rn.merged, contract.FieldQuantities: k8s.Quantities(rn.facts...), contract.FieldExisting: existing}
 	if rn.runtime != nil {
-		rn.runtimeAliased = rn.a.alias(rn.runtimeObject)
+		rn.runtimeAliased = rn.a.Alias(rn.runtimeObject)
 		cctx[contract.FieldRuntime] = rn.runtimeAliased
 	}
 	if rn.p != nil {
@@ -375,7 +376,7 @@ func (rn *rendering) evaluate() bool {
 		}
 		cctx[contract.FieldMerged] = rn.pv.LookupPath(contract.PathPlanMerged)
 	}
-	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{contract.FieldInput: rn.a.alias(rn.object), contract.FieldContext: cctx}))
+	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{contract.FieldInput: rn.a.Alias(rn.object), contract.FieldContext: cctx}))
 	if rn.s.opts.Controller {
 		var d contract.ControllerDirectives // decoded apart: rn stays on the stack
 		if err := value.DecodeJSON(rn.rv.LookupPath(contract.PathController), &d); err != nil {
@@ -456,7 +457,7 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 	if rn.runtime != nil {
 		from[contract.FieldRuntime] = rn.runtimeAliased
 	}
-	for _, id := range sortedKeys(rn.do.bases) {
+	for _, id := range value.SortedKeys(rn.do.bases) {
 		b := rn.do.bases[id]
 		obj, ok := objects[id]
 		if !ok || len(b.Path) == 0 {
@@ -508,12 +509,12 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 // cross namespaces (the garbage collector would delete the object).
 func (rn *rendering) checkIdentities(objects map[string]map[string]any) bool {
 	ok := true
-	namespace := str(rn.do.metadata["namespace"])
-	for _, id := range sortedKeys(objects) {
-		md := meta(objects[id])
+	namespace := k8s.Str(rn.do.metadata["namespace"])
+	for _, id := range value.SortedKeys(objects) {
+		md := k8s.Meta(objects[id])
 		at := cue.MakePath(contract.SelObjects, cue.Str(id))
-		switch own := str(md["namespace"]); {
-		case str(md["name"]) == "":
+		switch own := k8s.Str(md["namespace"]); {
+		case k8s.Str(md["name"]) == "":
 			rn.defect("objects."+id, at, "the object %s has no metadata.name, which the API server requires", id)
 			ok = false
 		case namespace != "" && own != namespace && md["ownerReferences"] != nil:
@@ -528,7 +529,7 @@ func (rn *rendering) checkIdentities(objects map[string]map[string]any) bool {
 // sums of quantities; a defect in any stops the render.
 func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 	source := yamlOf(rn.s.e, rn.runtime)
-	for _, id := range sortedKeys(rn.do.generate) {
+	for _, id := range value.SortedKeys(rn.do.generate) {
 		obj, ok := objects[id]
 		if !ok {
 			rn.undeclared("generate."+id, cue.MakePath(contract.SelGenerate, cue.Str(id)), "a generator", id)
@@ -576,7 +577,7 @@ func (rn *rendering) finish(objects map[string]map[string]any) bool {
 	out := &rn.out
 	phaseOf := make(map[string]int, len(objects))
 	for id, obj := range objects {
-		canonicalize(obj)
+		k8s.Canonicalize(obj)
 		out.Objects = append(out.Objects, obj)
 		phaseOf[objectKey(obj)] = out.Controller.ApplyPhase[id]
 	}
@@ -600,31 +601,31 @@ func SortObjects(objs []map[string]any) {
 
 // objectKey identifies an object by apiVersion, kind, namespace and name.
 func objectKey(o map[string]any) string {
-	return strings.Join([]string{str(o["apiVersion"]), str(o["kind"]), str(meta(o)["namespace"]), str(meta(o)["name"])}, "\x00")
+	return strings.Join([]string{k8s.Str(o["apiVersion"]), k8s.Str(o["kind"]), k8s.Str(k8s.Meta(o)["namespace"]), k8s.Str(k8s.Meta(o)["name"])}, "\x00")
 }
 
 // restoreRendered puts back the tokens in a render's objects, findings and
 // controller directives.
-func (a *keyAliases) restoreRendered(out Rendered) Rendered {
-	if a.empty() {
+func restoreRendered(a *k8s.KeyAliases, out Rendered) Rendered {
+	if a.Empty() {
 		return out
 	}
 	for i, obj := range out.Objects {
-		out.Objects[i], _ = a.restore(obj).(map[string]any)
+		out.Objects[i], _ = a.Restore(obj).(map[string]any)
 	}
-	out.Errors = a.restoreFindings(out.Errors)
-	out.Warnings = a.restoreFindings(out.Warnings)
+	out.Errors = a.RestoreFindings(out.Errors)
+	out.Warnings = a.RestoreFindings(out.Warnings)
 	d := &out.Controller
-	d.Skip = a.restoreString(d.Skip)
+	d.Skip = a.RestoreString(d.Skip)
 	restoreConditions := func(cs []contract.Condition) {
 		for i := range cs {
-			cs[i].Message = a.restoreString(cs[i].Message)
-			cs[i].Reason = a.restoreString(cs[i].Reason)
+			cs[i].Message = a.RestoreString(cs[i].Message)
+			cs[i].Reason = a.RestoreString(cs[i].Reason)
 		}
 	}
 	restoreConditions(d.Status.Conditions)
 	if d.Status.Fields != nil {
-		d.Status.Fields, _ = a.restore(d.Status.Fields).(map[string]any)
+		d.Status.Fields, _ = a.Restore(d.Status.Fields).(map[string]any)
 	}
 	if d.Deadline != nil {
 		restoreConditions(d.Deadline.Conditions)

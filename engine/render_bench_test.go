@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -22,7 +23,7 @@ func renderInput(tb testing.TB, caseName string) (*Session, Result) {
 	}
 	s := testEngine(tb).NewSession(SessionOptions{})
 	var tj Result
-	for _, d := range ReadYAML("input.yaml", data) {
+	for _, d := range k8s.ReadYAML("input.yaml", data) {
 		r := s.Admit(d)
 		if r.Rejected() {
 			tb.Fatalf("%s: %v", r.Identity(), r.Errors)
@@ -83,7 +84,7 @@ func BenchmarkRenderTorchHit(b *testing.B) {
 	e := testEngine(b)
 	s := e.NewSession(SessionOptions{Controller: true})
 	var tj Result
-	for i, d := range ReadYAML("input.yaml", data) {
+	for i, d := range k8s.ReadYAML("input.yaml", data) {
 		md := d.Object["metadata"].(map[string]any)
 		if md["uid"] == nil {
 			md["uid"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
@@ -133,7 +134,7 @@ func benchmarkDistinct(b *testing.B, keys bool) {
 	}
 	s := e.NewSession(SessionOptions{})
 	var tj Result
-	for _, d := range ReadYAML("input.yaml", data) {
+	for _, d := range k8s.ReadYAML("input.yaml", data) {
 		tj = s.Admit(d)
 	}
 	heap := func() float64 {

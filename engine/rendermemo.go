@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -30,7 +31,7 @@ func (s *Session) renderKey(r Result, opts RenderOptions) string {
 	}
 	// Most renders without a memo are vet's, of objects without a uid:
 	// they end here, before any key is written.
-	if m := meta(r.Object); str(m["uid"]) == "" || str(m["resourceVersion"]) == "" {
+	if m := k8s.Meta(r.Object); k8s.Str(m["uid"]) == "" || k8s.Str(m["resourceVersion"]) == "" {
 		return ""
 	}
 	var b strings.Builder
@@ -39,8 +40,8 @@ func (s *Session) renderKey(r Result, opts RenderOptions) string {
 		b.WriteString("controller\x00")
 	}
 	identity := func(what string, obj map[string]any) bool {
-		m := meta(obj)
-		uid, rv := str(m["uid"]), str(m["resourceVersion"])
+		m := k8s.Meta(obj)
+		uid, rv := k8s.Str(m["uid"]), k8s.Str(m["resourceVersion"])
 		if uid == "" || rv == "" {
 			return false
 		}
@@ -58,7 +59,7 @@ func (s *Session) renderKey(r Result, opts RenderOptions) string {
 			b.WriteString("runtime\x00" + rt.contentKey() + "\x00")
 		}
 	}
-	for _, id := range sortedKeys(r.existing) {
+	for _, id := range value.SortedKeys(r.existing) {
 		obj, _ := r.existing[id].(map[string]any)
 		if !identity("existing\x00"+id, obj) {
 			return ""
@@ -137,7 +138,7 @@ func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
 			continue
 		}
 		if err := pg.g.run(out.Objects[i], source); err != nil {
-			out.Errors = append(out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
+			out.Errors = append(out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
 		}
 	}
 	out.gens = nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
@@ -119,7 +120,7 @@ spec: {suspend: %v}
 	names := func(out Rendered) string {
 		var ns []string
 		for _, o := range out.Objects {
-			ns = append(ns, fmt.Sprintf("%s/%s", o["kind"], meta(o)["name"]))
+			ns = append(ns, fmt.Sprintf("%s/%s", o["kind"], k8s.Meta(o)["name"]))
 		}
 		return strings.Join(ns, ",")
 	}
@@ -196,7 +197,7 @@ func renderCounted(t *testing.T, e *Engine, s *Session, r Result) (Rendered, boo
 // use (memoCorpus) that renders, its first render, and what a controller's
 // lookups name for it, on an engine of the embedded CUE and a controller's
 // session of it.
-func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Session, d Document, r Result, first Rendered, refs *lookupRefs)) {
+func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Session, d k8s.Document, r Result, first Rendered, refs *lookupRefs)) {
 	t.Helper()
 	e, err := New(Options{})
 	if err != nil {
@@ -204,7 +205,7 @@ func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Ses
 	}
 	controller := e.NewSession(SessionOptions{Controller: true})
 	corpus := memoCorpus(t)
-	for _, f := range sortedKeys(corpus) {
+	for _, f := range value.SortedKeys(corpus) {
 		s := e.NewSession(SessionOptions{})
 		for _, d := range corpus[f] {
 			r := s.Admit(d)
@@ -228,7 +229,7 @@ func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Ses
 // probes of an admin's policy).
 func TestExistingReadsOnCorpora(t *testing.T) {
 	checked := 0
-	eachCorpusRender(t, func(f string, e *Engine, controller *Session, d Document, r Result, first Rendered, refs *lookupRefs) {
+	eachCorpusRender(t, func(f string, e *Engine, controller *Session, d k8s.Document, r Result, first Rendered, refs *lookupRefs) {
 		if len(existingAfter(refs, first)) > 0 {
 			checked++
 		}
@@ -252,7 +253,7 @@ func TestExistingReadsOnCorpora(t *testing.T) {
 // rule's default can hide.
 func TestExistingReadsSeeEveryLeaf(t *testing.T) {
 	changed := 0
-	eachCorpusRender(t, func(f string, _ *Engine, controller *Session, _ Document, r Result, first Rendered, refs *lookupRefs) {
+	eachCorpusRender(t, func(f string, _ *Engine, controller *Session, _ k8s.Document, r Result, first Rendered, refs *lookupRefs) {
 		whole := existingAfter(refs, first)
 		render := func(existing map[string]any) Rendered {
 			rr := r
@@ -260,13 +261,13 @@ func TestExistingReadsSeeEveryLeaf(t *testing.T) {
 			return controller.renderOnce(rr, RenderOptions{}, true)
 		}
 		want := render(whole)
-		for _, id := range sortedKeys(whole) {
+		for _, id := range value.SortedKeys(whole) {
 			reads := refs.existing[id].Reads
 			if reads == nil {
 				continue
 			}
 			eachLeaf(whole[id], nil, func(path []string, v any) {
-				if slices.ContainsFunc(reads, func(p []string) bool { return hasPrefix(path, p) }) {
+				if slices.ContainsFunc(reads, func(p []string) bool { return k8s.HasPrefix(path, p) }) {
 					return
 				}
 				var other any
@@ -300,7 +301,7 @@ func TestExistingReadsSeeEveryLeaf(t *testing.T) {
 func eachLeaf(v any, path []string, fn func([]string, any)) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range value.SortedKeys(x) {
 			eachLeaf(x[k], append(slices.Clone(path), k), fn)
 		}
 	case []any:

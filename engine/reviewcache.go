@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -58,15 +59,15 @@ func newCachedReview(refs *lookupRefs, reads string, kept bool, r Result) *cache
 // not: only a controller's review of a stored object as an update to itself
 // (the object has a uid and a resourceVersion), in a session
 // that holds no objects or context of its own.
-func (s *Session) reviewKey(doc Document, req Request, unchanged bool) string {
+func (s *Session) reviewKey(doc k8s.Document, req Request, unchanged bool) string {
 	if !s.opts.Controller || s.opts.Cluster == nil || !unchanged {
 		return ""
 	}
 	s.mu.RLock()
 	own := len(s.objects) > 0 || len(s.context) > 0
 	s.mu.RUnlock()
-	m := meta(doc.Object)
-	uid, rv := str(m["uid"]), str(m["resourceVersion"])
+	m := k8s.Meta(doc.Object)
+	uid, rv := k8s.Str(m["uid"]), k8s.Str(m["resourceVersion"])
 	if own || uid == "" || rv == "" {
 		return ""
 	}
@@ -82,8 +83,8 @@ func readsOf(runtime *stored, found map[string]any, listed map[string]map[string
 	var b strings.Builder
 	add := func(what string, obj any) bool {
 		o, _ := obj.(map[string]any)
-		m := meta(o)
-		uid, rv := str(m["uid"]), str(m["resourceVersion"])
+		m := k8s.Meta(o)
+		uid, rv := k8s.Str(m["uid"]), k8s.Str(m["resourceVersion"])
 		if uid == "" || rv == "" {
 			return false
 		}
@@ -98,14 +99,14 @@ func readsOf(runtime *stored, found map[string]any, listed map[string]map[string
 	if runtime != nil && !add("runtime", runtime.doc.Object) {
 		return "", false
 	}
-	for _, f := range sortedKeys(found) {
+	for _, f := range value.SortedKeys(found) {
 		if !add("object\x00"+f, found[f]) {
 			return "", false
 		}
 	}
-	for _, f := range sortedKeys(listed) {
+	for _, f := range value.SortedKeys(listed) {
 		b.WriteString("context\x00" + f + "\x00")
-		for _, name := range sortedKeys(listed[f]) {
+		for _, name := range value.SortedKeys(listed[f]) {
 			if !add(name, listed[f][name]) {
 				return "", false
 			}
@@ -150,11 +151,11 @@ func (cr *cachedReview) copied() Result {
 // use gives the kept review's result for doc, a copy, with the runtime and
 // existing objects read for this request (refs, its lookups, say what the
 // render reads of them).
-func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any, refs *lookupRefs) (Result, *stored) {
+func (cr *cachedReview) use(doc k8s.Document, runtime *stored, existing map[string]any, refs *lookupRefs) (Result, *stored) {
 	r := cr.copied()
 	r.Doc, r.runtime, r.existing, r.existingRead = doc, runtime, existing, readOfExisting(existing, refs)
 	if !cr.kept {
 		return r, nil
 	}
-	return r, &stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary}
+	return r, &stored{doc: doc.WithObject(r.Object), summary: r.Summary}
 }

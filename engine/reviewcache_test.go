@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // volcanoRuntime is the cluster's runtime team/rt at resourceVersion rv,
@@ -80,14 +82,14 @@ func TestControllerKeepsReviews(t *testing.T) {
 	}
 	// A caller changes what it got; the next reconcile uses the kept
 	// review and renders the same objects.
-	meta(admitted.Object)["name"] = "changed"
-	admitted.Errors = append(admitted.Errors, Finding{Detail: "added"})
+	k8s.Meta(admitted.Object)["name"] = "changed"
+	admitted.Errors = append(admitted.Errors, k8s.Finding{Detail: "added"})
 	reused, outKept, made := reviews(storedTrainJob("3"))
 	if made {
 		t.Errorf("unchanged since: reviewed again")
 	}
-	if reused.Rejected() || str(meta(reused.Object)["name"]) != "job" {
-		t.Errorf("the kept review changed with its caller's copy: name %v, errors %v", meta(reused.Object)["name"], findingStrings(reused.Errors))
+	if reused.Rejected() || k8s.Str(k8s.Meta(reused.Object)["name"]) != "job" {
+		t.Errorf("the kept review changed with its caller's copy: name %v, errors %v", k8s.Meta(reused.Object)["name"], findingStrings(reused.Errors))
 	}
 	if reused.runtime != admitted.runtime {
 		t.Errorf("the kept review's runtime is not the one found")

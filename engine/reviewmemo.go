@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/cuetrainer/cuetrainer/engine/internal/value"
+import (
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
+)
 
 // A review is a function of what the engine gives its CUE and nothing
 // else: the kind, the object, the request (operation and old object; the
@@ -40,7 +43,7 @@ func (ad *admission) reviewMemoKey() string {
 // objectsByField writes context objects by field and name.
 func objectsByField(c *value.ContentHash, m map[string]map[string]any) {
 	c.Tag('m', uint64(len(m)))
-	for _, f := range sortedKeys(m) {
+	for _, f := range value.SortedKeys(m) {
 		c.Str(f)
 		c.Value(m[f])
 	}
@@ -76,7 +79,7 @@ func (ad *admission) carry() {
 	if ad.mode == carryNone || len(paths) == 0 {
 		return
 	}
-	if !ad.req.SchemaChecked && len(objectMetaFindings(ad.doc.Object)) > 0 {
+	if !ad.req.SchemaChecked && len(k8s.ObjectMetaFindings(ad.doc.Object)) > 0 {
 		return
 	}
 	k := newCarrying(ad.c, ad.s.e, ad.mode, paths)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
@@ -22,10 +23,10 @@ func TestReviewMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime := teamRuntime("", "", nodeJob("img:1")).YAML()
-	job := func() Document { return readOne(t, teamJob("").Env("A", "1").YAML()) }
+	job := func() k8s.Document { return readOne(t, teamJob("").Env("A", "1").YAML()) }
 	// admit admits the documents before in a session of their own, then
 	// doc with req, and reports whether its review was made.
-	admit := func(opts SessionOptions, before []string, doc Document, req Request) (Result, bool) {
+	admit := func(opts SessionOptions, before []string, doc k8s.Document, req Request) (Result, bool) {
 		t.Helper()
 		opts.NoBuiltinRuntimes = true
 		s := e.NewSession(opts)
@@ -53,12 +54,12 @@ func TestReviewMemo(t *testing.T) {
 		t.Fatalf("the memo's review differs from the first:\n%v\n%v", again, first)
 	}
 	// What a caller changes in its result does not reach the next one.
-	meta(again.Object)["name"] = "changed"
-	if third, _ := admit(SessionOptions{}, withRuntime, job(), Request{}); str(meta(third.Object)["name"]) != "job" {
-		t.Fatalf("a caller's change reached the memo: name %v", meta(third.Object)["name"])
+	k8s.Meta(again.Object)["name"] = "changed"
+	if third, _ := admit(SessionOptions{}, withRuntime, job(), Request{}); k8s.Str(k8s.Meta(third.Object)["name"]) != "job" {
+		t.Fatalf("a caller's change reached the memo: name %v", k8s.Meta(third.Object)["name"])
 	}
 
-	changed := func(edit func(map[string]any)) Document {
+	changed := func(edit func(map[string]any)) k8s.Document {
 		d := job()
 		edit(d.Object)
 		return d
@@ -69,7 +70,7 @@ func TestReviewMemo(t *testing.T) {
 		name   string
 		opts   SessionOptions
 		before []string
-		doc    Document
+		doc    k8s.Document
 		req    Request
 		// refused: the review refuses it, unlike the first.
 		refused bool
@@ -235,7 +236,7 @@ func TestMutationWritesANumber(t *testing.T) {
 	if n := value.At(out, []string{"spec", "trainer", "numNodes"}); n != int64(4) {
 		t.Errorf("numNodes %#v, want int64(4)", n)
 	}
-	if r := s.Admit(Document{File: "job.yaml", Line: 1, Object: out}); r.Rejected() {
+	if r := s.Admit(k8s.Document{File: "job.yaml", Line: 1, Object: out}); r.Rejected() {
 		t.Errorf("the mutated TrainJob is refused: %v", r.Errors)
 	}
 }
@@ -286,7 +287,7 @@ func TestMutatorReadsOnCorpora(t *testing.T) {
 	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	corpus := memoCorpus(t)
 	checked := 0
-	for _, f := range sortedKeys(corpus) {
+	for _, f := range value.SortedKeys(corpus) {
 		for i, d := range corpus[f] {
 			if _, ok := c.mutators[d.APIVersion()][d.Kind()]; d.Err != nil || d.Object == nil || !ok {
 				continue

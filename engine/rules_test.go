@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // runtimeYAML is a ClusterTrainingRuntime with the given labels,
@@ -377,7 +379,7 @@ func TestQuantities(t *testing.T) {
 			`spec.trainer.resourcesPerNode.limits.nvidia.com/gpu: Invalid value: true: spec.trainer.resourcesPerNode.limits.nvidia.com/gpu in body must be of type integer,string: "boolean"`,
 			`<nil>: Invalid value: "": "spec.trainer.resourcesPerNode.limits.nvidia.com/gpu" must validate at least one schema (anyOf)`,
 			`spec.trainer.resourcesPerNode.limits.nvidia.com/gpu: Invalid value: true: spec.trainer.resourcesPerNode.limits.nvidia.com/gpu in body must be of type integer: "boolean"`,
-			`<nil>: Invalid value: null: ` + celNotChecked,
+			`<nil>: Invalid value: null: ` + k8s.CELNotChecked,
 		}},
 		{"runtime containers", []string{runtimeYAML("q", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}",
 			`initContainers: [{name: init, image: img, resources: {limits: {cpu: "x"}}}]`)}, []string{

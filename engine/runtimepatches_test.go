@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -27,7 +28,7 @@ func TestReviewSeesRuntimePatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			docs := ReadYAML(file, data)
+			docs := k8s.ReadYAML(file, data)
 			admit := func(patched bool) Result {
 				s := e.NewSession(SessionOptions{})
 				var tj Result

@@ -3,6 +3,7 @@ package engine
 import (
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // A review reads its runtime, which the engine hands in as context.runtime.
@@ -18,7 +19,7 @@ import (
 type sharedRuntime struct {
 	// aliases gave the runtime's opaque keys their tokens; nothing adds
 	// to them after.
-	aliases *keyAliases
+	aliases *k8s.KeyAliases
 	values  cache.ValuePool
 }
 
@@ -32,8 +33,8 @@ func (c *compiled) sharedRuntime(e *Engine, runtime *stored) *sharedRuntime {
 	if sr, ok := c.sharedRuntimes.Get(key); ok {
 		return sr
 	}
-	a := e.opaque.aliases(nil)
-	aliased := a.alias(runtime.doc.Object)
+	a := e.opaque.Aliases(nil)
+	aliased := a.Alias(runtime.doc.Object)
 	sr := &sharedRuntime{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return c.ctx.Encode(aliased) }}}
 	c.sharedRuntimes.Put(key, sr)
 	return sr

@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
@@ -62,7 +63,7 @@ type Session struct {
 	// and name.
 	context map[string]map[string]any
 	// seen holds where each identity was first given, admitted or not.
-	seen map[string]Document
+	seen map[string]k8s.Document
 	// journal lists, in order, what the documents admitted so far added for
 	// the documents after them: an identity key, or contextAdded.
 	journal *[]string
@@ -121,7 +122,7 @@ func (s *Session) stale(rd *reads) bool {
 }
 
 type stored struct {
-	doc Document // its Object is the defaulted object
+	doc k8s.Document // its Object is the defaulted object
 	// yamlText is the object as YAML, made once (the runtime snapshot).
 	yamlOnce sync.Once
 	yamlText string
@@ -136,10 +137,10 @@ type stored struct {
 	strsOnce sync.Once
 	strs     map[string]int
 	// tooBig says why a cluster's object was not evaluated: too big
-	// (limits.go, Engine.existing); "" for one that was.
+	// (k8s/limits.go, Engine.existing); "" for one that was.
 	tooBig string
 	// typedObj is the object with its typed parts as Kubeflow reads them
-	// (typed.go), made once.
+	// (k8s/typed.go), made once.
 	typedOnce sync.Once
 	typedObj  map[string]any
 }
@@ -162,14 +163,14 @@ func (st *stored) strings() map[string]int {
 
 // Result is what admitting one document gives.
 type Result struct {
-	Doc Document
+	Doc k8s.Document
 	// Object is the object with its defaults; nil when it was not evaluated.
 	Object map[string]any
 	// Summary is what listings show of the object, when its kind has one.
 	Summary map[string]any
 	// Errors reject the object; Warnings do not.
-	Errors   []Finding
-	Warnings []Finding
+	Errors   []k8s.Finding
+	Warnings []k8s.Finding
 	// Context is true for another group's object kept for the rules;
 	// Skipped for one nothing reads.
 	Context bool
@@ -194,7 +195,7 @@ func (r Result) Rejected() bool { return len(r.Errors) > 0 }
 func (r Result) Identity() string {
 	name := r.Doc.Name()
 	if r.Object != nil {
-		if ns := str(meta(r.Object)["namespace"]); ns != "" {
+		if ns := k8s.Str(k8s.Meta(r.Object)["namespace"]); ns != "" {
 			name = ns + "/" + name
 		}
 	} else if ns := r.Doc.Namespace(); ns != "" {
@@ -217,7 +218,7 @@ func (e *Engine) NewSession(opts SessionOptions) *Session {
 
 func newSession(e *Engine, opts SessionOptions) *Session {
 	return &Session{e: e, opts: opts, mu: &sync.RWMutex{}, objects: map[string]*stored{}, context: map[string]map[string]any{},
-		seen: map[string]Document{}, journal: new([]string)}
+		seen: map[string]k8s.Document{}, journal: new([]string)}
 }
 
 // builtinRuntimes admits the shipped runtimes once per release the engine
@@ -280,7 +281,7 @@ func (s *Session) BuiltinFindings() []Result {
 func (st *stored) yaml(e *Engine) (string, error) {
 	st.yamlOnce.Do(func() {
 		// As a typed object marshals: quantities canonical (3.5 is 3500m).
-		b, err := yaml.Marshal(canonicalObject(st.typed(e)))
+		b, err := yaml.Marshal(k8s.CanonicalObject(st.typed(e)))
 		st.yamlText, st.yamlErr = string(b), err
 	})
 	return st.yamlText, st.yamlErr
@@ -297,23 +298,23 @@ func (st *stored) contentKey() string {
 }
 
 func (st *stored) key() string {
-	return identityKey(st.doc.APIVersion(), st.doc.Kind(), str(meta(st.doc.Object)["namespace"]), st.doc.Name())
+	return identityKey(st.doc.APIVersion(), st.doc.Kind(), k8s.Str(k8s.Meta(st.doc.Object)["namespace"]), st.doc.Name())
 }
 
 // identityKey identifies an object by group (the core group is ""), kind,
 // namespace and name, the way the runtime lookups name runtimes.
 func identityKey(apiVersion, kind, namespace, name string) string {
-	return groupOf(apiVersion) + "/" + kind + "/" + namespace + "/" + name
+	return k8s.GroupOf(apiVersion) + "/" + kind + "/" + namespace + "/" + name
 }
 
 // Admit checks one document and, when it is admitted, keeps it.
-func (s *Session) Admit(doc Document) Result {
+func (s *Session) Admit(doc k8s.Document) Result {
 	return s.AdmitRequest(context.Background(), doc, Request{})
 }
 
 // AdmitRequest admits one document as an admission request does: an UPDATE
 // sees the old object, and the mutating rules get the request's time.
-func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) Result {
+func (s *Session) AdmitRequest(ctx context.Context, doc k8s.Document, req Request) Result {
 	if r, ok := precheck(doc); !ok {
 		return r
 	}
@@ -330,9 +331,9 @@ func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) R
 // then; in its turn, when one of them has since added an object it looked
 // up (a runtime defined between, say) or a context object, it is made
 // again. A session with a cluster admits one document after another.
-func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []Result {
+func (s *Session) AdmitAll(ctx context.Context, docs []k8s.Document, workers int) []Result {
 	out := make([]Result, len(docs))
-	evaluated := func(d Document) bool {
+	evaluated := func(d k8s.Document) bool {
 		_, ok := precheck(d)
 		return ok && s.e.admits(d.APIVersion(), d.Kind())
 	}
@@ -395,11 +396,11 @@ func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []
 
 // evaluateRecovered evaluates doc: no panic escapes (defect.go), and one
 // that evaluateAs did not recover is the document's defect.
-func (s *Session) evaluateRecovered(ctx context.Context, doc Document, req Request) (r Result, st *stored) {
+func (s *Session) evaluateRecovered(ctx context.Context, doc k8s.Document, req Request) (r Result, st *stored) {
 	defer func() {
 		if p := recover(); p != nil {
 			d := s.e.recovered(p, "the admission of "+tried(Result{Doc: doc}), nil)
-			r, st = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil
+			r, st = Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}, nil
 		}
 	}()
 	return s.evaluate(ctx, doc, req)
@@ -407,9 +408,9 @@ func (s *Session) evaluateRecovered(ctx context.Context, doc Document, req Reque
 
 // precheck refuses what cannot be admitted at all: a document that did not
 // read, or that is no object with a name.
-func precheck(doc Document) (Result, bool) {
+func precheck(doc k8s.Document) (Result, bool) {
 	if doc.Err != nil {
-		return Result{Doc: doc, Errors: []Finding{{Phase: contract.PhaseRead, Detail: doc.Err.Error()}}}, false
+		return Result{Doc: doc, Errors: []k8s.Finding{{Phase: contract.PhaseRead, Detail: doc.Err.Error()}}}, false
 	}
 	r := Result{Doc: doc}
 	switch {
@@ -418,14 +419,14 @@ func precheck(doc Document) (Result, bool) {
 		if doc.APIVersion() == "" {
 			missing = "apiVersion"
 		}
-		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
+		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
 		return r, false
-	case meta(doc.Object)["name"] != nil && doc.Name() == "":
+	case k8s.Meta(doc.Object)["name"] != nil && doc.Name() == "":
 		// name: y reads as a boolean, as kubectl reads it.
-		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: jsonValue(meta(doc.Object)["name"]), Detail: "must be of type string"}}
+		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: k8s.JSONValue(k8s.Meta(doc.Object)["name"]), Detail: "must be of type string"}}
 		return r, false
-	case doc.Name() == "" && meta(doc.Object)["generateName"] == nil:
-		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
+	case doc.Name() == "" && k8s.Meta(doc.Object)["generateName"] == nil:
+		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
 		return r, false
 	}
 	return r, true
@@ -438,12 +439,12 @@ func (s *Session) commit(r Result, st *stored) Result {
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	key := identityKey(apiVersion, kind, doc.Namespace(), doc.Name())
 	if r.Object != nil {
-		key = identityKey(apiVersion, kind, str(meta(r.Object)["namespace"]), doc.Name())
+		key = identityKey(apiVersion, kind, k8s.Str(k8s.Meta(r.Object)["namespace"]), doc.Name())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
-		r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
+		r.Errors = append(r.Errors, k8s.Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
 		return r
 	}
 	// Only an admitted object takes its name: the cluster would create a
@@ -463,29 +464,29 @@ func (s *Session) commit(r Result, st *stored) Result {
 
 // keep handles a document of a kind the CUE does not admit: another group's
 // object the rules read is kept as context; any other is skipped.
-func (s *Session) keep(doc Document) Result {
+func (s *Session) keep(doc k8s.Document) Result {
 	r := Result{Doc: doc}
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
-	if s.e.groups[groupOf(apiVersion)] {
-		kinds := sortedKeys(s.e.cur.Load().reviews[apiVersion])
+	if s.e.groups[k8s.GroupOf(apiVersion)] {
+		kinds := value.SortedKeys(s.e.cur.Load().reviews[apiVersion])
 		detail := fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)
 		if meant := source.Suggest(kind, kinds); meant != "" {
 			detail += fmt.Sprintf(": did you mean %q?", meant)
 		} else if len(kinds) == 0 {
 			var served []string
 			for av := range s.e.cur.Load().reviews {
-				if groupOf(av) == groupOf(apiVersion) {
+				if k8s.GroupOf(av) == k8s.GroupOf(apiVersion) {
 					served = append(served, av)
 				}
 			}
 			slices.Sort(served)
 			detail += fmt.Sprintf(": the versions served are %s", strings.Join(served, ", "))
 		}
-		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
+		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
 			Supported: kinds, Detail: detail}}
 		return r
 	}
-	hint := s.e.groupHints[groupOf(apiVersion)]
+	hint := s.e.groupHints[k8s.GroupOf(apiVersion)]
 	if served := s.servedAs(kind); len(served) > 0 {
 		// One of our kinds in a group or version we do not serve: an
 		// older API's document, which the cluster would not take.
@@ -493,7 +494,7 @@ func (s *Session) keep(doc Document) Result {
 		if hint != "" {
 			detail += "; " + hint
 		}
-		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
+		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
 			Value: jsonString(apiVersion), Supported: served, Detail: detail}}
 		return r
 	}
@@ -501,7 +502,7 @@ func (s *Session) keep(doc Document) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
-		r.Errors = []Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
+		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
 		return r
 	}
 	s.seen[key] = doc
@@ -516,13 +517,13 @@ func (s *Session) keep(doc Document) Result {
 	}
 	r.Skipped = true
 	if hint != "" {
-		r.Warnings = []Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
+		r.Warnings = []k8s.Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
 	}
 	// A context kind a slip from this one (contextKinds: Localqueue, or
 	// v1beta for v1beta1): the rules that read it see none, and refuse in
 	// the user's name; said here, where vet meets the object.
 	if meant := s.e.nearContextKind(apiVersion, kind); meant != "" {
-		r.Warnings = append(r.Warnings, Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
+		r.Warnings = append(r.Warnings, k8s.Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
 	}
 	return r
 }
@@ -531,12 +532,12 @@ func (s *Session) keep(doc Document) Result {
 // the one given: the same apiVersion and a kind a letter or two away, or
 // the same kind and an apiVersion a letter or two away; "" when none is.
 func (e *Engine) nearContextKind(apiVersion, kind string) string {
-	if meant := source.Suggest(kind, sortedKeys(e.contextKinds[apiVersion])); meant != "" {
+	if meant := source.Suggest(kind, value.SortedKeys(e.contextKinds[apiVersion])); meant != "" {
 		return apiVersion + " " + meant
 	}
 	var versions []string
 	for av, kinds := range e.contextKinds {
-		if _, ok := kinds[kind]; ok && groupOf(av) == groupOf(apiVersion) {
+		if _, ok := kinds[kind]; ok && k8s.GroupOf(av) == k8s.GroupOf(apiVersion) {
 			versions = append(versions, av)
 		}
 	}
@@ -551,7 +552,7 @@ func (e *Engine) nearContextKind(apiVersion, kind string) string {
 func (s *Session) servedAs(kind string) []string {
 	var served []string
 	for apiVersion, kinds := range s.e.cur.Load().reviews {
-		if _, ok := kinds[kind]; ok && s.e.groups[groupOf(apiVersion)] {
+		if _, ok := kinds[kind]; ok && s.e.groups[k8s.GroupOf(apiVersion)] {
 			served = append(served, apiVersion)
 		}
 	}
@@ -559,7 +560,7 @@ func (s *Session) servedAs(kind string) []string {
 	return served
 }
 
-func hasPhase(fs []Finding, phases ...contract.Phase) bool {
+func hasPhase(fs []k8s.Finding, phases ...contract.Phase) bool {
 	for _, f := range fs {
 		for _, p := range phases {
 			if f.Phase == p {
@@ -580,7 +581,7 @@ func jsonString(s string) json.RawMessage {
 // nil when the object did not get as far as the rules. It runs the stages
 // below in order; each says whether the admission goes on, and one that
 // stops leaves the result in ad.
-func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
+func (s *Session) evaluate(ctx context.Context, doc k8s.Document, req Request) (Result, *stored) {
 	doc = s.e.asServerHasIt(doc)
 	if s.opts.Mutate {
 		var failed *Result
@@ -608,8 +609,8 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 		r, st, _ = s.reviewAs(ctx, doc, req, evalMode{memo: memo, unifySchema: true})
 	}
 	// A label or annotation key that means nothing but looks as if it
-	// should (metakeys.go); the review's warnings may be a cache's.
-	if found := s.e.knownKeys.findings(doc.Object); len(found) > 0 {
+	// should (k8s/metakeys.go); the review's warnings may be a cache's.
+	if found := s.e.knownKeys.Findings(doc.Object); len(found) > 0 {
 		r.Warnings = append(slices.Clip(r.Warnings), found...)
 	}
 	return r, st
@@ -634,7 +635,7 @@ type evalMode struct {
 // reviewAs evaluates as m says, on the fallback when the kind's reviews
 // go there; one that panics is made again on the fallback, where the
 // kind's reviews go from then on when it evaluates there (defect.go).
-func (s *Session) reviewAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
+func (s *Session) reviewAs(ctx context.Context, doc k8s.Document, req Request, m evalMode) (Result, *stored, bool) {
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	if s.e.fellBack(apiVersion, kind, sortReview) {
 		return s.evaluateAs(ctx, doc, req, evalMode{fallback: true, unifySchema: m.unifySchema})
@@ -653,14 +654,14 @@ func (s *Session) reviewAs(ctx context.Context, doc Document, req Request, m eva
 // evaluateAs evaluates as m says; false when a token was left over. A
 // panic is the result's defect, with a finding of PhaseDefect; the
 // runtime that panicked is replaced (defect.go).
-func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (r Result, st *stored, ok bool) {
+func (s *Session) evaluateAs(ctx context.Context, doc k8s.Document, req Request, m evalMode) (r Result, st *stored, ok bool) {
 	s.e.begin("the review", doc)
 	ad := admission{s: s, doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema, fallback: m.fallback}
 	if m.fallback {
 		c, err := s.e.fallbackRuntime()
 		if err != nil {
 			d := &Defect{What: "the review of " + tried(Result{Doc: doc}), Panic: "the fallback runtime does not compile: " + err.Error()}
-			return Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
+			return Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}, nil, true
 		}
 		ad.c = c
 	} else {
@@ -680,7 +681,7 @@ func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m e
 					return r.defect != nil
 				}
 			}
-			r, st, ok = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
+			r, st, ok = Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}, nil, true
 		}
 	}()
 	_ = ad.inputs(ctx) &&
@@ -695,7 +696,7 @@ func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m e
 type admission struct {
 	s   *Session
 	c   *compiled
-	doc Document
+	doc k8s.Document
 	req Request
 
 	// schema is the kind's CRD schema; kindReview the kind's review (without
@@ -707,7 +708,7 @@ type admission struct {
 	// a gives the opaque keys their tokens; cx is the review's context;
 	// sessionContext the session's context objects, listed those read from
 	// the cluster.
-	a              *keyAliases
+	a              *k8s.KeyAliases
 	cx             map[string]any
 	sessionContext map[string]map[string]any
 	listed         map[string]map[string]any
@@ -754,14 +755,14 @@ type admission struct {
 }
 
 // inputs prepares what the review sees: refuses an object too big to
-// evaluate (limits.go), drops what the API server checked or wrote itself
+// evaluate (k8s/limits.go), drops what the API server checked or wrote itself
 // from a schema-checked request, and reads the cluster's context objects.
 func (ad *admission) inputs(ctx context.Context) bool {
 	s, doc := ad.s, ad.doc
 	ad.schema = s.e.crdSchema(doc.APIVersion(), doc.Kind())
-	// An object too big to evaluate is refused as it is (limits.go).
-	if size := sizeFindings(doc.Object, ad.schema); size != nil {
-		ad.r.Errors = withCELNote(size, ad.schema, contract.PhaseCRD)
+	// An object too big to evaluate is refused as it is (k8s/limits.go).
+	if size := k8s.SizeFindings(doc.Object, ad.schema); size != nil {
+		ad.r.Errors = k8s.WithCELNote(size, ad.schema, contract.PhaseCRD)
 		return false
 	}
 	ad.kindReview = ad.c.reviews[doc.APIVersion()][doc.Kind()]
@@ -784,7 +785,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 	if s.opts.Cluster != nil {
 		var err error
 		if ad.listed, err = s.clusterContext(ctx); err != nil {
-			ad.r.Errors = append(ad.r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: err.Error()})
+			ad.r.Errors = append(ad.r.Errors, k8s.Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: err.Error()})
 			return false
 		}
 	}
@@ -796,7 +797,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 func (ad *admission) aliasNamed(objs map[string]any) map[string]any {
 	out := make(map[string]any, len(objs))
 	for name, obj := range objs {
-		out[name] = ad.a.alias(obj)
+		out[name] = ad.a.Alias(obj)
 	}
 	return out
 }
@@ -813,8 +814,8 @@ func (ad *admission) lookups(ctx context.Context) bool {
 	}
 	if !ad.req.SchemaChecked {
 		// The nulls the API server drops before it validates, and the
-		// whole floats it writes as integers (prune.go).
-		ad.doc.Object = asServerReads(ad.doc.Object, ad.schema)
+		// whole floats it writes as integers (k8s/prune.go).
+		ad.doc.Object = k8s.AsServerReads(ad.doc.Object, ad.schema)
 	}
 	if ad.cached != nil {
 		ad.refs = ad.cached.refs
@@ -840,7 +841,7 @@ func (ad *admission) lookups(ctx context.Context) bool {
 
 // encode encodes the object and the old one once.
 func (ad *admission) encode() {
-	ad.input = ad.a.alias(ad.doc.Object)
+	ad.input = ad.a.Alias(ad.doc.Object)
 	ad.encoded = ad.c.ctx.Encode(ad.input)
 	if ad.unchanged {
 		ad.cx[contract.FieldOld] = ad.encoded
@@ -856,15 +857,15 @@ func (ad *admission) encode() {
 func (ad *admission) review() bool {
 	s := ad.s
 	// The objects reach the CUE with their opaque keys as tokens (see
-	// aliases.go), those of the shared runtime's first; what comes back
+	// k8s/aliases.go), those of the shared runtime's first; what comes back
 	// gets the keys again.
-	var parent *keyAliases
+	var parent *k8s.KeyAliases
 	if ad.runtime != nil && !ad.fallback {
 		if ad.shared = ad.c.sharedRuntime(s.e, ad.runtime); ad.shared != nil {
 			ad.runtimeValue, parent = ad.shared.values.Acquire(), ad.shared.aliases
 		}
 	}
-	ad.a = s.e.opaque.aliases(parent)
+	ad.a = s.e.opaque.Aliases(parent)
 	cx := requestContext(ad.req, ad.a)
 	if ad.req.SchemaChecked && !ad.unifySchema {
 		cx[contract.FieldSchemaChecked] = true
@@ -886,18 +887,18 @@ func (ad *admission) review() bool {
 		if ad.shared != nil {
 			cx[contract.FieldRuntime] = ad.runtimeValue
 		} else {
-			cx[contract.FieldRuntime] = ad.a.alias(ad.runtime.doc.Object)
+			cx[contract.FieldRuntime] = ad.a.Alias(ad.runtime.doc.Object)
 		}
 		facts = append(facts, ad.runtime.doc.Object)
 	}
 	for f, obj := range ad.found {
-		cx[f] = ad.a.alias(obj)
+		cx[f] = ad.a.Alias(obj)
 	}
 	if merged := s.e.reviewMerges(ad.doc, ad.runtime); merged != nil {
-		cx[contract.FieldMerged] = ad.a.alias(merged)
+		cx[contract.FieldMerged] = ad.a.Alias(merged)
 		facts = append(facts, merged)
 	}
-	cx[contract.FieldQuantities] = quantities(facts...)
+	cx[contract.FieldQuantities] = k8s.Quantities(facts...)
 
 	ad.s.e.reviewsMade.Add(1)
 	ad.rv = ad.kindReview.Unify(ad.c.ctx.Encode(map[string]any{contract.FieldInput: ad.encoded, contract.FieldContext: cx}))
@@ -911,20 +912,20 @@ func (ad *admission) decode() bool {
 	s, a, r := ad.s, ad.a, &ad.r
 	// The API server's checks of the metadata, which it makes with the
 	// schema's (a schema-checked object passed them).
-	var metaErrors []Finding
+	var metaErrors []k8s.Finding
 	if !ad.req.SchemaChecked {
-		metaErrors = objectMetaFindings(ad.realObject())
+		metaErrors = k8s.ObjectMetaFindings(ad.realObject())
 	}
 	object := ad.rv.LookupPath(contract.PathObject)
 	if err := object.Validate(cue.Concrete(true)); err != nil {
-		fs := schemaFindings(err, []string{contract.FieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), contract.FieldObject}, ad.input.(map[string]any), object, ad.schema)
+		fs := k8s.SchemaFindings(err, []string{contract.FieldAdmission, ad.doc.APIVersion(), ad.doc.Kind(), contract.FieldObject}, ad.input.(map[string]any), object, ad.schema)
 		if len(fs) == 0 && len(metaErrors) == 0 {
 			// Each of CUE's errors is one the API server would not make
 			// (its words drop them): the object is still not made, and the
 			// document is not admitted without a word.
 			return ad.internal("object", err)
 		}
-		r.Errors = append(metaErrors, a.restoreFindings(fs)...)
+		r.Errors = append(metaErrors, a.RestoreFindings(fs)...)
 		return ad.keep(nil)
 	}
 	parts := (!ad.req.SchemaChecked || ad.c.policyCRD[ad.doc.APIVersion()][ad.doc.Kind()]) && len(ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()]) > 0
@@ -933,16 +934,16 @@ func (ad *admission) decode() bool {
 		if err := object.Decode(&decoded); err != nil {
 			return ad.internal("object", err)
 		}
-		decoded, _ = a.restore(decoded).(map[string]any)
+		decoded, _ = a.Restore(decoded).(map[string]any)
 	}
 	if !ad.req.VerdictOnly {
 		r.Object = decoded
 	}
-	crd, err := s.e.decodeFindings(ad.rv.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
+	crd, err := k8s.DecodeFindings(s.e.src, ad.rv.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
 	if err != nil {
 		return ad.internal("crd", err)
 	}
-	crd = append(metaErrors, a.restoreFindings(crd)...)
+	crd = append(metaErrors, a.RestoreFindings(crd)...)
 	if parts {
 		// The checks the CRD makes of parts of the object, after the
 		// whole object's (crdparts.go).
@@ -959,10 +960,10 @@ func (ad *admission) decode() bool {
 		if obj == nil {
 			obj = ad.realObject()
 		}
-		crd = withoutSaid(crd, listTypeFindings(obj, ad.schema))
+		crd = withoutSaid(crd, k8s.ListTypeFindings(obj, ad.schema))
 	}
 	if hasPhase(crd, contract.PhaseCRD) && !ad.req.SchemaChecked {
-		crd = withCELNote(crd, ad.schema, contract.PhaseCRD)
+		crd = k8s.WithCELNote(crd, ad.schema, contract.PhaseCRD)
 	}
 	if hasPhase(crd, contract.PhaseCRD) {
 		r.Errors = crd
@@ -970,42 +971,42 @@ func (ad *admission) decode() bool {
 	}
 	r.Errors = crd // the rule errors, if any
 	for _, phase := range []contract.Phase{contract.PhaseWebhook, contract.PhasePolicy} {
-		fs, err := s.e.decodeFindings(ad.rv.LookupPath(contract.PathReview[phase]), phase)
+		fs, err := k8s.DecodeFindings(s.e.src, ad.rv.LookupPath(contract.PathReview[phase]), phase)
 		if err != nil {
 			return ad.internal(string(phase), err)
 		}
-		fs = a.restoreFindings(fs)
+		fs = a.RestoreFindings(fs)
 		if phase == contract.PhaseWebhook {
 			// Kubeflow's webhooks print typed values.
-			fs = typedValues(s.e.typedParts[ad.doc.APIVersion()][ad.doc.Kind()], fs)
+			fs = k8s.TypedValues(s.e.typedParts[ad.doc.APIVersion()][ad.doc.Kind()], fs)
 		}
 		r.Errors = append(r.Errors, fs...)
 	}
-	warnings, err := s.e.decodeFindings(ad.rv.LookupPath(contract.PathReviewWarnings), "warning")
+	warnings, err := k8s.DecodeFindings(s.e.src, ad.rv.LookupPath(contract.PathReviewWarnings), "warning")
 	if err != nil {
 		return ad.internal("warnings", err)
 	}
-	warnings, broken := ruleErrorsApart(warnings)
+	warnings, broken := k8s.RuleErrorsApart(warnings)
 	r.Errors = append(r.Errors, broken...)
-	r.Warnings = a.restoreFindings(warnings)
+	r.Warnings = a.RestoreFindings(warnings)
 	if sum := ad.rv.LookupPath(contract.PathReviewSummary); sum.Exists() {
 		if err := sum.Decode(&r.Summary); err != nil {
 			return ad.internal("summary", err)
 		}
-		r.Summary, _ = a.restore(r.Summary).(map[string]any)
+		r.Summary, _ = a.Restore(r.Summary).(map[string]any)
 	}
 	if ad.req.VerdictOnly {
 		return ad.keep(nil)
 	}
 	doc := ad.doc
-	return ad.keep(&stored{doc: Document{File: doc.File, Line: doc.Line, Object: r.Object, lines: doc.lines}, summary: r.Summary})
+	return ad.keep(&stored{doc: doc.WithObject(r.Object), summary: r.Summary})
 }
 
 // withoutSaid is fs with more, but for the findings of more at a path and
 // of a type one of fs has.
-func withoutSaid(fs, more []Finding) []Finding {
+func withoutSaid(fs, more []k8s.Finding) []k8s.Finding {
 	for _, f := range more {
-		said := slices.ContainsFunc(fs, func(g Finding) bool { return g.Path == f.Path && g.Type == f.Type })
+		said := slices.ContainsFunc(fs, func(g k8s.Finding) bool { return g.Path == f.Path && g.Type == f.Type })
 		if !said {
 			fs = append(fs, f)
 		}
@@ -1050,13 +1051,13 @@ func (ad *admission) internal(what string, err error) bool {
 
 // requestContext is what a request tells the CUE (#Context): the operation
 // and the old object (its keys aliased by a).
-func requestContext(req Request, a *keyAliases) map[string]any {
+func requestContext(req Request, a *k8s.KeyAliases) map[string]any {
 	cx := map[string]any{}
 	if req.Operation != "" {
 		cx[contract.FieldOperation] = req.Operation
 	}
 	if req.OldObject != nil {
-		cx[contract.FieldOld] = a.alias(req.OldObject)
+		cx[contract.FieldOld] = a.Alias(req.OldObject)
 	}
 	return cx
 }
@@ -1065,7 +1066,7 @@ func requestContext(req Request, a *keyAliases) map[string]any {
 // with the kind's mutations (mutators) made, nil when they change nothing
 // or the kind has none. It evaluates the mutator alone, not the review:
 // whether the object is valid is the validating webhook's question.
-func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
+func (s *Session) Mutate(doc k8s.Document, req Request) (map[string]any, error) {
 	if doc.Err != nil || doc.Object == nil {
 		return nil, nil
 	}
@@ -1116,7 +1117,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 
 // tryMutations makes the mutations on c, or says how it panicked (the
 // runtime replaced).
-func (s *Session) tryMutations(c *compiled, m cue.Value, doc Document, in, old map[string]any, op, now string) (ms *mutations, d *Defect) {
+func (s *Session) tryMutations(c *compiled, m cue.Value, doc k8s.Document, in, old map[string]any, op, now string) (ms *mutations, d *Defect) {
 	defer func() {
 		if r := recover(); r != nil {
 			ms, d = nil, s.e.recovered(r, fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), c)
@@ -1127,7 +1128,7 @@ func (s *Session) tryMutations(c *compiled, m cue.Value, doc Document, in, old m
 
 // fallbackMutations makes the mutations on the fallback runtime; its
 // defect when it panics there too.
-func (s *Session) fallbackMutations(doc Document, in, old map[string]any, op, now string) *mutations {
+func (s *Session) fallbackMutations(doc k8s.Document, in, old map[string]any, op, now string) *mutations {
 	c, err := s.e.fallbackRuntime()
 	if err != nil {
 		return &mutations{defect: &Defect{What: fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), Panic: "the fallback runtime does not compile: " + err.Error()}}
@@ -1144,9 +1145,9 @@ func (s *Session) fallbackMutations(doc Document, in, old map[string]any, op, no
 // ClusterTrainingRuntime's YAML may carry one, which kubectl sends), as
 // rest.EnsureObjectNamespaceMatchesRequestNamespace does. The object is
 // copied, not changed.
-func (e *Engine) asServerHasIt(doc Document) Document {
-	md := meta(doc.Object)
-	if _, ok := md["namespace"]; !ok || !e.clusterScoped(groupOf(doc.APIVersion()), doc.Kind()) {
+func (e *Engine) asServerHasIt(doc k8s.Document) k8s.Document {
+	md := k8s.Meta(doc.Object)
+	if _, ok := md["namespace"]; !ok || !e.clusterScoped(k8s.GroupOf(doc.APIVersion()), doc.Kind()) {
 		return doc
 	}
 	obj := maps.Clone(doc.Object)
@@ -1179,23 +1180,23 @@ func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
 // mutated is the document with the mutating webhook's changes made (see
 // SessionOptions.Mutate), or a mutation's defect as the review's result:
 // the policy's error, at the mutation.
-func (s *Session) mutated(doc Document, req Request) (Document, *Result) {
+func (s *Session) mutated(doc k8s.Document, req Request) (k8s.Document, *Result) {
 	if req.Operation == "" {
 		req.Operation = contract.OpCreate
 	}
 	out, err := s.Mutate(doc, req)
 	if d := (*Defect)(nil); errors.As(err, &d) {
-		return doc, &Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}
+		return doc, &Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}
 	}
 	if err != nil {
-		f := Finding{Phase: contract.PhaseRuleError, Rule: "mutations", Detail: err.Error()}
+		f := k8s.Finding{Phase: contract.PhaseRuleError, Rule: "mutations", Detail: err.Error()}
 		if mErr, ok := err.(*MutationError); ok {
 			f.Source = mErr.Source
 			if mErr.Rule != "" {
 				f.Rule += "." + mErr.Rule
 			}
 		}
-		return doc, &Result{Doc: doc, Errors: []Finding{f}}
+		return doc, &Result{Doc: doc, Errors: []k8s.Finding{f}}
 	}
 	if out != nil {
 		doc.Object = out
@@ -1235,7 +1236,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 		ms.err = &MutationError{Source: s.e.src.SourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
 		return ms
 	}
-	for _, name := range sortedKeys(rules) {
+	for _, name := range value.SortedKeys(rules) {
 		if len(rules[name]) == 0 {
 			continue // its place in the CUE is looked up only for edits
 		}
@@ -1250,9 +1251,9 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 			}
 			// Numbers as the reader and the API server give them (int64,
 			// float64), not json.Numbers, which the CUE encoder takes as text.
-			e.Path, _ = a.restore(e.Path).([]any)
-			e.Value = value.Numbers(a.restore(e.Value))
-			e.Items, _ = value.Numbers(a.restore(e.Items)).([]any)
+			e.Path, _ = a.Restore(e.Path).([]any)
+			e.Value = value.Numbers(a.Restore(e.Value))
+			e.Items, _ = value.Numbers(a.Restore(e.Items)).([]any)
 			r.edits = append(r.edits, e)
 		}
 		ms.rules = append(ms.rules, r)
@@ -1263,7 +1264,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 // made is a copy of the object with the edits made, nil when there are
 // none. The edits stay as they were: each is made with copies of its
 // values (edit.withOwnValues).
-func (ms *mutations) made(doc Document) (map[string]any, error) {
+func (ms *mutations) made(doc k8s.Document) (map[string]any, error) {
 	if ms.defect != nil {
 		return nil, ms.defect
 	}
@@ -1287,7 +1288,7 @@ func (ms *mutations) made(doc Document) (map[string]any, error) {
 // mutatorInput is what the kind's mutator is given of the object and of
 // the old one: the paths its reads name, when it names them, else the
 // whole objects.
-func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any, map[string]any) {
+func (e *Engine) mutatorInput(doc k8s.Document, old map[string]any) (map[string]any, map[string]any) {
 	reads, ok := e.mutatorReads[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return doc.Object, old
@@ -1300,15 +1301,15 @@ func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any,
 
 // mutatorValue is the kind's mutator m evaluated for in and old, the
 // operation and the time, and the tokens of their opaque keys.
-func (s *Session) mutatorValue(c *compiled, m cue.Value, in, old map[string]any, op, now string) (cue.Value, *keyAliases) {
-	a := s.e.opaque.aliases(nil)
+func (s *Session) mutatorValue(c *compiled, m cue.Value, in, old map[string]any, op, now string) (cue.Value, *k8s.KeyAliases) {
+	a := s.e.opaque.Aliases(nil)
 	cx := requestContext(Request{Operation: op, OldObject: old}, a)
 	// A mutator alone is given the time (a review is the same whenever it
 	// is asked).
 	if now != "" {
 		cx[contract.FieldNow] = now
 	}
-	return m.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: a.alias(in), contract.FieldContext: cx})), a
+	return m.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: a.Alias(in), contract.FieldContext: cx})), a
 }
 
 // MutationError is a mutator that cannot be carried out: the CUE's defect,
@@ -1333,7 +1334,7 @@ type lookupRefs struct {
 // lookupRefs evaluates the kind's lookups (nil when it has none). A lookup
 // that does not decode names nothing: the review reports what is wrong with
 // the input.
-func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx map[string]any) *lookupRefs {
+func (s *Session) lookupRefs(c *compiled, doc k8s.Document, input cue.Value, rctx map[string]any) *lookupRefs {
 	v, ok := c.lookupsValue(doc, input, rctx)
 	if !ok {
 		return nil
@@ -1343,7 +1344,7 @@ func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx ma
 
 // lookupsValue is the kind's lookups evaluated for input (its values, or
 // an encoded cue.Value) and rctx; ok false when the kind has none.
-func (c *compiled) lookupsValue(doc Document, input any, rctx map[string]any) (v cue.Value, ok bool) {
+func (c *compiled) lookupsValue(doc k8s.Document, input any, rctx map[string]any) (v cue.Value, ok bool) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return cue.Value{}, false
@@ -1381,7 +1382,7 @@ func decodeRefs(v cue.Value) map[string]contract.LookupRef {
 
 // resolve finds the objects refs name. What does not exist is left out
 // (the rules say what that means); what cannot be read is an error.
-func (s *Session) resolve(ctx context.Context, doc Document, refs *lookupRefs) (runtime *stored, found, existing map[string]any, err error) {
+func (s *Session) resolve(ctx context.Context, doc k8s.Document, refs *lookupRefs) (runtime *stored, found, existing map[string]any, err error) {
 	if refs == nil {
 		return nil, nil, nil, nil
 	}
@@ -1402,7 +1403,7 @@ func (s *Session) resolve(ctx context.Context, doc Document, refs *lookupRefs) (
 // findAll finds the objects a struct of lookups names, by field.
 func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[string]contract.LookupRef) (map[string]any, error) {
 	var found map[string]any
-	for _, f := range sortedKeys(refs) {
+	for _, f := range value.SortedKeys(refs) {
 		st, err := s.find(ctx, input, refs[f])
 		if err != nil {
 			return nil, err
@@ -1420,7 +1421,7 @@ func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[st
 // internal reports a failure of the CUE itself (a rule that does not
 // evaluate), with the CUE positions.
 func (s *Session) internal(r Result, what string, err error) Result {
-	r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
+	r.Errors = append(r.Errors, k8s.Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
 	return r
 }
 
@@ -1437,7 +1438,7 @@ type Listed struct {
 // Listed returns the objects with a summary, by kind, namespace and name.
 func (s *Session) Listed() []Listed {
 	var out []Listed
-	for _, k := range sortedKeys(s.objects) {
+	for _, k := range value.SortedKeys(s.objects) {
 		st := s.objects[k]
 		if st.summary == nil {
 			continue
@@ -1466,8 +1467,8 @@ func (l Listed) RuntimeSummary() contract.RuntimeSummary {
 // tried names the object of r the load tried: a probe of a runtime as
 // such.
 func tried(r Result) string {
-	if strings.HasPrefix(r.Doc.File, probeFile) {
-		return fmt.Sprintf("%s, a probe of the runtime %s (see probes)", r.Identity(), strings.TrimPrefix(r.Doc.File, probeFile))
+	if strings.HasPrefix(r.Doc.File, k8s.ProbeFile) {
+		return fmt.Sprintf("%s, a probe of the runtime %s (see probes)", r.Identity(), strings.TrimPrefix(r.Doc.File, k8s.ProbeFile))
 	}
 	return r.Identity()
 }

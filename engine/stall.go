@@ -9,6 +9,8 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // Stalls.
@@ -41,7 +43,7 @@ type gaveUp struct{}
 // begin marks an evaluation beginning, of doc when it has one, under the
 // guard of a load (else it does nothing, and allocates nothing). It ends
 // the goroutine of a load that gave up.
-func (e *Engine) begin(what string, doc Document) {
+func (e *Engine) begin(what string, doc k8s.Document) {
 	if g := e.guard.Load(); g != nil {
 		g.mark(what, doc)
 	}
@@ -49,7 +51,7 @@ func (e *Engine) begin(what string, doc Document) {
 
 // mark is begin's work under a guard: apart, so that begin's own what
 // does not move to the heap on every call.
-func (g *evalGuard) mark(what string, doc Document) {
+func (g *evalGuard) mark(what string, doc k8s.Document) {
 	if g.gaveUp.Load() {
 		panic(gaveUp{})
 	}
@@ -59,7 +61,7 @@ func (g *evalGuard) mark(what string, doc Document) {
 			name = ns + "/" + name
 		}
 		what = fmt.Sprintf("%s of %s %s", what, doc.Kind(), name)
-		if runtime, ok := strings.CutPrefix(doc.File, probeFile); ok {
+		if runtime, ok := strings.CutPrefix(doc.File, k8s.ProbeFile); ok {
 			what += fmt.Sprintf(", a probe of the runtime %s (see probes)", runtime)
 		}
 	}
@@ -133,7 +135,7 @@ func (e *Engine) stalled(what string) Problem {
 // (list.Range): work whose size the object need not bound.
 func (e *Engine) nestedComprehensions() []token.Pos {
 	var out []token.Pos
-	for _, name := range sortedKeys(e.policyFiles) {
+	for _, name := range value.SortedKeys(e.policyFiles) {
 		depth := 0
 		ast.Walk(e.policyFiles[name].file, func(n ast.Node) bool {
 			c, ok := n.(*ast.Comprehension)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -78,7 +79,7 @@ func renderedTrainJob(t *testing.T, path string) Rendered {
 	}
 	s := testEngine(t).NewSession(SessionOptions{})
 	var out Rendered
-	for _, d := range ReadYAML(path, data) {
+	for _, d := range k8s.ReadYAML(path, data) {
 		r := s.Admit(d)
 		if r.Rejected() {
 			t.Fatalf("%s: %v", r.Identity(), findingStrings(r.Errors))

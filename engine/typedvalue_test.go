@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // TestWebhookValuesTyped: Kubeflow's webhooks print an error's value as
@@ -34,7 +35,7 @@ func TestWebhookValuesTyped(t *testing.T) {
 		s := e.NewSession(SessionOptions{})
 		// Kubeflow's error is the first rejected document's: what follows
 		// it was never applied.
-		for _, d := range ReadYAML("input.yaml", data) {
+		for _, d := range k8s.ReadYAML("input.yaml", data) {
 			r := s.Admit(d)
 			for _, f := range r.Errors {
 				if f.Phase != contract.PhaseWebhook || len(f.Value) == 0 {
@@ -57,9 +58,9 @@ func TestWebhookValuesTyped(t *testing.T) {
 }
 
 func TestFieldPathSteps(t *testing.T) {
-	got := fieldPathSteps("spec.template.spec.replicatedJobs[0].template.metadata.labels[trainer.kubeflow.org/x]")
-	want := []pathStep{{name: "spec"}, {name: "template"}, {name: "spec"}, {name: "replicatedJobs"}, {name: "0", bracket: true},
-		{name: "template"}, {name: "metadata"}, {name: "labels"}, {name: "trainer.kubeflow.org/x", bracket: true}}
+	got := k8s.FieldPathSteps("spec.template.spec.replicatedJobs[0].template.metadata.labels[trainer.kubeflow.org/x]")
+	want := []k8s.PathStep{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "replicatedJobs"}, {Name: "0", Bracket: true},
+		{Name: "template"}, {Name: "metadata"}, {Name: "labels"}, {Name: "trainer.kubeflow.org/x", Bracket: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
@@ -91,7 +92,7 @@ spec:
                       env: [{name: A, value: "1"}]
 `
 	s := testEngine(t).NewSession(SessionOptions{})
-	r := s.Admit(ReadYAML("input.yaml", []byte(input))[0])
+	r := s.Admit(k8s.ReadYAML("input.yaml", []byte(input))[0])
 	want := `spec.runtimePatches: Invalid value: [{"manager":"example.com/x","trainingRuntimeSpec":{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"containers":[{"name":"node","env":[{"name":"A","value":"1"}]}]}}}}}]}}}}]: must not have envs for the dataset-initializer, model-initializer, node containers`
 	if len(r.Errors) != 1 || r.Errors[0].String() != want {
 		t.Errorf("got %v\nwant %s", r.Errors, want)

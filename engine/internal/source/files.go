@@ -50,6 +50,30 @@ func (f *Files) Position(file string, line, col int) string {
 	return fmt.Sprintf("%s:%d:%d", f.Display(file), line, col)
 }
 
+// Details prints a CUE error the way the cue command does, with the file
+// names a user knows.
+func (f *Files) Details(err error) string {
+	var b strings.Builder
+	var ce errors.Error
+	if !errors.As(err, &ce) {
+		return err.Error() // not the CUE's: a cluster's, say
+	}
+	for i, ce := range errors.Errors(err) {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		format, args := ce.Msg()
+		if p := ce.Path(); len(p) > 0 {
+			fmt.Fprintf(&b, "%s: ", strings.Join(p, "."))
+		}
+		fmt.Fprintf(&b, format, args...)
+		for _, pos := range errors.Positions(ce) {
+			fmt.Fprintf(&b, "\n    %s", f.Position(pos.Filename(), pos.Line(), pos.Column()))
+		}
+	}
+	return b.String()
+}
+
 // ProblemAt is a problem at a CUE source position.
 func (f *Files) ProblemAt(pos token.Pos, format string, args ...any) Problem {
 	p := Problem{Message: fmt.Sprintf(format, args...)}

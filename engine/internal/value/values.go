@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"sort"
 
 	"cuelang.org/go/cue"
 )
@@ -193,4 +194,14 @@ func Project(v map[string]any, paths [][]string) map[string]any {
 		m[path[len(path)-1]] = x
 	}
 	return out
+}
+
+// SortedKeys returns a map's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

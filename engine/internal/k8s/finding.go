@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"encoding/json"
@@ -123,7 +123,7 @@ func (f Finding) Message() string {
 // decodeFindings reads a struct of rule lists (#Errors or #Warnings). A
 // rule that does not evaluate is a finding of its own (PhaseRuleError),
 // and the other rules' findings stand.
-func (e *Engine) decodeFindings(v cue.Value, phase contract.Phase) ([]Finding, error) {
+func DecodeFindings(src *source.Files, v cue.Value, phase contract.Phase) ([]Finding, error) {
 	it, err := v.Fields()
 	if err != nil {
 		return nil, err
@@ -142,10 +142,10 @@ func (e *Engine) decodeFindings(v cue.Value, phase contract.Phase) ([]Finding, e
 			if verr := it.Value().Validate(cue.Concrete(true)); verr != nil {
 				err = verr
 			}
-			f := e.ruleError(phase, it.Selector().Unquoted(), err)
+			f := ruleError(src, phase, it.Selector().Unquoted(), err)
 			if f.Source == "" {
 				// An error without a place (a builtin's): the rule's.
-				f.Source = e.src.SourceOf(it.Value())
+				f.Source = src.SourceOf(it.Value())
 			}
 			out = append(out, f)
 			continue
@@ -174,7 +174,7 @@ func (e *Engine) decodeFindings(v cue.Value, phase contract.Phase) ([]Finding, e
 // ruleErrorsApart takes the rule errors out of the findings of warning
 // rules: a warning rule that does not evaluate is a defect of the policy,
 // as any rule's is, and not a warning for the object.
-func ruleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
+func RuleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
 	for _, f := range fs {
 		if f.Phase == contract.PhaseRuleError {
 			ruleErrors = append(ruleErrors, f)
@@ -187,10 +187,10 @@ func ruleErrorsApart(fs []Finding) (warnings, ruleErrors []Finding) {
 
 // ruleError is the finding for a rule that does not evaluate: at the
 // rule's place in the CUE, in the words of a load error.
-func (e *Engine) ruleError(phase contract.Phase, rule string, err error) Finding {
+func ruleError(src *source.Files, phase contract.Phase, rule string, err error) Finding {
 	f := Finding{Phase: contract.PhaseRuleError, Rule: string(phase) + "." + rule}
 	var msgs []string
-	for _, p := range e.src.CUEProblems(err) {
+	for _, p := range src.CUEProblems(err) {
 		if f.Source == "" {
 			f.Source = p.Where()
 		}
@@ -206,13 +206,13 @@ func (e *Engine) ruleError(phase contract.Phase, rule string, err error) Finding
 // schemaFindings turns the CUE errors of unifying an object with its schema
 // into field errors on the object's paths. prefix is the CUE path of the
 // object within the review.
-func schemaFindings(err error, prefix []string, input map[string]any, object cue.Value, crd map[string]any) []Finding {
+func SchemaFindings(err error, prefix []string, input map[string]any, object cue.Value, crd map[string]any) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
 	worded := map[string]bool{} // paths whose errors apiWords gave
 	for _, ce := range errors.Errors(err) {
 		p := ce.Path()
-		if hasPrefix(p, prefix) {
+		if HasPrefix(p, prefix) {
 			p = p[len(prefix):]
 		}
 		// Where the CRD's schema reaches, the API server's schema
@@ -224,7 +224,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		f := Finding{Phase: contract.PhaseSchema, Path: fpath, HasPath: len(p) > 0}
 		format, args := ce.Msg()
 		msg := fmt.Sprintf(format, args...)
-		value, given := valueAt(input, p)
+		value, given := ValueAt(input, p)
 		if words, ok := apiWords(msg, format, args, p, value, given, crd); ok {
 			// The API server's own words, from the CRD's schema.
 			if !worded[f.Path] {
@@ -241,7 +241,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 				want = fmt.Sprint(args[2])
 			}
 			f.Type = field.ErrorTypeTypeInvalid.String()
-			f.Value = jsonValue(value)
+			f.Value = JSONValue(value)
 			f.Detail = "must be of type " + openAPIType(want)
 		case strings.Contains(msg, "field not allowed"):
 			f.Type = field.ErrorTypeForbidden.String()
@@ -319,7 +319,7 @@ func schemaFindings(err error, prefix []string, input map[string]any, object cue
 		}
 		kept = append(kept, f)
 	}
-	return withCELNote(kept, crd, contract.PhaseSchema)
+	return WithCELNote(kept, crd, contract.PhaseSchema)
 }
 
 // openAPIPath prints CUE path selectors as the API server's schema
@@ -349,7 +349,7 @@ func boundError(format string, args []any, path string, value any) *Finding {
 		return nil
 	}
 	invalid := func(detail string) *Finding {
-		return &Finding{Type: field.ErrorTypeInvalid.String(), Value: jsonValue(value), Detail: detail}
+		return &Finding{Type: field.ErrorTypeInvalid.String(), Value: JSONValue(value), Detail: detail}
 	}
 	bound := fmt.Sprint(args[len(args)-1])
 	if strings.Contains(format, "out of bound") {
@@ -384,10 +384,10 @@ func boundError(format string, args []any, path string, value any) *Finding {
 		return invalid(fmt.Sprintf("%s in body should have at least %s items", path, n))
 	case "list.MaxItems":
 		items, _ := value.([]any)
-		return &Finding{Type: field.ErrorTypeTooMany.String(), Value: jsonValue(len(items)), Detail: fmt.Sprintf("must have at most %s items", n)}
+		return &Finding{Type: field.ErrorTypeTooMany.String(), Value: JSONValue(len(items)), Detail: fmt.Sprintf("must have at most %s items", n)}
 	case "struct.MinFields":
 		fields, _ := value.(map[string]any)
-		return &Finding{Type: field.ErrorTypeInvalid.String(), Value: jsonValue(len(fields)), Detail: fmt.Sprintf("%s in body should have at least %s properties", path, n)}
+		return &Finding{Type: field.ErrorTypeInvalid.String(), Value: JSONValue(len(fields)), Detail: fmt.Sprintf("%s in body should have at least %s properties", path, n)}
 	}
 	return nil
 }
@@ -416,7 +416,7 @@ func cueErrPositions(err error) []int {
 
 // hasPrefix reports whether the CUE path p starts with the selectors of
 // prefix, quoted or not.
-func hasPrefix(p, prefix []string) bool {
+func HasPrefix(p, prefix []string) bool {
 	if len(p) < len(prefix) {
 		return false
 	}
@@ -429,7 +429,7 @@ func hasPrefix(p, prefix []string) bool {
 }
 
 // valueAt returns the input's value at a CUE path, if the input has one.
-func valueAt(v any, path []string) (any, bool) {
+func ValueAt(v any, path []string) (any, bool) {
 	for _, sel := range path {
 		switch x := v.(type) {
 		case map[string]any:
@@ -486,7 +486,7 @@ func openAPIType(kind string) string {
 	return kind
 }
 
-func jsonValue(v any) json.RawMessage {
+func JSONValue(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil
@@ -495,7 +495,7 @@ func jsonValue(v any) json.RawMessage {
 }
 
 // jsonText is a decoded JSON value as JSON.
-func jsonText(v any) string {
+func JSONText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)

@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ import (
 
 // celNotChecked is the API server's note when a type error (or a value
 // not in an enum) kept it from evaluating the CRD's CEL rules.
-const celNotChecked = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+const CELNotChecked = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
 
 // schemaNode is the CRD's schema at an object path ("spec", "trainer",
 // "numNodes"; list indices as numbers), or nil.
@@ -98,7 +98,7 @@ func typeErrors(path string, value any, node map[string]any) []Finding {
 	if intOrString {
 		// The anyOf of an int-or-string: the value fits no branch; the
 		// first branch's (integer's) reasons are reported.
-		out = append(out, Finding{Phase: contract.PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(""),
+		out = append(out, Finding{Phase: contract.PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: JSONValue(""),
 			Detail: fmt.Sprintf("%q must validate at least one schema (anyOf)", path)})
 		out = append(out, openAPITypeErrors(path, value, []string{"integer"}, "", true)...)
 	}
@@ -123,7 +123,7 @@ func openAPITypeErrors(path string, value any, types []string, format string, nu
 	invalid := func(typ, got string) Finding {
 		// The API server prints the type it found as the value; the value
 		// itself says more.
-		return Finding{Phase: contract.PhaseSchema, Path: path, HasPath: true, Type: field.ErrorTypeTypeInvalid.String(), Value: jsonValue(value),
+		return Finding{Phase: contract.PhaseSchema, Path: path, HasPath: true, Type: field.ErrorTypeTypeInvalid.String(), Value: JSONValue(value),
 			Detail: fmt.Sprintf("%s in body must be of type %s: %q", path, typ, got)}
 	}
 	var out []Finding
@@ -174,7 +174,7 @@ func rangeError(path string, value any, types []string, format string) *Finding 
 	if format != "" {
 		detail = fmt.Sprintf("Checked value must be of type %s with format %s in %s", typ, format, path)
 	}
-	return &Finding{Phase: contract.PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(""), Detail: detail}
+	return &Finding{Phase: contract.PhaseSchema, Type: field.ErrorTypeInvalid.String(), Value: JSONValue(""), Detail: detail}
 }
 
 // apiWords gives the API server's words for a CUE schema error, where it
@@ -198,7 +198,7 @@ func apiWords(msg, format string, args []any, path []string, value any, given bo
 			for _, v := range enum {
 				supported = append(supported, fmt.Sprint(v))
 			}
-			return []Finding{{Phase: contract.PhaseSchema, Path: p, HasPath: true, Type: field.ErrorTypeNotSupported.String(), Value: jsonValue(s), Supported: supported}}, true
+			return []Finding{{Phase: contract.PhaseSchema, Path: p, HasPath: true, Type: field.ErrorTypeNotSupported.String(), Value: JSONValue(s), Supported: supported}}, true
 		}
 	}
 	switch {
@@ -207,7 +207,7 @@ func apiWords(msg, format string, args []any, path []string, value any, given bo
 		return words, words != nil
 	case strings.HasPrefix(format, "invalid value") && strings.Contains(format, "out of bound") && len(args) >= 2:
 		bound := strings.TrimLeft(fmt.Sprint(args[len(args)-1]), "<>=")
-		if _, ok := typeLimits[bound]; !ok || node["type"] != "integer" {
+		if _, ok := TypeLimits[bound]; !ok || node["type"] != "integer" {
 			return nil, false
 		}
 		f, _ := node["format"].(string)
@@ -242,14 +242,14 @@ func hasCELRules(s map[string]any) bool {
 // found an error of a kind that blocks them (apiextensions-apiserver's
 // hasBlockingErr: a wrong type, a value not in an enum, a required field
 // left out, a string or list too long), and the CRD has CEL rules.
-func withCELNote(fs []Finding, crd map[string]any, phase contract.Phase) []Finding {
+func WithCELNote(fs []Finding, crd map[string]any, phase contract.Phase) []Finding {
 	if crd == nil {
 		return fs
 	}
 	blocking := false
 	for _, f := range fs {
 		switch {
-		case f.Detail == celNotChecked:
+		case f.Detail == CELNotChecked:
 			return fs
 		case f.Phase != contract.PhaseSchema && f.Phase != contract.PhaseCRD:
 		case strings.Contains(f.Detail, " in body must be of type "),
@@ -261,5 +261,13 @@ func withCELNote(fs []Finding, crd map[string]any, phase contract.Phase) []Findi
 	if !blocking || !hasCELRules(crd) {
 		return fs
 	}
-	return append(fs, Finding{Phase: phase, Type: field.ErrorTypeInvalid.String(), Value: jsonValue(nil), Detail: celNotChecked})
+	return append(fs, Finding{Phase: phase, Type: field.ErrorTypeInvalid.String(), Value: JSONValue(nil), Detail: CELNotChecked})
+}
+
+// typeLimits are the bounds of CUE's sized integer types the CRD says with
+// its format (Kubeflow's Go types are int32 and int64, which controller-gen
+// writes as `format: int32` and `format: int64`), not with minimum and
+// maximum.
+var TypeLimits = map[string]string{
+	"-2147483648": "int32", "2147483647": "int32", "-9223372036854775808": "int64", "9223372036854775807": "int64",
 }

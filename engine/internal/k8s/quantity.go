@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // `requests` or `overhead` map of the given objects: CUE cannot parse "500m" or "1Gi", so
 // the engine gives the rules each quantity's value (rounded up, as
 // resource.Quantity.Value does) and milli-value, keyed by its text.
-func quantities(objs ...any) map[string]any {
+func Quantities(objs ...any) map[string]any {
 	out := map[string]any{}
 	var walk func(v any, resources bool)
 	walk = func(v any, resources bool) {
@@ -86,15 +86,15 @@ func canonicalQuantity(v any) (string, bool) {
 // canonicalObject is a copy of an object with every quantity it holds in
 // canonical form, as its typed Go object marshals: those of resource lists
 // (limits, requests), and a volume's sizeLimit and an env's divisor.
-func canonicalObject(obj map[string]any) map[string]any {
+func CanonicalObject(obj map[string]any) map[string]any {
 	out := value.DeepCopy(obj).(map[string]any)
-	canonicalize(out)
+	Canonicalize(out)
 	return out
 }
 
 // canonicalize writes the quantities of obj in canonical form, in place
 // (canonicalObject).
-func canonicalize(obj map[string]any) {
+func Canonicalize(obj map[string]any) {
 	canonicalQuantities(obj, false)
 	var fields func(v any)
 	fields = func(v any) {

@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // Known keys.
@@ -23,7 +24,7 @@ import (
 
 // knownKeyMap is one entry of knownKeys: the keys with a meaning of the
 // maps at the end of a path.
-type knownKeyMap struct {
+type KnownKeyMap struct {
 	At   []string        `json:"at"`
 	Keys map[string]bool `json:"keys"`
 	// Values are, of some keys, the values the rules read.
@@ -35,38 +36,38 @@ type knownKeyMap struct {
 }
 
 // knownKeys are the entries, in name order.
-type knownKeys []knownKeyMap
+type KnownKeys []KnownKeyMap
 
 // newKnownKeys orders the entries as the CUE declares them, by name.
-func newKnownKeys(byName map[string]knownKeyMap) knownKeys {
-	var k knownKeys
-	for _, name := range sortedKeys(byName) {
+func NewKnownKeys(byName map[string]KnownKeyMap) KnownKeys {
+	var k KnownKeys
+	for _, name := range value.SortedKeys(byName) {
 		m := byName[name]
-		m.name, m.sorted = name, sortedKeys(m.Keys)
+		m.name, m.sorted = name, value.SortedKeys(m.Keys)
 		k = append(k, m)
 	}
 	return k
 }
 
 // readKnownKeys reads the knownKeys of the compiled package (schemas).
-func readKnownKeys(schemas cue.Value) (knownKeys, error) {
-	var byName map[string]knownKeyMap
+func ReadKnownKeys(schemas cue.Value) (KnownKeys, error) {
+	var byName map[string]KnownKeyMap
 	if err := schemas.LookupPath(contract.PathKnownKeys).Decode(&byName); err != nil {
 		return nil, err
 	}
-	return newKnownKeys(byName), nil
+	return NewKnownKeys(byName), nil
 }
 
 // valuesOf are the values with a meaning of the key a path ends with
 // (its field names, indexes left out: ..., metadata, labels, key), and
 // the key; ok false when no entry's map lists values for it.
-func (k knownKeys) valuesOf(names []string) (values []string, key string, ok bool) {
+func (k KnownKeys) ValuesOf(names []string) (values []string, key string, ok bool) {
 	if len(names) == 0 {
 		return nil, "", false
 	}
 	key, parent := names[len(names)-1], names[:len(names)-1]
 	for _, m := range k {
-		if v, found := m.Values[key]; found && endsWith(parent, m.At) {
+		if v, found := m.Values[key]; found && EndsWith(parent, m.At) {
 			return v, key, true
 		}
 	}
@@ -74,13 +75,13 @@ func (k knownKeys) valuesOf(names []string) (values []string, key string, ok boo
 }
 
 // endsWith reports whether names ends with suffix, which is not empty.
-func endsWith(names, suffix []string) bool {
+func EndsWith(names, suffix []string) bool {
 	return len(suffix) > 0 && len(names) >= len(suffix) && slices.Equal(names[len(names)-len(suffix):], suffix)
 }
 
 // findings are the warnings of obj's keys that mean nothing but look as if
 // they should, in path order.
-func (k knownKeys) findings(obj map[string]any) []Finding {
+func (k KnownKeys) Findings(obj map[string]any) []Finding {
 	if len(k) == 0 {
 		return nil
 	}
@@ -94,7 +95,7 @@ func (k knownKeys) findings(obj map[string]any) []Finding {
 // keyWalk walks an object for the maps knownKeys names; path is where it
 // is.
 type keyWalk struct {
-	known knownKeys
+	known KnownKeys
 	path  []keyStep
 	found []Finding
 	// buf holds the path of an object nested as deep as most are.
@@ -174,7 +175,7 @@ func (w *keyWalk) check(i int, m map[string]any) {
 		var detail string
 		if other := w.knownElsewhere(i, key); other != "" {
 			detail = "no rule reads this key here: it has its meaning in " + other
-		} else if meant := nearKey(key, own.sorted); meant != "" {
+		} else if meant := NearKey(key, own.sorted); meant != "" {
 			detail = fmt.Sprintf("no rule reads this key: did you mean %q?", meant)
 		} else {
 			continue
@@ -185,7 +186,7 @@ func (w *keyWalk) check(i int, m map[string]any) {
 
 // checkValue finds a known key's value that the entry does not list but
 // that is a slip from one it does (values: support: deprecated).
-func (w *keyWalk) checkValue(own knownKeyMap, key string, value any) {
+func (w *keyWalk) checkValue(own KnownKeyMap, key string, value any) {
 	values := own.Values[key]
 	s, ok := value.(string)
 	if len(values) == 0 || !ok || slices.Contains(values, s) {
@@ -228,7 +229,7 @@ func (w *keyWalk) keyPath(key string) string {
 // the same key in another case; the same domain (before the "/") and a
 // name a letter or two away; or the same name under a domain a few letters
 // away (trainer.kubeflow.com). "" when none is that near.
-func nearKey(key string, sorted []string) string {
+func NearKey(key string, sorted []string) string {
 	domain, name := splitKey(strings.ToLower(key))
 	for _, k := range sorted {
 		kDomain, kName := splitKey(strings.ToLower(k))

@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"bytes"
@@ -37,22 +37,22 @@ import (
 // prefix, a pattern) sees the token: such a map must not be called opaque.
 
 // aliasNonce makes this process's tokens unlike any data.
-var aliasNonce = func() string {
+var AliasNonce = func() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }()
 
 // aliasPrefix starts every token; a token is aliasPrefix, a number and "~".
-var aliasPrefix = "~ct" + aliasNonce + "."
+var AliasPrefix = "~ct" + AliasNonce + "."
 
 // keyAliases is the tokens of one evaluation. Its parent, when set, holds
 // tokens another evaluation gave data this one shares (a render's plan):
 // they keep their tokens, and new keys are numbered after them. A
 // keyAliases with children is not changed again.
-type keyAliases struct {
-	opaque *opaqueKeys
-	parent *keyAliases
+type KeyAliases struct {
+	opaque *OpaqueKeys
+	parent *KeyAliases
 	next   int
 	byKey  map[string]string
 	byTok  map[string]string
@@ -60,30 +60,30 @@ type keyAliases struct {
 
 // opaqueKeys says which maps are opaque and which of their keys the CUE
 // names.
-type opaqueKeys struct {
+type OpaqueKeys struct {
 	// suffixes are the paths (map keys only, list indexes left out) that an
 	// opaque map's path ends with.
-	suffixes [][]string
+	Suffixes [][]string
 	// named are the strings the CUE's sources hold, as labels or literals.
-	named map[string]bool
+	Named map[string]bool
 }
 
-func (o *opaqueKeys) aliases(parent *keyAliases) *keyAliases {
-	a := &keyAliases{opaque: o, parent: parent}
+func (o *OpaqueKeys) Aliases(parent *KeyAliases) *KeyAliases {
+	a := &KeyAliases{opaque: o, parent: parent}
 	if parent != nil {
 		a.next = parent.count()
 	}
 	return a
 }
 
-func (a *keyAliases) count() int {
+func (a *KeyAliases) count() int {
 	if a == nil {
 		return 0
 	}
 	return a.next
 }
 
-func (a *keyAliases) token(key string) string {
+func (a *KeyAliases) token(key string) string {
 	for p := a; p != nil; p = p.parent {
 		if t, ok := p.byKey[key]; ok {
 			return t
@@ -92,13 +92,13 @@ func (a *keyAliases) token(key string) string {
 	if a.byKey == nil {
 		a.byKey, a.byTok = map[string]string{}, map[string]string{}
 	}
-	t := aliasPrefix + strconv.Itoa(a.next) + "~"
+	t := AliasPrefix + strconv.Itoa(a.next) + "~"
 	a.next++
 	a.byKey[key], a.byTok[t] = t, key
 	return t
 }
 
-func (a *keyAliases) keyOf(tok string) (string, bool) {
+func (a *KeyAliases) keyOf(tok string) (string, bool) {
 	for p := a; p != nil; p = p.parent {
 		if k, ok := p.byTok[tok]; ok {
 			return k, true
@@ -109,21 +109,21 @@ func (a *keyAliases) keyOf(tok string) (string, bool) {
 
 // alias returns v with the keys of its opaque maps that the CUE does not
 // name replaced by tokens. What it changes it copies; v stays as it is.
-func (a *keyAliases) alias(v any) any {
-	if a == nil || len(a.opaque.suffixes) == 0 {
+func (a *KeyAliases) Alias(v any) any {
+	if a == nil || len(a.opaque.Suffixes) == 0 {
 		return v
 	}
-	out, _ := a.aliasAt(v, make([]string, 0, 16))
+	out, _ := a.AliasAt(v, make([]string, 0, 16))
 	return out
 }
 
-func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
+func (a *KeyAliases) AliasAt(v any, path []string) (any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		if a.isOpaque(path) {
 			var out map[string]any
 			for k, val := range x {
-				if a.opaque.named[k] {
+				if a.opaque.Named[k] {
 					continue
 				}
 				if out == nil {
@@ -137,16 +137,16 @@ func (a *keyAliases) aliasAt(v any, path []string) (any, bool) {
 			}
 			return out, true
 		}
-		return mapEntries(x, func(k string, val any) (any, bool) { return a.aliasAt(val, append(path, k)) })
+		return MapEntries(x, func(k string, val any) (any, bool) { return a.AliasAt(val, append(path, k)) })
 	case []any:
-		return mapItems(x, func(v any) (any, bool) { return a.aliasAt(v, path) })
+		return MapItems(x, func(v any) (any, bool) { return a.AliasAt(v, path) })
 	}
 	return v, false
 }
 
 // mapItems returns x with f applied to each item, copied only when f
 // changes one (alias and restore leave their inputs as they are).
-func mapItems(x []any, f func(any) (any, bool)) ([]any, bool) {
+func MapItems(x []any, f func(any) (any, bool)) ([]any, bool) {
 	var out []any
 	for i, val := range x {
 		nv, changed := f(val)
@@ -164,8 +164,8 @@ func mapItems(x []any, f func(any) (any, bool)) ([]any, bool) {
 	return out, true
 }
 
-func (a *keyAliases) isOpaque(path []string) bool {
-	for _, s := range a.opaque.suffixes {
+func (a *KeyAliases) isOpaque(path []string) bool {
+	for _, s := range a.opaque.Suffixes {
 		if len(s) > len(path) {
 			continue
 		}
@@ -185,27 +185,27 @@ func (a *keyAliases) isOpaque(path []string) bool {
 }
 
 // empty reports whether the evaluation gave no tokens: nothing to put back.
-func (a *keyAliases) empty() bool { return a.count() == 0 }
+func (a *KeyAliases) Empty() bool { return a.count() == 0 }
 
 // restore returns v with the tokens put back: map keys, and tokens inside
 // strings (an error's path, a message). What it changes it copies.
-func (a *keyAliases) restore(v any) any {
-	if a.empty() {
+func (a *KeyAliases) Restore(v any) any {
+	if a.Empty() {
 		return v
 	}
 	out, _ := a.restoreValue(v)
 	return out
 }
 
-func (a *keyAliases) restoreValue(v any) (any, bool) {
+func (a *KeyAliases) restoreValue(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		s := a.restoreString(x)
+		s := a.RestoreString(x)
 		return s, s != x
 	case map[string]any:
 		var out map[string]any
 		for k, val := range x {
-			nk := a.restoreString(k)
+			nk := a.RestoreString(k)
 			nv, changed := a.restoreValue(val)
 			if nk == k && !changed {
 				continue
@@ -223,29 +223,29 @@ func (a *keyAliases) restoreValue(v any) (any, bool) {
 		}
 		return out, true
 	case []any:
-		return mapItems(x, a.restoreValue)
+		return MapItems(x, a.restoreValue)
 	}
 	return v, false
 }
 
 // restoreString puts back the tokens in s.
-func (a *keyAliases) restoreString(s string) string {
-	if a.empty() || !strings.Contains(s, aliasPrefix) {
+func (a *KeyAliases) RestoreString(s string) string {
+	if a.Empty() || !strings.Contains(s, AliasPrefix) {
 		return s
 	}
 	var b strings.Builder
 	for {
-		i := strings.Index(s, aliasPrefix)
+		i := strings.Index(s, AliasPrefix)
 		if i < 0 {
 			b.WriteString(s)
 			return b.String()
 		}
-		end := strings.IndexByte(s[i+len(aliasPrefix):], '~')
+		end := strings.IndexByte(s[i+len(AliasPrefix):], '~')
 		if end < 0 {
 			b.WriteString(s)
 			return b.String()
 		}
-		tok := s[i : i+len(aliasPrefix)+end+1]
+		tok := s[i : i+len(AliasPrefix)+end+1]
 		key, ok := a.keyOf(tok)
 		if !ok {
 			key = tok
@@ -257,17 +257,17 @@ func (a *keyAliases) restoreString(s string) string {
 }
 
 // restoreFindings puts back the tokens in findings' text.
-func (a *keyAliases) restoreFindings(fs []Finding) []Finding {
-	if a.empty() {
+func (a *KeyAliases) RestoreFindings(fs []Finding) []Finding {
+	if a.Empty() {
 		return fs
 	}
-	return rewriteFindings(fs, aliasPrefix, a.restoreString)
+	return RewriteFindings(fs, AliasPrefix, a.RestoreString)
 }
 
 // rewriteFindings returns the findings with text applied to their text
 // and to each string (key or value) of their value that holds marker. It
 // returns a new slice and leaves fs as it was: a memo may hold it.
-func rewriteFindings(fs []Finding, marker string, text func(string) string) []Finding {
+func RewriteFindings(fs []Finding, marker string, text func(string) string) []Finding {
 	if len(fs) == 0 {
 		return fs
 	}
@@ -282,7 +282,7 @@ func rewriteFindings(fs []Finding, marker string, text func(string) string) []Fi
 			f.Supported = sup
 		}
 		if f.Value != nil && bytes.Contains(f.Value, []byte(marker)) {
-			f.Value = rewriteJSONStrings(f.Value, marker, text)
+			f.Value = RewriteJSONStrings(f.Value, marker, text)
 		}
 		out[i] = f
 	}
@@ -294,7 +294,7 @@ func rewriteFindings(fs []Finding, marker string, text func(string) string) []Fi
 // fields keep their order (the CUE's), which decoding and encoding again
 // would sort. A rewritten string is escaped as CUE escapes one (no HTML
 // escapes).
-func rewriteJSONStrings(data []byte, marker string, text func(string) string) []byte {
+func RewriteJSONStrings(data []byte, marker string, text func(string) string) []byte {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
@@ -330,7 +330,7 @@ func rewriteJSONStrings(data []byte, marker string, text func(string) string) []
 
 // mapEntries returns x with f applied to each entry's value, copied only
 // when f changes one, as mapItems does for a list.
-func mapEntries(x map[string]any, f func(k string, v any) (any, bool)) (map[string]any, bool) {
+func MapEntries(x map[string]any, f func(k string, v any) (any, bool)) (map[string]any, bool) {
 	var out map[string]any
 	for k, val := range x {
 		nv, changed := f(k, val)
@@ -350,7 +350,7 @@ func mapEntries(x map[string]any, f func(k string, v any) (any, bool)) (map[stri
 
 // namedStrings collects what the CUE of the instances names: identifiers
 // and string literals, wherever they are.
-func namedStrings(insts []*build.Instance) map[string]bool {
+func NamedStrings(insts []*build.Instance) map[string]bool {
 	named := map[string]bool{}
 	for _, inst := range insts {
 		for _, f := range inst.Files {

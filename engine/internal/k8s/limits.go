@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // Lists too long to evaluate. cuelang.org/go v0.17.1 adds a list's
@@ -45,7 +46,7 @@ const (
 
 // sizeFindings are the findings of an object too big to evaluate, nil when
 // it is not.
-func sizeFindings(obj map[string]any, schema map[string]any) []Finding {
+func SizeFindings(obj map[string]any, schema map[string]any) []Finding {
 	// Most objects are small: counted without a path or an allocation,
 	// they need no second look.
 	var n count
@@ -119,7 +120,7 @@ func (m *measure) walk(v any, s map[string]any, path []string) {
 	case []any:
 		if max, ok := s["maxItems"]; ok && int64(len(x)) > asInt64(max) {
 			m.out = append(m.out, Finding{Phase: contract.PhaseCRD, Rule: "maxItems", Path: openAPIPath(path), HasPath: true, Type: "Too many",
-				Value: jsonValue(len(x)), Detail: fmt.Sprintf("must have at most %d items", asInt64(max))})
+				Value: JSONValue(len(x)), Detail: fmt.Sprintf("must have at most %d items", asInt64(max))})
 			// The API server checks a map or set list's keys apart from
 			// its schema, and says no more of it.
 			m.duplicates(x, s, path)
@@ -163,8 +164,8 @@ func (m *measure) duplicates(x []any, s map[string]any, path []string) {
 			im, _ := item.(map[string]any)
 			k := make(map[string]any, len(keys))
 			for _, name := range keys {
-				if v, ok := im[str(name)]; ok {
-					k[str(name)] = v
+				if v, ok := im[Str(name)]; ok {
+					k[Str(name)] = v
 				}
 			}
 			key = k
@@ -184,7 +185,7 @@ func (m *measure) duplicates(x []any, s map[string]any, path []string) {
 // types a CRD embeds: a runtime's replicatedJobs by name, a pod's volumes,
 // a container's ports by port and protocol): an item whose key, or value,
 // an earlier item has is a duplicate, wherever the list is.
-func listTypeFindings(obj map[string]any, schema map[string]any) []Finding {
+func ListTypeFindings(obj map[string]any, schema map[string]any) []Finding {
 	var m measure
 	m.listTypes(obj, schema, nil)
 	return m.out
@@ -201,7 +202,7 @@ func (m *measure) listTypes(v any, s map[string]any, path []string) {
 			m.listTypes(e, items, append(path, strconv.Itoa(i)))
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range value.SortedKeys(x) {
 			m.listTypes(x[k], fieldSchema(s, k), append(path, k))
 		}
 	}
@@ -209,7 +210,7 @@ func (m *measure) listTypes(v any, s map[string]any, path []string) {
 
 func (m *measure) tooLong(path []string, n, max int, what string) {
 	m.out = append(m.out, Finding{Phase: contract.PhaseInput, Rule: "maxEvaluatedItems", Path: openAPIPath(path), HasPath: len(path) > 0, Type: "Too many",
-		Value: jsonValue(n), Detail: fmt.Sprintf("cuetrainer evaluates at most %d %s where the schema sets no bound", max, what)})
+		Value: JSONValue(n), Detail: fmt.Sprintf("cuetrainer evaluates at most %d %s where the schema sets no bound", max, what)})
 }
 
 func asInt64(v any) int64 {

@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ import (
 // merges the parts with those fields left out (typedView).
 
 // typedTypes are the Go types a typed part may name.
-var typedTypes = map[string]reflect.Type{
+var TypedTypes = map[string]reflect.Type{
 	"jobset.x-k8s.io/v1alpha2.JobSetSpec":          reflect.TypeFor[jobsetv1alpha2.JobSetSpec](),
 	"trainer.kubeflow.org/v1alpha1.RuntimePatches": reflect.TypeFor[[]runtimePatch](),
 }
@@ -35,7 +35,7 @@ var typedTypes = map[string]reflect.Type{
 // fitTypes are the Go types of the kinds the renders build, by apiVersion
 // and kind (fit.go decodes each object into its type; the policy's lint
 // checks a literal path into one against it).
-var fitTypes = map[string]func() any{
+var FitTypes = map[string]func() any{
 	"jobset.x-k8s.io/v1alpha2\x00JobSet": func() any { return &jobsetv1alpha2.JobSet{} },
 	"v1\x00ConfigMap":                    func() any { return &corev1.ConfigMap{} },
 	"v1\x00Secret":                       func() any { return &corev1.Secret{} },
@@ -106,19 +106,19 @@ type containerPatch struct {
 
 // typedPart is one entry of typedParts: where in the kind's objects, and
 // the Go type it is read as.
-type typedPart struct {
+type TypedPart struct {
 	Path []string `json:"path"`
 	Type string   `json:"type"`
-	t    reflect.Type
+	T    reflect.Type
 }
 
 // typedView is obj with its typed parts as their Go types marshal them:
 // obj itself when it holds none of them or nothing they leave out, else
 // a copy along the changed paths (obj is left as it is).
-func typedView(obj map[string]any, parts []typedPart) map[string]any {
+func TypedView(obj map[string]any, parts []TypedPart) map[string]any {
 	var out any = obj
 	for _, p := range parts {
-		out = atPath(out, p.Path, func(v any) any { return omitZeros(v, p.t) })
+		out = atPath(out, p.Path, func(v any) any { return omitZeros(v, p.T) })
 	}
 	return out.(map[string]any)
 }
@@ -198,16 +198,16 @@ func omitZeros(v any, t reflect.Type) any {
 	switch t.Kind() {
 	case reflect.Struct:
 		if m, ok := v.(map[string]any); ok {
-			fields := jsonFields(t)
+			fields := JSONFields(t)
 			return eachValue(m, func(k string, x any) (any, bool) {
 				f, ok := fields[k]
 				switch {
 				case !ok:
 					return x, true // not the type's: the API server's to prune
-				case f.omitEmpty && isZeroOf(x, f.t):
+				case f.omitEmpty && isZeroOf(x, f.T):
 					return nil, false
 				}
-				return omitZeros(x, f.t), true
+				return omitZeros(x, f.T), true
 			})
 		}
 	case reflect.Slice:
@@ -263,7 +263,7 @@ func isZeroOf(v any, t reflect.Type) bool {
 
 // jsonField is a struct field as encoding/json sees it.
 type jsonField struct {
-	t         reflect.Type
+	T         reflect.Type
 	omitEmpty bool
 }
 
@@ -271,7 +271,7 @@ var jsonFieldsCache sync.Map // reflect.Type → map[string]jsonField
 
 // jsonFields are a struct type's fields by their JSON names, an inline
 // (embedded or `json:",inline"`) struct's fields among them.
-func jsonFields(t reflect.Type) map[string]jsonField {
+func JSONFields(t reflect.Type) map[string]jsonField {
 	if f, ok := jsonFieldsCache.Load(t); ok {
 		return f.(map[string]jsonField)
 	}
@@ -290,7 +290,7 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 				inner = inner.Elem()
 			}
 			if inner.Kind() == reflect.Struct {
-				for k, f := range jsonFields(inner) {
+				for k, f := range JSONFields(inner) {
 					out[k] = f
 				}
 				continue
@@ -299,7 +299,7 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 		if name == "" {
 			name = sf.Name
 		}
-		out[name] = jsonField{t: ft, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")}
+		out[name] = jsonField{T: ft, omitEmpty: strings.Contains(","+opts+",", ",omitempty,")}
 	}
 	jsonFieldsCache.Store(t, out)
 	return out
@@ -315,15 +315,15 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 
 // pathStep is one step of a field path: a field's name, or an index or
 // key in brackets.
-type pathStep struct {
-	name    string
-	bracket bool
+type PathStep struct {
+	Name    string
+	Bracket bool
 }
 
 // fieldPathSteps splits a field path as findings name it
 // (spec.replicatedJobs[0].template, metadata.labels[a.b/c]).
-func fieldPathSteps(path string) []pathStep {
-	var steps []pathStep
+func FieldPathSteps(path string) []PathStep {
+	var steps []PathStep
 	for path != "" {
 		switch {
 		case path[0] == '.':
@@ -331,16 +331,16 @@ func fieldPathSteps(path string) []pathStep {
 		case path[0] == '[':
 			end := strings.IndexByte(path, ']')
 			if end < 0 {
-				return append(steps, pathStep{name: path})
+				return append(steps, PathStep{Name: path})
 			}
-			steps = append(steps, pathStep{name: path[1:end], bracket: true})
+			steps = append(steps, PathStep{Name: path[1:end], Bracket: true})
 			path = path[end+1:]
 		default:
 			end := strings.IndexAny(path, ".[")
 			if end < 0 {
 				end = len(path)
 			}
-			steps = append(steps, pathStep{name: path[:end]})
+			steps = append(steps, PathStep{Name: path[:end]})
 			path = path[end:]
 		}
 	}
@@ -349,20 +349,20 @@ func fieldPathSteps(path string) []pathStep {
 
 // typeAt is the Go type at steps below a value of type t; nil when the
 // type has no such field.
-func typeAt(t reflect.Type, steps []pathStep) reflect.Type {
+func TypeAt(t reflect.Type, steps []PathStep) reflect.Type {
 	for _, s := range steps {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		switch {
-		case s.bracket && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map):
+		case s.Bracket && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map):
 			t = t.Elem()
-		case !s.bracket && t.Kind() == reflect.Struct:
-			f, ok := jsonFields(t)[s.name]
+		case !s.Bracket && t.Kind() == reflect.Struct:
+			f, ok := JSONFields(t)[s.Name]
 			if !ok {
 				return nil
 			}
-			t = f.t
+			t = f.T
 		default:
 			return nil
 		}
@@ -373,18 +373,18 @@ func typeAt(t reflect.Type, steps []pathStep) reflect.Type {
 // typedValue is a value at path in an object as the Go type of the typed
 // part (of the object's kind) that holds the path marshals it; value as
 // it is when no part holds it, or it does not decode as that type.
-func typedValue(parts []typedPart, path string, value json.RawMessage) json.RawMessage {
+func typedValue(parts []TypedPart, path string, value json.RawMessage) json.RawMessage {
 	if len(value) == 0 || string(value) == "null" {
 		return value
 	}
-	steps := fieldPathSteps(path)
+	steps := FieldPathSteps(path)
 	for _, p := range parts {
-		if len(steps) < len(p.Path) || !slices.EqualFunc(p.Path, steps[:len(p.Path)], func(name string, s pathStep) bool {
-			return s.bracket == (name == "*") && (s.bracket || s.name == name)
+		if len(steps) < len(p.Path) || !slices.EqualFunc(p.Path, steps[:len(p.Path)], func(name string, s PathStep) bool {
+			return s.Bracket == (name == "*") && (s.Bracket || s.Name == name)
 		}) {
 			continue
 		}
-		t := typeAt(p.t, steps[len(p.Path):])
+		t := TypeAt(p.T, steps[len(p.Path):])
 		if t == nil {
 			return value
 		}
@@ -403,7 +403,7 @@ func typedValue(parts []typedPart, path string, value json.RawMessage) json.RawM
 
 // typedValues are findings of a kind's webhook with their values as
 // typedValue gives them, parts the kind's typed parts.
-func typedValues(parts []typedPart, fs []Finding) []Finding {
+func TypedValues(parts []TypedPart, fs []Finding) []Finding {
 	for i, f := range fs {
 		if f.HasPath && len(f.Value) > 0 {
 			fs[i].Value = typedValue(parts, f.Path, f.Value)
@@ -415,7 +415,7 @@ func typedValues(parts []typedPart, fs []Finding) []Finding {
 // coreKinds are the kinds of objects of the core group (v1), of which
 // every API server serves the same: Kubernetes' own Go types with object
 // metadata, lists left out.
-var coreKinds = sync.OnceValue(func() map[string]bool {
+var CoreKinds = sync.OnceValue(func() map[string]bool {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		panic(err) // the package's own registration

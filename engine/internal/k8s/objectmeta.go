@@ -1,4 +1,4 @@
-package engine
+package k8s
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,7 +20,7 @@ import (
 // names within their total size. They are apimachinery's own checks, in
 // its words, on the real keys (the CUE gets label and annotation keys as
 // tokens, aliases.go). The namespace is the request's, set before.
-func objectMetaFindings(obj map[string]any) []Finding {
+func ObjectMetaFindings(obj map[string]any) []Finding {
 	md, _ := obj["metadata"].(map[string]any)
 	if md == nil {
 		return nil
@@ -63,21 +64,21 @@ func metaErrors(md map[string]any, path *field.Path, name bool) field.ErrorList 
 // metadata in v, the object's own and its templates' (a JobSet's jobs',
 // their pods'), at their paths from path, each with its opaque keys put
 // back by a (an evaluation's objects hold tokens for them).
-func allMetaErrors(v any, path *field.Path, a *keyAliases) field.ErrorList {
+func AllMetaErrors(v any, path *field.Path, a *KeyAliases) field.ErrorList {
 	var errs field.ErrorList
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range value.SortedKeys(x) {
 			if md, ok := x[k].(map[string]any); ok && k == "metadata" {
-				md, _ = a.restore(md).(map[string]any)
+				md, _ = a.Restore(md).(map[string]any)
 				errs = append(errs, metaErrors(md, path.Child(k), false)...)
 				continue
 			}
-			errs = append(errs, allMetaErrors(x[k], path.Child(k), a)...)
+			errs = append(errs, AllMetaErrors(x[k], path.Child(k), a)...)
 		}
 	case []any:
 		for i, item := range x {
-			errs = append(errs, allMetaErrors(item, path.Index(i), a)...)
+			errs = append(errs, AllMetaErrors(item, path.Index(i), a)...)
 		}
 	}
 	return errs

@@ -1,4 +1,15 @@
-package engine
+// Package k8s is what the engine knows of Kubernetes objects, apart from
+// any CUE runtime: documents read from YAML and JSON with the line of every
+// field (as the API server reads JSON, within bounds of depth and size);
+// findings in the API server's words (field.Error), from the CUE's
+// findings and its schema errors; the checks the API server makes itself
+// (object metadata, sizes against the CRD, list-type maps and sets);
+// pruning nulls and whole floats as the API server does; quantities made
+// canonical; views of the parts Kubeflow's controller reads as Go types;
+// the known keys of labels and annotations; and opaque keys, the tokens
+// labels and annotations reach the CUE as. It imports the engine's value,
+// source and contract packages only.
+package k8s
 
 import (
 	"bytes"
@@ -8,7 +19,6 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -17,7 +27,6 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
-	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"go.yaml.in/yaml/v3"
@@ -25,7 +34,7 @@ import (
 
 // Limits on one input, so that a hostile document cannot exhaust memory.
 const (
-	maxDepth = 100
+	MaxDepth = 100
 	maxNodes = 1 << 20
 )
 
@@ -44,18 +53,24 @@ type Document struct {
 	lines map[string]int
 }
 
-// Kind, APIVersion, Name and Namespace read the object's identity.
-func (d Document) Kind() string       { return str(d.Object["kind"]) }
-func (d Document) APIVersion() string { return str(d.Object["apiVersion"]) }
-func (d Document) Name() string       { return str(meta(d.Object)["name"]) }
-func (d Document) Namespace() string  { return str(meta(d.Object)["namespace"]) }
+// withObject is the document read as obj (the object as admitted, with
+// its defaults): at the document's file and lines.
+func (d Document) WithObject(obj map[string]any) Document {
+	return Document{File: d.File, Line: d.Line, Object: obj, lines: d.lines}
+}
 
-func meta(obj map[string]any) map[string]any {
+// Kind, APIVersion, Name and Namespace read the object's identity.
+func (d Document) Kind() string       { return Str(d.Object["kind"]) }
+func (d Document) APIVersion() string { return Str(d.Object["apiVersion"]) }
+func (d Document) Name() string       { return Str(Meta(d.Object)["name"]) }
+func (d Document) Namespace() string  { return Str(Meta(d.Object)["namespace"]) }
+
+func Meta(obj map[string]any) map[string]any {
 	m, _ := obj["metadata"].(map[string]any)
 	return m
 }
 
-func str(v any) string {
+func Str(v any) string {
 	s, _ := v.(string)
 	return s
 }
@@ -109,7 +124,7 @@ func ReadObject(file string, data []byte) Document {
 // than maxDepth, with no more than maxNodes values (*nodes counts them).
 func within(v any, depth int, nodes *int) bool {
 	*nodes++
-	if *nodes > maxNodes || depth > maxDepth {
+	if *nodes > maxNodes || depth > MaxDepth {
 		return false
 	}
 	switch x := v.(type) {
@@ -657,8 +672,8 @@ func (c *converter) convert(n *yaml.Node, p string, depth int) (any, error) {
 	if c.nodes > maxNodes {
 		return nil, c.fail(n, "document too large: more than %d values", maxNodes)
 	}
-	if depth > maxDepth {
-		return nil, c.fail(n, "document nested deeper than %d levels at %s", maxDepth, orRoot(p))
+	if depth > MaxDepth {
+		return nil, c.fail(n, "document nested deeper than %d levels at %s", MaxDepth, orRoot(p))
 	}
 	if p != "" {
 		c.lines[p] = c.line(n)
@@ -754,49 +769,7 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	}
 }
 
-// ReadCUE reads CUE source that evaluates to objects: one object (a struct
-// with a kind), a list of objects, or a struct whose fields are objects.
-func (e *Engine) ReadCUE(file string, data []byte) (docs []Document) {
-	c := e.compiled()
-	// A panic of CUE's reading the document is no mistake of the
-	// document's (defect.go).
-	defer func() {
-		if r := recover(); r != nil {
-			docs = []Document{{File: file, Line: 1, Err: e.recovered(r, "the CUE document "+file, c)}}
-		}
-	}()
-	v := c.ctx.CompileBytes(data, cue.Filename(file))
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return []Document{{File: file, Line: cueErrLine(err), Err: fmt.Errorf("CUE: %s", e.Details(err))}}
-	}
-	add := func(v cue.Value) {
-		d, err := e.documentFromValue(v, file)
-		if err != nil {
-			d = Document{File: file, Line: v.Pos().Line(), Err: err}
-		}
-		docs = append(docs, d)
-	}
-	switch {
-	case v.IncompleteKind() == cue.ListKind:
-		it, _ := v.List()
-		for it.Next() {
-			add(it.Value())
-		}
-	case v.LookupPath(contract.PathKind).Exists():
-		add(v)
-	default:
-		it, err := v.Fields()
-		if err != nil {
-			return []Document{{File: file, Line: 1, Err: fmt.Errorf("CUE: %s", e.Details(err))}}
-		}
-		for it.Next() {
-			add(it.Value())
-		}
-	}
-	return docs
-}
-
-func cueErrLine(err error) int {
+func CUEErrLine(err error) int {
 	for _, p := range cueErrPositions(err) {
 		return p
 	}
@@ -805,10 +778,10 @@ func cueErrLine(err error) int {
 
 // documentFromValue turns a concrete CUE value into a document, with the
 // line of every field. file is empty for embedded CUE.
-func (e *Engine) documentFromValue(v cue.Value, file string) (Document, error) {
+func DocumentFromValue(src *source.Files, v cue.Value, file string) (Document, error) {
 	data, err := v.MarshalJSON()
 	if err != nil {
-		return Document{}, fmt.Errorf("CUE: %s", e.Details(err))
+		return Document{}, fmt.Errorf("CUE: %s", src.Details(err))
 	}
 	docs := ReadYAML(file, data)
 	if len(docs) != 1 || docs[0].Err != nil {
@@ -818,7 +791,7 @@ func (e *Engine) documentFromValue(v cue.Value, file string) (Document, error) {
 	pos := v.Pos()
 	if file == "" {
 		pos = declaration(v)
-		d.File = e.src.Display(pos.Filename())
+		d.File = src.Display(pos.Filename())
 	}
 	d.Line = pos.Line()
 	d.lines = map[string]int{}
@@ -916,16 +889,6 @@ func walkPositions(v cue.Value, p, file string, lines map[string]int) {
 	}
 }
 
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // childPath extends a Kubernetes field path by a key: spec.trainer for a
 // field, metadata.labels[app.kubernetes.io/name] for a key that is not an
 // identifier.
@@ -951,7 +914,7 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-func groupOf(apiVersion string) string {
+func GroupOf(apiVersion string) string {
 	if i := strings.Index(apiVersion, "/"); i >= 0 {
 		return apiVersion[:i]
 	}
@@ -960,4 +923,4 @@ func groupOf(apiVersion string) string {
 
 // probeFile names the file of a probe document (probe.go), before its
 // runtime's name.
-const probeFile = "probe of "
+const ProbeFile = "probe of "

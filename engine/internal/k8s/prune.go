@@ -1,12 +1,8 @@
-package engine
+package k8s
 
 import (
-	"encoding/json"
 	"math"
-	"sync"
 
-	"cuelang.org/go/cue"
-	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -21,69 +17,6 @@ import (
 // stores, sends to webhooks and serves is that number written again, an
 // integer: `numNodes: 2.0` is `numNodes: 2`. vet does the same; a
 // schema-checked object comes so.
-
-// crdSchemas holds the structural schema of each kind with a CRD, by
-// apiVersion and kind, made from the CUE the first time the kind is read
-// (crdOf): one kind's, not every kind's, so that a run that reads two
-// kinds makes two. One is made at a time.
-type crdSchemas struct {
-	mu    sync.Mutex
-	byKey map[string]map[string]any
-}
-
-// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none.
-func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
-	key := apiVersion + "\x00" + kind
-	e.schemas.mu.Lock()
-	defer e.schemas.mu.Unlock()
-	if schema, ok := e.schemas.byKey[key]; ok {
-		return schema
-	}
-	if e.schemas.byKey == nil {
-		e.schemas.byKey = map[string]map[string]any{}
-	}
-	schema, ok := map[string]any(nil), false
-	if e.embeddedOnly {
-		// Made ahead from the same CUE (crdschemas.go).
-		if data, found := embeddedCRDSchemas()[crdSchemaKey(apiVersion, kind)]; found {
-			schema, ok = schemaFromJSON(data)
-		}
-	}
-	if !ok {
-		schema = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
-	}
-	e.schemas.byKey[key] = schema
-	return schema
-}
-
-// makeCRDSchema makes the kind's CRD schema from the CUE (the compiled
-// schemas), as JSON would read it (schemaFromJSON), as the schemas made
-// ahead are; nil when the kind has no CRD.
-func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[string]any {
-	v := schemas.LookupPath(contract.PathCRDs.Append(cue.Str(kind)))
-	if !v.Exists() {
-		return nil
-	}
-	crd, err := e.crdOf(kind, v)
-	if err != nil {
-		return nil
-	}
-	spec, _ := crd["spec"].(map[string]any)
-	versions, _ := spec["versions"].([]any)
-	for _, ver := range versions {
-		vm, _ := ver.(map[string]any)
-		if str(spec["group"])+"/"+str(vm["name"]) != apiVersion {
-			continue
-		}
-		data, err := json.Marshal(value.At(vm, []string{"schema", "openAPIV3Schema"}))
-		if err != nil {
-			return nil
-		}
-		schema, _ := schemaFromJSON(data)
-		return schema
-	}
-	return nil
-}
 
 // fieldSchema is the schema of an object's field k, as the API server
 // finds it: its property, else additionalProperties; nil where the schema
@@ -101,7 +34,7 @@ func fieldSchema(s map[string]any, k string) map[string]any {
 // schema: its metadata's nulls too, which the API server decodes as an
 // ObjectMeta (labels: null is no labels) and the CRD's schema leaves
 // untyped.
-func asServerReads(obj map[string]any, schema map[string]any) map[string]any {
+func AsServerReads(obj map[string]any, schema map[string]any) map[string]any {
 	// Most objects hold no null and no float: they need no copy.
 	if !hasNullOrFloat(obj) {
 		return obj
