@@ -10,6 +10,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -115,7 +116,7 @@ func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
 				continue
 			}
 			before := value.DeepCopy(obj).(map[string]any)
-			_ = e.apply(obj)
+			_ = e.Apply(obj)
 			at := cue.MakePath(contract.SelEdits, cue.Str(g.Name), contract.SelOps, cue.Index(i))
 			if pending[e.Object] && rn.misfit(obj) != "" {
 				at = rn.misfitPart(at, e, before)
@@ -149,10 +150,10 @@ func (rn *rendering) failing(objects map[string]map[string]any, test func(map[st
 // field of its value, or the item, without which the object would fit:
 // where that comes from is where the mistake is (a part's #podLabels,
 // which a shipped group writes). It is at when no one part is to blame.
-func (rn *rendering) misfitPart(at cue.Path, e edit, before map[string]any) cue.Path {
-	fits := func(trial edit) bool {
+func (rn *rendering) misfitPart(at cue.Path, e edit.Edit, before map[string]any) cue.Path {
+	fits := func(trial edit.Edit) bool {
 		obj := value.DeepCopy(before).(map[string]any)
-		return trial.withOwnValues().apply(obj) == nil && rn.misfit(obj) == ""
+		return trial.WithOwnValues().Apply(obj) == nil && rn.misfit(obj) == ""
 	}
 	if m, ok := e.Value.(map[string]any); ok {
 		for _, k := range value.SortedKeys(m) {

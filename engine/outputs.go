@@ -5,6 +5,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -14,12 +15,12 @@ import (
 type outputs struct {
 	errors, warnings []k8s.Finding
 	bases            map[string]contract.Base
-	groups           []editGroup
-	generate         map[string][]generate
-	sums             []quantitySum
+	groups           []edit.Group
+	generate         map[string][]edit.Generate
+	sums             []edit.QuantitySum
 	// ops are a plan's edits by name, which a render's edits complete
 	// (`use`).
-	ops map[string]edit
+	ops map[string]edit.Edit
 	// objects are a plan's objects: the fields a render's object of the
 	// same id leaves out.
 	objects map[string]map[string]any
@@ -67,13 +68,13 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 			// The group's shape is the CUE's to check (#Render); its ops
 			// the engine's. Many groups have nothing to do for a given
 			// TrainJob: they cost no export.
-			g := editGroup{Name: it.Selector().Unquoted()}
+			g := edit.Group{Name: it.Selector().Unquoted()}
 			ops, err := it.Value().LookupPath(contract.PathOps).List()
 			if err != nil {
 				return out, &outputError{"edits " + it.Selector().String(), err}
 			}
 			for ops.Next() {
-				var e edit
+				var e edit.Edit
 				if err := value.DecodeJSONStrict(ops.Value(), &e); err != nil {
 					return out, &outputError{"edits " + it.Selector().String(), err}
 				}
@@ -128,7 +129,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		}
 	}
 	if f := v.LookupPath(contract.PathSums); f.Exists() {
-		var byName map[string]quantitySum
+		var byName map[string]edit.QuantitySum
 		if err := value.DecodeJSON(f, &byName); err != nil {
 			return out, &outputError{"sums", err}
 		}
@@ -141,7 +142,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 
 // resolve completes the edits that use a plan's op: the op's fields, but
 // those the edit sets.
-func (o outputs) resolve(ops map[string]edit) error {
+func (o outputs) resolve(ops map[string]edit.Edit) error {
 	for _, g := range o.groups {
 		for i, e := range g.Ops {
 			if e.Use == "" {
@@ -180,13 +181,13 @@ func (o outputs) resolve(ops map[string]edit) error {
 // leaves these (a plan's, kept for every render) as they are.
 func (o outputs) copy() outputs {
 	c := o
-	c.groups = make([]editGroup, len(o.groups))
+	c.groups = make([]edit.Group, len(o.groups))
 	for i, g := range o.groups {
-		ops := make([]edit, len(g.Ops))
+		ops := make([]edit.Edit, len(g.Ops))
 		for j, op := range g.Ops {
-			ops[j] = op.withOwnValues()
+			ops[j] = op.WithOwnValues()
 		}
-		c.groups[i] = editGroup{g.Name, g.Order, ops}
+		c.groups[i] = edit.Group{Name: g.Name, Order: g.Order, Ops: ops}
 	}
 	return c
 }
@@ -205,7 +206,7 @@ func (o outputs) add(x outputs) outputs {
 	}
 	o.bases = bases
 	o.groups = append(o.groups, x.groups...)
-	gens := map[string][]generate{}
+	gens := map[string][]edit.Generate{}
 	for id, g := range o.generate {
 		gens[id] = append(gens[id], g...)
 	}
@@ -213,7 +214,7 @@ func (o outputs) add(x outputs) outputs {
 		gens[id] = append(gens[id], g...)
 	}
 	o.generate = gens
-	o.sums = append(append([]quantitySum(nil), o.sums...), x.sums...)
+	o.sums = append(append([]edit.QuantitySum(nil), o.sums...), x.sums...)
 	if x.metadata != nil {
 		o.metadata = x.metadata
 	}

@@ -5,6 +5,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
@@ -39,7 +40,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 				continue
 			}
 			rn.defect("edits."+g.Name, at.Append(contract.SelOps, cue.Index(i)), "edit %s sets %s of %s to %s, and edit %s, made after it (by order, then name), sets it to %s: the value never reaches the object; give the edit an order after %s's, or leave the field to it",
-				g.Name, pathString(splice(e.Path)), e.Object, k8s.JSONText(e.Value), later, k8s.JSONText(got), later)
+				g.Name, edit.PathString(edit.Splice(e.Path)), e.Object, k8s.JSONText(e.Value), later, k8s.JSONText(got), later)
 			return false
 		}
 	}
@@ -49,7 +50,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 // overwriter replays the groups from the first on objects built again and
 // names the first group after groups[gi] that leaves e's path with
 // another value than e's, and the value; "" when none does.
-func (rn *rendering) overwriter(gi int, e edit) (string, any) {
+func (rn *rendering) overwriter(gi int, e edit.Edit) (string, any) {
 	again := map[string]map[string]any{}
 	if !rn.buildObjects(again) {
 		return "", nil
@@ -57,7 +58,7 @@ func (rn *rendering) overwriter(gi int, e edit) (string, any) {
 	for hi, h := range rn.do.groups {
 		for _, op := range h.Ops {
 			if obj, ok := again[op.Object]; ok {
-				_ = op.withOwnValues().apply(obj)
+				_ = op.WithOwnValues().Apply(obj)
 			}
 		}
 		if hi <= gi {
@@ -73,13 +74,13 @@ func (rn *rendering) overwriter(gi int, e edit) (string, any) {
 // editValueAt is the value at an edit's path of obj; ok false when there is
 // none.
 func editValueAt(obj map[string]any, path []any) (any, bool) {
-	path = splice(path)
+	path = edit.Splice(path)
 	if obj == nil || len(path) == 0 {
 		return nil, false
 	}
 	var cur any = obj
 	for _, step := range path[:len(path)-1] {
-		next, err := descend(cur, step, false)
+		next, err := edit.Descend(cur, step, false)
 		if err != nil {
 			return nil, false
 		}

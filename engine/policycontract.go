@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -663,7 +664,7 @@ func isComprehension(x ast.Expr) bool {
 // editOps alone, and says so only when the edit is made.
 func (l *linter) checkEditOp(s *ast.StructLit) {
 	op, lit, ok := stringField(s, "op")
-	if ok && slices.Contains(editOps, op) {
+	if ok && slices.Contains(edit.Ops, op) {
 		// The other ops' field in place of the op's own does nothing, or
 		// writes null.
 		switch {
@@ -677,8 +678,8 @@ func (l *linter) checkEditOp(s *ast.StructLit) {
 	if !ok {
 		return
 	}
-	msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(editOps, ", "))
-	if sug := source.Suggest(op, editOps); sug != "" {
+	msg := fmt.Sprintf("op %q is not an op the engine makes (%s), so the edit would fail when made", op, strings.Join(edit.Ops, ", "))
+	if sug := source.Suggest(op, edit.Ops); sug != "" {
 		msg += fmt.Sprintf(": did you mean %s?", sug)
 	}
 	l.problem(lit.Pos(), "%s", msg)

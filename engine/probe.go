@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -919,7 +920,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc k8s.Document, first Rend
 		for i, step := range f.Path {
 			path[i] = step
 		}
-		if !ok || (edit{Object: "document", Path: path, Op: "set", Value: n + 1}).apply(obj) != nil {
+		if !ok || (edit.Edit{Object: "document", Path: path, Op: "set", Value: n + 1}).Apply(obj) != nil {
 			continue
 		}
 		s := e.NewSession(SessionOptions{})
@@ -967,7 +968,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]k8s.Document, []probeVariant
 	}
 	var variants []struct {
 		Name      string           `json:"name"`
-		Edits     []edit           `json:"edits"`
+		Edits     []edit.Edit      `json:"edits"`
 		Documents []map[string]any `json:"documents"`
 	}
 	if v := p.LookupPath(contract.PathProbeVariants); v.Exists() {
@@ -979,7 +980,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]k8s.Document, []probeVariant
 	for i, v := range variants {
 		obj, _ := value.DeepCopy(st.doc.Object).(map[string]any)
 		for j, ed := range v.Edits {
-			if err := ed.withOwnValues().apply(obj); err != nil {
+			if err := ed.WithOwnValues().Apply(obj); err != nil {
 				// At the edit, which is the CUE's (an admin's variant).
 				at := p.LookupPath(contract.PathProbeVariants).LookupPath(cue.MakePath(cue.Index(i), contract.SelEdits, cue.Index(j)))
 				name := v.Name

@@ -44,7 +44,7 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 			if !ok {
 				continue
 			}
-			_ = e.withOwnValues().apply(obj)
+			_ = e.WithOwnValues().Apply(obj)
 			if !pending[e.Object] {
 				continue
 			}

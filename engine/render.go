@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -38,7 +39,7 @@ type Rendered struct {
 // pendingGen is a generator to run on the object of key (objectKey).
 type pendingGen struct {
 	object string
-	g      generate
+	g      edit.Generate
 }
 
 // InApplyOrder is the objects in the order a controller applies them: by
@@ -463,7 +464,7 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 		if !ok || len(b.Path) == 0 {
 			continue
 		}
-		m, err := mapAt(obj, b.Path[:len(b.Path)-1])
+		m, err := edit.MapAt(obj, b.Path[:len(b.Path)-1])
 		if err != nil {
 			return rn.fail("bases", err)
 		}
@@ -472,7 +473,7 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 	return true
 }
 
-// applyEdits carries out the render's edits (edits.go), group by group in
+// applyEdits carries out the render's edits (edit/edits.go), group by group in
 // their order.
 func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 	groups := rn.do.groups
@@ -495,7 +496,7 @@ func (rn *rendering) applyEdits(objects map[string]map[string]any) bool {
 				rn.undeclared("edits."+g.Name, cue.MakePath(contract.SelEdits, cue.Str(g.Name)), "edit "+g.Name, e.Object)
 				continue
 			}
-			if err := e.apply(obj); err != nil {
+			if err := e.Apply(obj); err != nil {
 				rn.defect("edits."+g.Name, cue.MakePath(contract.SelEdits, cue.Str(g.Name)), "edit %s of %s: %v", g.Name, e.Object, err)
 			}
 		}
@@ -525,7 +526,7 @@ func (rn *rendering) checkIdentities(objects map[string]map[string]any) bool {
 	return ok
 }
 
-// runGenerators runs what the CUE cannot compute (generate.go), then the
+// runGenerators runs what the CUE cannot compute (edit/generate.go), then the
 // sums of quantities; a defect in any stops the render.
 func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 	source := yamlOf(rn.s.e, rn.runtime)
@@ -537,13 +538,13 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 		}
 		for _, g := range rn.do.generate[id] {
 			if rn.deferGens {
-				if err := g.check(obj, source); err != nil {
+				if err := g.Check(obj, source); err != nil {
 					rn.defect("generate."+id, cue.MakePath(contract.SelGenerate, cue.Str(id)), "generating %s: %v", id, err)
 				}
 				rn.out.gens = append(rn.out.gens, pendingGen{object: objectKey(obj), g: g})
 				continue
 			}
-			if err := g.run(obj, source); err != nil {
+			if err := g.Run(obj, source); err != nil {
 				rn.defect("generate."+id, cue.MakePath(contract.SelGenerate, cue.Str(id)), "generating %s: %v", id, err)
 			}
 		}
@@ -554,7 +555,7 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 			rn.undeclared("sums", cue.MakePath(contract.SelSums), "a sum", sum.Object)
 			continue
 		}
-		if err := sum.apply(obj); err != nil {
+		if err := sum.Apply(obj); err != nil {
 			rn.defect("sums", cue.MakePath(contract.SelSums), "summing quantities of %s: %v", sum.Object, err)
 		}
 	}
@@ -562,7 +563,7 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 }
 
 // yamlOf gives a context entry as YAML to a generator: the runtime only.
-func yamlOf(e *Engine, runtime *stored) yamlSource {
+func yamlOf(e *Engine, runtime *stored) edit.YAMLSource {
 	return func(name string) (string, error) {
 		if name != contract.FieldRuntime || runtime == nil {
 			return "", fmt.Errorf("no context entry %q to write as YAML", name)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -178,7 +179,7 @@ func TestRenderRuntimePatches(t *testing.T) {
 func TestEditsLeaveAbsentListsAbsent(t *testing.T) {
 	obj := map[string]any{"c": map[string]any{}}
 	for _, op := range []string{"upsert", "append"} {
-		if err := (edit{Object: "o", Path: []any{"c", "env"}, Op: op, By: []string{"name"}}).apply(obj); err != nil {
+		if err := (edit.Edit{Object: "o", Path: []any{"c", "env"}, Op: op, By: []string{"name"}}).Apply(obj); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := obj["c"].(map[string]any)["env"]; ok {
@@ -195,12 +196,12 @@ func TestUpsertNeedsItsFields(t *testing.T) {
 		return map[string]any{"env": []any{map[string]any{"name": "A", "value": "1"}}}
 	}
 	obj := env()
-	err := (edit{Path: []any{"env"}, Op: "upsert", By: []string{"nmae"}, Items: []any{map[string]any{"name": "B"}}}).apply(obj)
+	err := (edit.Edit{Path: []any{"env"}, Op: "upsert", By: []string{"nmae"}, Items: []any{map[string]any{"name": "B"}}}).Apply(obj)
 	if err == nil || !strings.Contains(err.Error(), "env: upsert's item 0 has none of the fields it is matched by (by: nmae)") {
 		t.Errorf("upsert by a field the item has not: %v, want the edit's error", err)
 	}
 	obj = env()
-	if err := (edit{Path: []any{"env"}, Op: "upsert", By: []string{"name"}, Items: []any{map[string]any{"name": "B"}}}).apply(obj); err != nil {
+	if err := (edit.Edit{Path: []any{"env"}, Op: "upsert", By: []string{"name"}, Items: []any{map[string]any{"name": "B"}}}).Apply(obj); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(obj["env"]); got != "[map[name:A value:1] map[name:B]]" {

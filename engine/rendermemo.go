@@ -137,7 +137,7 @@ func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
 		if i < 0 {
 			continue
 		}
-		if err := pg.g.run(out.Objects[i], source); err != nil {
+		if err := pg.g.Run(out.Objects[i], source); err != nil {
 			out.Errors = append(out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
 		}
 	}

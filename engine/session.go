@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -1218,7 +1219,7 @@ type mutations struct {
 // ruleEdits are one mutation's edits, with its place in the CUE.
 type ruleEdits struct {
 	name, source string
-	edits        []edit
+	edits        []edit.Edit
 }
 
 // mutations evaluates the kind's mutator m for what it is given of the
@@ -1231,7 +1232,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 	if !v.Exists() {
 		return ms
 	}
-	var rules map[string][]edit
+	var rules map[string][]edit.Edit
 	if err := value.DecodeJSON(v, &rules); err != nil {
 		ms.err = &MutationError{Source: s.e.src.SourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
 		return ms
@@ -1277,7 +1278,7 @@ func (ms *mutations) made(doc k8s.Document) (map[string]any, error) {
 			if out == nil {
 				out = value.DeepCopy(doc.Object).(map[string]any)
 			}
-			if err := e.withOwnValues().apply(out); err != nil {
+			if err := e.WithOwnValues().Apply(out); err != nil {
 				return nil, &MutationError{Rule: r.name, Source: r.source, Detail: fmt.Sprintf("%s: mutations: mutation %s: %v", doc.Kind(), r.name, err)}
 			}
 		}

@@ -1,4 +1,9 @@
-package engine
+// Package edit is the engine's interpreter of what the CUE writes for a
+// render or a mutator to do to objects: edits (set, merge, upsert, append
+// at a path, which the CUE cannot do to a value it was given), sums of
+// quantities, and generated data (keys, seeds: what the CUE cannot make).
+// It imports the engine's value package only.
+package edit
 
 import (
 	"fmt"
@@ -12,14 +17,15 @@ import (
 // The edits the CUE writes, decoded (the CUE's field names, matched as
 // encoding/json matches them).
 
-type editGroup struct {
+// Group is one group of edits (#EditGroup), made in Order.
+type Group struct {
 	Name  string
 	Order int
-	Ops   []edit
+	Ops   []Edit
 }
 
-// edit is one #Edit of the CUE.
-type edit struct {
+// Edit is one #Edit of the CUE.
+type Edit struct {
 	// Use names a plan's op (#ops) that gives the fields the edit leaves out.
 	Use    string
 	Object string
@@ -30,8 +36,8 @@ type edit struct {
 	By     []string
 }
 
-// quantitySum is one #QuantitySum of the CUE.
-type quantitySum struct {
+// QuantitySum is one #QuantitySum of the CUE.
+type QuantitySum struct {
 	Object string
 	Path   []string
 	Terms  []struct {
@@ -41,20 +47,22 @@ type quantitySum struct {
 	}
 }
 
-// editOps are the ops an edit makes (#Edit; edit.apply).
-var editOps = []string{"set", "merge", "upsert", "append"}
+// Ops are the ops an edit makes (#Edit; Edit.Apply).
+var Ops = []string{"set", "merge", "upsert", "append"}
 
-// withOwnValues is e with copies of the values apply puts into an object
+// WithOwnValues is e with copies of the values apply puts into an object
 // (its value and items), so that applying it leaves e's as they are (a
 // plan's edits, a memo's); apply only reads the path.
-func (e edit) withOwnValues() edit {
+func (e Edit) WithOwnValues() Edit {
 	e.Value = value.DeepCopy(e.Value)
 	e.Items, _ = value.DeepCopy(e.Items).([]any)
 	return e
 }
 
-func (e edit) apply(obj map[string]any) error {
-	e.Path = splice(e.Path)
+// Apply makes the edit to obj: its op at its path, the path's maps and
+// lists made where they are missing (an error where a step cannot be).
+func (e Edit) Apply(obj map[string]any) error {
+	e.Path = Splice(e.Path)
 	if len(e.Path) == 0 {
 		return fmt.Errorf("empty path")
 	}
@@ -62,22 +70,22 @@ func (e edit) apply(obj map[string]any) error {
 	// writes null: a defect of the rule, not an edit to make.
 	switch {
 	case (e.Op == "set" || e.Op == "merge") && e.Value == nil && e.Items != nil:
-		return fmt.Errorf("%s: %s takes a value, and this edit gives items (append's and upsert's)", pathString(e.Path), e.Op)
+		return fmt.Errorf("%s: %s takes a value, and this edit gives items (append's and upsert's)", PathString(e.Path), e.Op)
 	case (e.Op == "append" || e.Op == "upsert") && e.Items == nil && e.Value != nil:
-		return fmt.Errorf("%s: %s takes items, and this edit gives a value (set's and merge's)", pathString(e.Path), e.Op)
+		return fmt.Errorf("%s: %s takes items, and this edit gives a value (set's and merge's)", PathString(e.Path), e.Op)
 	}
 	var cur any = obj
 	for i, step := range e.Path[:len(e.Path)-1] {
-		next, err := descend(cur, step, true)
+		next, err := Descend(cur, step, true)
 		if err != nil {
-			return fmt.Errorf("%s: %v", pathString(e.Path[:i+1]), err)
+			return fmt.Errorf("%s: %v", PathString(e.Path[:i+1]), err)
 		}
 		cur = next
 	}
 	m, ok := cur.(map[string]any)
 	last, isField := e.Path[len(e.Path)-1].(string)
 	if !ok || !isField {
-		return fmt.Errorf("%s: not a field of an object", pathString(e.Path))
+		return fmt.Errorf("%s: not a field of an object", PathString(e.Path))
 	}
 	switch e.Op {
 	case "set":
@@ -106,20 +114,20 @@ func (e edit) apply(obj map[string]any) error {
 			// match (absent with absent) the first such item and put
 			// it out: a misspelt field in `by`, say.
 			if !hasAnyField(item, e.By) {
-				return fmt.Errorf("%s: upsert's item %d has none of the fields it is matched by (by: %s)", pathString(e.Path), i, strings.Join(e.By, ", "))
+				return fmt.Errorf("%s: upsert's item %d has none of the fields it is matched by (by: %s)", PathString(e.Path), i, strings.Join(e.By, ", "))
 			}
 			l = upsert(l, item, e.By)
 		}
 		m[last] = l
 	default:
-		return fmt.Errorf("unknown op %q (an edit makes one of %s)", e.Op, strings.Join(editOps, ", "))
+		return fmt.Errorf("unknown op %q (an edit makes one of %s)", e.Op, strings.Join(Ops, ", "))
 	}
 	return nil
 }
 
-// splice flattens the lists in a path into it: a rule may build a path
+// Splice flattens the lists in a path into it: a rule may build a path
 // from a prefix it was given, [prefix, "env"].
-func splice(path []any) []any {
+func Splice(path []any) []any {
 	nested := false
 	for _, step := range path {
 		if _, ok := step.([]any); ok {
@@ -133,7 +141,7 @@ func splice(path []any) []any {
 	var out []any
 	for _, step := range path {
 		if l, ok := step.([]any); ok {
-			out = append(out, splice(l)...)
+			out = append(out, Splice(l)...)
 		} else {
 			out = append(out, step)
 		}
@@ -141,11 +149,11 @@ func splice(path []any) []any {
 	return out
 }
 
-// mapAt returns the object at a path of fields, creating the ones missing.
-func mapAt(obj map[string]any, path []string) (map[string]any, error) {
+// MapAt returns the object at a path of fields, creating the ones missing.
+func MapAt(obj map[string]any, path []string) (map[string]any, error) {
 	var cur any = obj
 	for _, p := range path {
-		next, err := descend(cur, p, true)
+		next, err := Descend(cur, p, true)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", strings.Join(path, "."), err)
 		}
@@ -158,9 +166,9 @@ func mapAt(obj map[string]any, path []string) (map[string]any, error) {
 	return m, nil
 }
 
-// descend takes one step of a path: a field (created when absent) or the
+// Descend takes one step of a path: a field (created when absent) or the
 // list item whose fields equal the step's.
-func descend(cur any, step any, create bool) (any, error) {
+func Descend(cur any, step any, create bool) (any, error) {
 	switch s := step.(type) {
 	case string:
 		m, ok := cur.(map[string]any)
@@ -196,12 +204,12 @@ func descend(cur any, step any, create bool) (any, error) {
 				return im, nil
 			}
 		}
-		return nil, fmt.Errorf("no item of the list is %s", pathString([]any{s}))
+		return nil, fmt.Errorf("no item of the list is %s", PathString([]any{s}))
 	}
 	return nil, fmt.Errorf("bad path step %v", step)
 }
 
-func pathString(p []any) string {
+func PathString(p []any) string {
 	var b strings.Builder
 	for _, s := range p {
 		switch x := s.(type) {
@@ -257,7 +265,7 @@ func upsert(l []any, item any, by []string) []any {
 	return append(l, item)
 }
 
-func (s quantitySum) apply(obj map[string]any) error {
+func (s QuantitySum) Apply(obj map[string]any) error {
 	totals := map[string]resource.Quantity{}
 	var order []string
 	for _, t := range s.Terms {
@@ -281,7 +289,7 @@ func (s quantitySum) apply(obj map[string]any) error {
 	if len(s.Path) == 0 {
 		return fmt.Errorf("empty path")
 	}
-	m, err := mapAt(obj, s.Path[:len(s.Path)-1])
+	m, err := MapAt(obj, s.Path[:len(s.Path)-1])
 	if err != nil {
 		return err
 	}

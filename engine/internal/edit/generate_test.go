@@ -1,4 +1,4 @@
-package engine
+package edit
 
 import (
 	"encoding/base64"
@@ -53,9 +53,9 @@ func TestX25519KeyPair(t *testing.T) {
 func TestGenerateX25519(t *testing.T) {
 	seed, _ := hex.DecodeString("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a")
 	obj := map[string]any{}
-	g := generate{Path: []string{"data"}, Kind: "x25519-keypair", Seed: base64.StdEncoding.EncodeToString(seed),
+	g := Generate{Path: []string{"data"}, Kind: "x25519-keypair", Seed: base64.StdEncoding.EncodeToString(seed),
 		Encoding: "z85", Key: "k", Text: "pub={{publicKey}} priv={{privateKey}}\n"}
-	if err := g.run(obj, nil); err != nil {
+	if err := g.Run(obj, nil); err != nil {
 		t.Fatal(err)
 	}
 	text, err := base64.StdEncoding.DecodeString(obj["data"].(map[string]any)["k"].(string))
@@ -68,12 +68,12 @@ func TestGenerateX25519(t *testing.T) {
 	if want := "pub=" + wantPublic + " priv=" + wantPrivate + "\n"; string(text) != want {
 		t.Errorf("text %q, want %q", text, want)
 	}
-	for _, bad := range []generate{
+	for _, bad := range []Generate{
 		{Kind: "x25519-keypair", Encoding: "hex"},
 		{Kind: "x25519-keypair", Encoding: "z85", Seed: "not base64!"},
 		{Kind: "x25519-keypair", Encoding: "z85", Seed: base64.StdEncoding.EncodeToString([]byte("short"))},
 	} {
-		if err := bad.run(map[string]any{}, nil); err == nil || strings.TrimSpace(err.Error()) == "" {
+		if err := bad.Run(map[string]any{}, nil); err == nil || strings.TrimSpace(err.Error()) == "" {
 			t.Errorf("%+v: no error", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package edit
 
 import (
 	"crypto/ecdh"
@@ -14,8 +14,8 @@ import (
 	"strings"
 )
 
-// generate is one #Generate of the CUE: data the CUE cannot make.
-type generate struct {
+// Generate is one #Generate of the CUE: data the CUE cannot make.
+type Generate struct {
 	Path       []string
 	Kind       string
 	PrivateKey string
@@ -28,15 +28,15 @@ type generate struct {
 	Text       string
 }
 
-// yamlSource gives the YAML text of a context entry.
-type yamlSource func(name string) (string, error)
+// YAMLSource gives the YAML text of a context entry.
+type YAMLSource func(name string) (string, error)
 
-// check finds what would keep the generator from running on obj (its
+// Check finds what would keep the generator from running on obj (its
 // path, its seed, its encoding, its kind), without running it: a render
 // whose generators run later (deferred, rendermemo.go) still reports them
 // at the rule.
-func (g generate) check(obj map[string]any, yamlOf yamlSource) error {
-	if _, err := mapAt(obj, g.Path); err != nil {
+func (g Generate) Check(obj map[string]any, yamlOf YAMLSource) error {
+	if _, err := MapAt(obj, g.Path); err != nil {
 		return err
 	}
 	switch g.Kind {
@@ -59,7 +59,7 @@ func (g generate) check(obj map[string]any, yamlOf yamlSource) error {
 
 // seed is the x25519 key pair's seed: the SHA-256 of seedFrom, else seed
 // decoded, nil for none.
-func (g generate) seed() ([]byte, error) {
+func (g Generate) seed() ([]byte, error) {
 	if g.SeedFrom != nil {
 		sum := sha256.Sum256([]byte(*g.SeedFrom))
 		return sum[:], nil
@@ -74,8 +74,8 @@ func (g generate) seed() ([]byte, error) {
 	return seed, nil
 }
 
-func (g generate) run(obj map[string]any, yamlOf yamlSource) error {
-	m, err := mapAt(obj, g.Path)
+func (g Generate) Run(obj map[string]any, yamlOf YAMLSource) error {
+	m, err := MapAt(obj, g.Path)
 	if err != nil {
 		return err
 	}
