@@ -110,7 +110,7 @@ cue-gen:
 
 # manifests regenerates deploy/'s generated parts from the CUE: the CRDs,
 # the webhook configurations and the shipped runtimes, and the CRD schemas
-# the engine embeds (engine/crdschemas.json); a test fails when they differ.
+# the engine embeds (engine/internal/crd/crdschemas.json); a test fails when they differ.
 manifests:
 	$(GO) run ./cmd/cuetrainer export crds --dir deploy/crds
 	$(GO) run ./cmd/cuetrainer export webhooks > deploy/webhooks.yaml

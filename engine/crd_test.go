@@ -4,12 +4,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 )
 
 // TestCELRuleMarker: an XValidation marker's arguments, Go-quoted, with
 // commas and quotes inside; what is not one is an error naming it.
 func TestCELRuleMarker(t *testing.T) {
-	got, err := celRule(`rule="self in ['a', 'b']",message="must be \"a\", or b"`)
+	got, err := crd.CELRule(`rule="self in ['a', 'b']",message="must be \"a\", or b"`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +23,7 @@ func TestCELRuleMarker(t *testing.T) {
 		`rule=self`:             "rule: invalid syntax",
 		`rule="x",severity="y"`: `unknown argument "severity"`,
 	} {
-		if _, err := celRule(in); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := crd.CELRule(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", in, err, want)
 		}
 	}

@@ -3,15 +3,17 @@ package engine
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
 
+	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // TestEmbeddedCRDSchemas makes every CRD schema of the embedded CUE and
-// fails when crdschemas.json, which an engine of the embedded CUE reads
+// fails when internal/crd/crdschemas.json, which an engine of the embedded CUE reads
 // instead, differs from them; UPDATE_GOLDEN=1 rewrites the file.
 func TestEmbeddedCRDSchemas(t *testing.T) {
 	e, err := New(Options{})
@@ -25,13 +27,13 @@ func TestEmbeddedCRDSchemas(t *testing.T) {
 	made := map[string]map[string]any{}
 	type kindOf struct{ apiVersion, kind string }
 	byKey := map[string]kindOf{}
-	for _, crd := range crds {
-		spec := crd["spec"].(map[string]any)
+	for _, def := range crds {
+		spec := def["spec"].(map[string]any)
 		kind := k8s.Str(spec["names"].(map[string]any)["kind"])
 		for _, ver := range spec["versions"].([]any) {
 			apiVersion := k8s.Str(spec["group"]) + "/" + k8s.Str(ver.(map[string]any)["name"])
-			made[crdSchemaKey(apiVersion, kind)] = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
-			byKey[crdSchemaKey(apiVersion, kind)] = kindOf{apiVersion, kind}
+			made[crd.SchemaKey(apiVersion, kind)] = crd.Schema(e.src, e.cur.Load().schemas, apiVersion, kind)
+			byKey[crd.SchemaKey(apiVersion, kind)] = kindOf{apiVersion, kind}
 		}
 	}
 	if len(made) < 3 {
@@ -42,19 +44,19 @@ func TestEmbeddedCRDSchemas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile("crdschemas.json", append(data, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("internal", "crd", "crdschemas.json"), append(data, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	embedded := embeddedCRDSchemas()
+	embedded := crd.EmbeddedSchemas()
 	var keys []string
 	for key := range made {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		got, ok := schemaFromJSON(embedded[key])
+		got, ok := crd.SchemaFromJSON(embedded[key])
 		if !ok {
 			t.Errorf("crdschemas.json has no schema of %s: UPDATE_GOLDEN=1 go test -run TestEmbeddedCRDSchemas ./engine", key)
 			continue

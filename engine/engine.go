@@ -21,6 +21,7 @@ import (
 	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -175,7 +176,7 @@ type Engine struct {
 
 	// schemas are the kinds' CRD schemas, for pruning nulls (k8s/prune.go);
 	// embeddedOnly says the CUE is the embedded alone, whose schemas are
-	// made ahead (crdschemas.go).
+	// made ahead (crd/crdschemas.go).
 	schemas      crdSchemas
 	embeddedOnly bool
 
@@ -191,8 +192,8 @@ type Engine struct {
 	// the load checks for objects put there to be loaded (checkManifests).
 	manifests []policyManifest
 	// markerBounds are the validation markers of the admin's fields, which
-	// the engine makes CUE constraints too (markers.go).
-	markerBounds []markerBound
+	// the engine makes CUE constraints too (crd/markers.go).
+	markerBounds []crd.MarkerBound
 }
 
 // compiled is the CUE compiled into one runtime.
@@ -309,7 +310,7 @@ func New(opts Options) (_ *Engine, err error) {
 			return nil, err
 		}
 	}
-	if src := markerSource(e.markerBounds); src != nil {
+	if src := crd.MarkerSource(e.markerBounds); src != nil {
 		files[markerFile] = src
 		e.src.Add(markerFile, "(the policy's validation markers)", false)
 	}
@@ -956,3 +957,6 @@ func without(m map[string]any, path []string) map[string]any {
 	}
 	return out
 }
+
+// markerFile is the loader's name of the file of the policies' markers.
+const markerFile = root + "/schemas/zz-policy-markers.cue"

@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
@@ -232,7 +233,7 @@ func (l *linter) objectFieldNames() map[string]bool {
 	}
 	for apiVersion, kinds := range l.c.reviews {
 		for kind := range kinds {
-			walkSchema(l.e.makeCRDSchema(l.c.schemas, apiVersion, kind), 0)
+			walkSchema(crd.Schema(l.e.src, l.c.schemas, apiVersion, kind), 0)
 		}
 	}
 	seen := map[reflect.Type]bool{}

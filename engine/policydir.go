@@ -17,6 +17,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -76,7 +77,7 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 			return nil
 		}
 		problems = append(problems, packageProblems(display, pf)...)
-		bounds, unplaced := markerBounds(pf)
+		bounds, unplaced := crd.MarkerBounds(pf)
 		e.markerBounds = append(e.markerBounds, bounds...)
 		problems = append(problems, unplaced...)
 		files[name] = f.data

@@ -16,6 +16,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -392,7 +393,7 @@ func (l *linter) walkExpr(x ast.Expr, p lpath) {
 		}
 	case *ast.BinaryExpr:
 		if x.Op == token.OR {
-			terms := disjuncts(x)
+			terms := crd.Disjuncts(x)
 			if !l.checkDefaultType(terms, p) {
 				l.checkDefaultBounds(terms, p)
 			}
@@ -1918,12 +1919,12 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	if (x.Op == token.EQL || x.Op == token.NEQ) && lit.Kind == token.STRING {
 		// The CRD's own list of values (an Enum marker, a rule `self in
 		// [...]`), which the CUE type (a string) does not say.
-		marked := markerValues(schema)
+		marked := crd.MarkerValues(schema)
 		if l.checkOneOf(x.Op, lit, marked, func(never, outcome string) string {
 			if schema.IncompleteKind()&cue.IntKind == 0 {
-				return fmt.Sprintf("%s can only be one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(marked), never, outcome)
+				return fmt.Sprintf("%s can only be one of %s (its CRD's validation), never %s, so this comparison is always %s", name, crd.QuoteEach(marked), never, outcome)
 			}
-			msg := fmt.Sprintf("%s is a number or one of %s (its CRD's validation), never %s, so this comparison is always %s", name, quoteEach(marked), never, outcome)
+			msg := fmt.Sprintf("%s is a number or one of %s (its CRD's validation), never %s, so this comparison is always %s", name, crd.QuoteEach(marked), never, outcome)
 			if s, err := literal.Unquote(never); err == nil {
 				if _, err := strconv.Atoi(s); err == nil {
 					msg += fmt.Sprintf(": compare the number, %s", s)
@@ -1935,15 +1936,15 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		}
 		// A Kubernetes enum's values (imagePullPolicy: Always, Never,
 		// IfNotPresent), which the API server holds it to.
-		if values, typ := enumValues(schema); l.checkOneOf(x.Op, lit, values, func(never, outcome string) string {
-			return fmt.Sprintf("%s is one of %s (its Kubernetes type, %s, is an enum: the API server refuses any other value), never %s, so this comparison is always %s", name, quoteEach(values), typ, never, outcome)
+		if values, typ := crd.EnumValues(schema); l.checkOneOf(x.Op, lit, values, func(never, outcome string) string {
+			return fmt.Sprintf("%s is one of %s (its Kubernetes type, %s, is an enum: the API server refuses any other value), never %s, so this comparison is always %s", name, crd.QuoteEach(values), typ, never, outcome)
 		}) {
 			return
 		}
 		// A registry's entries (@values): any other value is refused by
 		// the webhook that reads the registry.
-		if allowed, registered, err := registryValues(l.c.schemas, schema); err == nil && l.checkOneOf(x.Op, lit, allowed, func(never, outcome string) string {
-			return fmt.Sprintf("%s is one of %s on every object the webhooks admit (the values of %s: they refuse any other), never %s, so this comparison is always %s", name, quoteEach(allowed), registered, never, outcome)
+		if allowed, registered, err := crd.RegistryValues(l.c.schemas, schema); err == nil && l.checkOneOf(x.Op, lit, allowed, func(never, outcome string) string {
+			return fmt.Sprintf("%s is one of %s on every object the webhooks admit (the values of %s: they refuse any other), never %s, so this comparison is always %s", name, crd.QuoteEach(allowed), registered, never, outcome)
 		}) {
 			return
 		}
@@ -2797,22 +2798,22 @@ func (l *linter) checkOpenRuntimeLists() {
 // every runtime's value, refusing each as of the wrong type.
 func (l *linter) checkMarkerKinds() {
 	for _, b := range l.e.markerBounds {
-		if b.kind == 0 {
+		if b.Kind == 0 {
 			continue
 		}
-		v := l.c.schemas.LookupPath(cue.MakePath(b.selectors()...))
+		v := l.c.schemas.LookupPath(cue.MakePath(b.Selectors()...))
 		if !v.Exists() {
 			continue
 		}
 		switch err := v.Err(); {
-		case err == nil && v.IncompleteKind()&b.kind != 0:
+		case err == nil && v.IncompleteKind()&b.Kind != 0:
 			continue
 		case err != nil && strings.Contains(err.Error(), "does not satisfy"):
 			// The bound fails the field's value at load ({} has fewer
 			// fields than MinProperties asks): its kind is the field's.
 			continue
 		}
-		l.problem(b.at, "+kubebuilder:validation:%s bounds a %v, and this field holds none: the bound would refuse every value of the field, in vet and in the cluster", b.marker, b.kind)
+		l.problem(b.At, "+kubebuilder:validation:%s bounds a %v, and this field holds none: the bound would refuse every value of the field, in vet and in the cluster", b.Marker, b.Kind)
 	}
 }
 
@@ -2917,7 +2918,7 @@ func (l *linter) checkRenderRefs() {
 // fieldAttributes are the field attributes cuetrainer reads: an
 // attribute a slip from one (@shema) would be one of the admin's own,
 // which nothing reads.
-var fieldAttributes = []string{"schema", "crd", attrValues}
+var fieldAttributes = []string{"schema", "crd", crd.AttrValues}
 
 // checkAttributes checks a file's field attributes: a slip from one
 // cuetrainer reads, @schema naming no definition (the lint then reads the
@@ -2944,8 +2945,8 @@ func (l *linter) checkAttributes(f *ast.File) {
 					}
 					l.problem(a.Pos(), "%s", msg)
 				}
-			case key == attrValues:
-				if _, _, err := valuesAt(l.c.schemas, body); err != nil {
+			case key == crd.AttrValues:
+				if _, _, err := crd.ValuesAt(l.c.schemas, body); err != nil {
 					l.problem(a.Pos(), "%v: the comparisons of the field would not be checked against its values", err)
 				}
 			case !slices.Contains(fieldAttributes, key):
@@ -2983,7 +2984,7 @@ func (l *linter) checkOptionalDefault(f *ast.Field) {
 	if err != nil {
 		return
 	}
-	for _, t := range disjuncts(f.Value) {
+	for _, t := range crd.Disjuncts(f.Value) {
 		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
 			value, _ := format.Node(f.Value)
 			l.problem(u.Pos(), "%s?: has a default, which CUE never applies to an optional field, though the CRD made from it does (the API server defaults it): vet, renders and the cluster would differ; make it a regular field (%s: %s) or drop the default", name, name, value)

@@ -1,4 +1,10 @@
-package engine
+// Package crd generates the CustomResourceDefinitions the CUE declares
+// (crds): each kind's structural schema made from its CUE definition, with
+// the Kubebuilder validation markers of its doc comments and of an admin's
+// fields (markers.go), and the schemas of the embedded CUE made ahead at
+// build time (crdschemas.go). It reads compiled CUE values and keeps no
+// state; the engine caches what it makes.
+package crd
 
 import (
 	"encoding/json"
@@ -6,47 +12,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // maxSchemaDepth bounds the schema walk (core types are deep, not cyclic).
 const maxSchemaDepth = 64
 
-// CRDs generates the CustomResourceDefinitions the CUE's `crds` declare,
-// each with a structural schema made from its definition.
-func (e *Engine) CRDs() (_ []map[string]any, err error) {
-	c := e.cur.Load()
-	defer func() {
-		if r := recover(); r != nil {
-			err = e.recovered(r, "the CRDs", c)
-		}
-	}()
-	crds := c.schemas.LookupPath(contract.PathCRDs)
-	var out []map[string]any
-	it, err := crds.Fields()
-	if err != nil {
-		return nil, e.cueError("reading crds", err)
-	}
-	for it.Next() {
-		crd, err := e.crdOf(it.Selector().Unquoted(), it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, crd)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		return fmt.Sprint(k8s.Meta(out[i])["name"]) < fmt.Sprint(k8s.Meta(out[j])["name"])
-	})
-	return out, nil
-}
-
-// crdOf generates the CRD of kind from its `crds` entry v.
-func (e *Engine) crdOf(kind string, v cue.Value) (map[string]any, error) {
+// Of generates the CRD of kind from its `crds` entry v.
+func Of(src *source.Files, kind string, v cue.Value) (map[string]any, error) {
 	str := func(f string) string {
 		s, _ := v.LookupPath(cue.ParsePath(f)).String()
 		return s
@@ -75,7 +53,7 @@ func (e *Engine) crdOf(kind string, v cue.Value) (map[string]any, error) {
 	if cols := v.LookupPath(contract.PathCRDPrinterColumns); cols.Exists() {
 		var columns []any
 		if err := cols.Decode(&columns); err != nil {
-			return nil, e.cueError("crd "+kind+" printerColumns", err)
+			return nil, fmt.Errorf("crd %s printerColumns: %s", kind, src.Details(err))
 		}
 		version["additionalPrinterColumns"] = columns
 	}
@@ -93,7 +71,7 @@ func (e *Engine) crdOf(kind string, v cue.Value) (map[string]any, error) {
 	}, nil
 }
 
-// hasMarker reports whether a field's doc comment holds a marker line.
+// HasMarker reports whether a field's doc comment holds a marker line.
 func hasMarker(v cue.Value, marker string) bool {
 	for _, doc := range v.Doc() {
 		for _, line := range strings.Split(doc.Text(), "\n") {
@@ -105,7 +83,7 @@ func hasMarker(v cue.Value, marker string) bool {
 	return false
 }
 
-// openAPI turns a CUE schema into a structural OpenAPI v3 schema: the type
+// OpenAPI turns a CUE schema into a structural OpenAPI v3 schema: the type
 // of every node, properties and required fields of structs, the items of
 // lists, the values of maps, defaults and string enums. Values of any type
 // (CUE's _) keep what they are given.
@@ -516,7 +494,7 @@ func applyMarkers(lines []string, s map[string]any) error {
 				continue
 			}
 			if x, ok := strings.CutPrefix(m, "XValidation:"); ok {
-				rule, err := celRule(x)
+				rule, err := CELRule(x)
 				if err != nil {
 					return fmt.Errorf("marker %q: %w", line, err)
 				}
@@ -588,9 +566,9 @@ func applyMarkers(lines []string, s map[string]any) error {
 	return nil
 }
 
-// celRule reads an XValidation marker's arguments: rule="...",message="..."
+// CELRule reads an XValidation marker's arguments: rule="...",message="..."
 // (Go-quoted strings).
-func celRule(args string) (map[string]any, error) {
+func CELRule(args string) (map[string]any, error) {
 	out := map[string]any{}
 	for args != "" {
 		key, rest, ok := strings.Cut(args, "=")
@@ -666,49 +644,15 @@ func referencedMarkersDepth(v cue.Value, s map[string]any, depth int) error {
 	return nil
 }
 
-// crdSchemas holds the structural schema of each kind with a CRD, by
-// apiVersion and kind, made from the CUE the first time the kind is read
-// (crdOf): one kind's, not every kind's, so that a run that reads two
-// kinds makes two. One is made at a time.
-type crdSchemas struct {
-	mu    sync.Mutex
-	byKey map[string]map[string]any
-}
-
-// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none.
-func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
-	key := apiVersion + "\x00" + kind
-	e.schemas.mu.Lock()
-	defer e.schemas.mu.Unlock()
-	if schema, ok := e.schemas.byKey[key]; ok {
-		return schema
-	}
-	if e.schemas.byKey == nil {
-		e.schemas.byKey = map[string]map[string]any{}
-	}
-	schema, ok := map[string]any(nil), false
-	if e.embeddedOnly {
-		// Made ahead from the same CUE (crdschemas.go).
-		if data, found := embeddedCRDSchemas()[crdSchemaKey(apiVersion, kind)]; found {
-			schema, ok = schemaFromJSON(data)
-		}
-	}
-	if !ok {
-		schema = e.makeCRDSchema(e.cur.Load().schemas, apiVersion, kind)
-	}
-	e.schemas.byKey[key] = schema
-	return schema
-}
-
-// makeCRDSchema makes the kind's CRD schema from the CUE (the compiled
+// Schema makes the kind's CRD schema from the CUE (the compiled
 // schemas), as JSON would read it (schemaFromJSON), as the schemas made
 // ahead are; nil when the kind has no CRD.
-func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[string]any {
+func Schema(src *source.Files, schemas cue.Value, apiVersion, kind string) map[string]any {
 	v := schemas.LookupPath(contract.PathCRDs.Append(cue.Str(kind)))
 	if !v.Exists() {
 		return nil
 	}
-	crd, err := e.crdOf(kind, v)
+	crd, err := Of(src, kind, v)
 	if err != nil {
 		return nil
 	}
@@ -723,7 +667,7 @@ func (e *Engine) makeCRDSchema(schemas cue.Value, apiVersion, kind string) map[s
 		if err != nil {
 			return nil
 		}
-		schema, _ := schemaFromJSON(data)
+		schema, _ := SchemaFromJSON(data)
 		return schema
 	}
 	return nil

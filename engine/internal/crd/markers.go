@@ -1,4 +1,4 @@
-package engine
+package crd
 
 import (
 	"fmt"
@@ -28,18 +28,15 @@ import (
 // cuetrainer's own schemas write their markers' checks as crdChecks rules,
 // in the API server's words; the engine leaves those alone.
 
-// markerFile is the loader's name of the file of the policies' markers.
-const markerFile = root + "/schemas/zz-policy-markers.cue"
-
-// markerBound is one marker's constraint at a field's path.
-type markerBound struct {
+// MarkerBound is one marker's constraint at a field's path.
+type MarkerBound struct {
 	path       string // the path, as CUE labels: #MLPolicy: paddle?: port?
 	constraint string
-	at         token.Pos
+	At         token.Pos
 	// marker is the marker as written (MaxLength=5), kind the kind of
 	// value it bounds (0 for any).
-	marker string
-	kind   cue.Kind
+	Marker string
+	Kind   cue.Kind
 }
 
 // markerKinds are the kinds of value the markers bound.
@@ -59,7 +56,7 @@ func markerKind(m string) cue.Kind {
 }
 
 // selectorsOf is a bound's path as selectors.
-func (b markerBound) selectors() []cue.Selector {
+func (b MarkerBound) Selectors() []cue.Selector {
 	var sels []cue.Selector
 	for _, label := range strings.Split(b.path, ": ") {
 		switch {
@@ -80,12 +77,12 @@ func (b markerBound) selectors() []cue.Selector {
 	return sels
 }
 
-// markerBounds collects the validation markers of a policy file's fields.
+// MarkerBounds collects the validation markers of a policy file's fields.
 // A marker on a field whose path is not known before evaluation (under a
 // comprehension, in a list element) cannot be placed: a problem.
-func markerBounds(f *ast.File) ([]markerBound, []Problem) {
-	var out []markerBound
-	var problems []Problem
+func MarkerBounds(f *ast.File) ([]MarkerBound, []source.Problem) {
+	var out []MarkerBound
+	var problems []source.Problem
 	var walk func(decls []ast.Decl, path []string, known bool)
 	walk = func(decls []ast.Decl, path []string, known bool) {
 		for _, d := range decls {
@@ -98,11 +95,11 @@ func markerBounds(f *ast.File) ([]markerBound, []Problem) {
 				problems = append(problems, bad...)
 				for _, c := range markers {
 					if !ok {
-						problems = append(problems, Problem{File: d.Pos().Filename(), Line: d.Pos().Line(), Column: d.Pos().Column(),
+						problems = append(problems, source.Problem{File: d.Pos().Filename(), Line: d.Pos().Line(), Column: d.Pos().Column(),
 							Message: fmt.Sprintf("the marker +kubebuilder:validation:%s goes to the CRD, but the field's place is not known before evaluation, so vet cannot check it: write the bound in CUE on the field (%s)", c.marker, c.constraint)})
 						continue
 					}
-					out = append(out, markerBound{path: strings.Join(p, ": "), constraint: c.constraint, at: d.Pos(), marker: c.marker, kind: markerKind(c.marker)})
+					out = append(out, MarkerBound{path: strings.Join(p, ": "), constraint: c.constraint, At: d.Pos(), Marker: c.marker, Kind: markerKind(c.marker)})
 				}
 				if s, isStruct := d.Value.(*ast.StructLit); isStruct {
 					walk(s.Elts, p, ok)
@@ -129,8 +126,8 @@ var markerLike = regexp.MustCompile(`(?i)\+\s*kube_?builder\s*:`)
 // `// +kubebuilder:...`, in the doc comment right above the field; one
 // parted from it by a blank line, written after it, or spelt `+
 // kubebuilder` reaches neither, and the bound it means is not checked.
-func misplacedMarkers(f *ast.File) []Problem {
-	var problems []Problem
+func misplacedMarkers(f *ast.File) []source.Problem {
+	var problems []source.Problem
 	ast.Walk(f, func(n ast.Node) bool {
 		// A field's comments: its doc, one parted from it by a blank line
 		// before it, one after it on its line. (A rule's comment may cite
@@ -155,7 +152,7 @@ func misplacedMarkers(f *ast.File) []Problem {
 				default:
 					why = "a marker parted from its field (by a blank line) is not read: put it right above the field"
 				}
-				problems = append(problems, Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
+				problems = append(problems, source.Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
 					Message: line + ": " + why + ": as written it would reach neither vet nor the CRD"})
 			}
 		}
@@ -229,9 +226,9 @@ var markerConstraints = map[string]string{
 // constraints. A marker it cannot read is a problem: a misspelt one
 // (Minimun, a value that is no number) would reach neither vet nor, as
 // meant, the CRD; another +kubebuilder marker does nothing here.
-func fieldMarkers(f *ast.Field) ([]fieldMarker, []Problem) {
+func fieldMarkers(f *ast.Field) ([]fieldMarker, []source.Problem) {
 	var out []fieldMarker
-	var problems []Problem
+	var problems []source.Problem
 	for _, cg := range ast.Comments(f) {
 		if !cg.Doc {
 			continue
@@ -239,7 +236,7 @@ func fieldMarkers(f *ast.Field) ([]fieldMarker, []Problem) {
 		for _, c := range cg.List {
 			line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
 			problem := func(format string, args ...any) {
-				problems = append(problems, Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
+				problems = append(problems, source.Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
 					Message: line + ": " + fmt.Sprintf(format, args...)})
 			}
 			m, ok := strings.CutPrefix(line, "+kubebuilder:validation:")
@@ -272,7 +269,7 @@ func fieldMarkers(f *ast.Field) ([]fieldMarker, []Problem) {
 // and one that says another literal than it says two things.
 func defaultMarkerProblem(f *ast.Field, marker string) string {
 	var def ast.Expr
-	for _, t := range disjuncts(f.Value) {
+	for _, t := range Disjuncts(f.Value) {
 		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
 			def = u.X
 		}
@@ -358,9 +355,9 @@ func markerConstraint(m string) (constraint, problem string) {
 	return fmt.Sprintf(format, arg), ""
 }
 
-// markerSource is the CUE of the policies' marker bounds, one line each
+// MarkerSource is the CUE of the policies' marker bounds, one line each
 // with the marker's place in a comment; nil when there are none.
-func markerSource(bounds []markerBound) []byte {
+func MarkerSource(bounds []MarkerBound) []byte {
 	if len(bounds) == 0 {
 		return nil
 	}
@@ -377,14 +374,14 @@ func markerSource(bounds []markerBound) []byte {
 		}
 	}
 	for _, m := range bounds {
-		fmt.Fprintf(&b, "// %s:%d\n%s: %s\n", m.at.Filename(), m.at.Line(), m.path, m.constraint)
+		fmt.Fprintf(&b, "// %s:%d\n%s: %s\n", m.At.Filename(), m.At.Line(), m.path, m.constraint)
 	}
 	return []byte(b.String())
 }
 
-// disjuncts are the terms of a disjunction (a | b | c), parenthesized
+// Disjuncts are the terms of a disjunction (a | b | c), parenthesized
 // disjunctions flattened.
-func disjuncts(x ast.Expr) []ast.Expr {
+func Disjuncts(x ast.Expr) []ast.Expr {
 	var terms []ast.Expr
 	var flatten func(e ast.Expr)
 	flatten = func(e ast.Expr) {
@@ -405,11 +402,11 @@ func disjuncts(x ast.Expr) []ast.Expr {
 	return terms
 }
 
-// markerValues are the only values a field's CRD lets it hold, as its
+// MarkerValues are the only values a field's CRD lets it hold, as its
 // markers say them: an Enum marker, or an XValidation rule `self in
 // [...]` of string literals (for a string, when the rule says so); nil
 // when they say no such list.
-func markerValues(v cue.Value) []string {
+func MarkerValues(v cue.Value) []string {
 	var values []string
 	for _, cg := range v.Doc() {
 		for _, c := range cg.List {
@@ -441,61 +438,61 @@ func markerValues(v cue.Value) []string {
 	return values
 }
 
-// attrValues is the field attribute that names where a field's values
+// AttrValues is the field attribute that names where a field's values
 // are registered: @values(<registry>, <field>), the <field> of every entry
 // of the top-level map <registry>. A TrainJob's runtimeRef.kind is marked
 // @values(runtimeKinds, kind): its CRD lets it be any text, and the webhook
 // refuses a kind that runtimeKinds does not register.
-const attrValues = "values"
+const AttrValues = "values"
 
-// registryValues are the values a field marked @values(<registry>, <field>)
+// RegistryValues are the values a field marked @values(<registry>, <field>)
 // holds on an object the webhooks admit, read from root (the schemas with
 // the policy, whose entries count too), sorted; where is the attribute's
 // registry and field, "runtimeKinds.kind". err says why the attribute
 // names no such values; values and err are nil for a field without it.
-func registryValues(root, v cue.Value) (values []string, where string, err error) {
-	a := v.Attribute(attrValues)
+func RegistryValues(root, v cue.Value) (values []string, where string, err error) {
+	a := v.Attribute(AttrValues)
 	if a.Err() != nil {
 		return nil, "", nil
 	}
-	return valuesAt(root, a.Contents())
+	return ValuesAt(root, a.Contents())
 }
 
-// valuesAt reads the values an @values attribute's contents name.
-func valuesAt(root cue.Value, contents string) (values []string, where string, err error) {
+// ValuesAt reads the values an @values attribute's contents name.
+func ValuesAt(root cue.Value, contents string) (values []string, where string, err error) {
 	args := strings.Split(contents, ",")
 	if len(args) != 2 {
-		return nil, "", fmt.Errorf("@%s(%s) takes a top-level map and the field of its entries that holds a value: @%s(runtimeKinds, kind)", attrValues, contents, attrValues)
+		return nil, "", fmt.Errorf("@%s(%s) takes a top-level map and the field of its entries that holds a value: @%s(runtimeKinds, kind)", AttrValues, contents, AttrValues)
 	}
 	registry, field := strings.TrimSpace(args[0]), strings.TrimSpace(args[1])
 	where = registry + "." + field
 	m := root.LookupPath(cue.ParsePath(registry))
 	it, err := m.Fields()
 	if !m.Exists() || err != nil {
-		return nil, where, fmt.Errorf("@%s(%s): %s is no map of the schemas", attrValues, contents, registry)
+		return nil, where, fmt.Errorf("@%s(%s): %s is no map of the schemas", AttrValues, contents, registry)
 	}
 	for it.Next() {
 		s, err := it.Value().LookupPath(cue.ParsePath(field)).String()
 		if err != nil {
-			return nil, where, fmt.Errorf("@%s(%s): the entry %s has no text %s", attrValues, contents, it.Selector(), field)
+			return nil, where, fmt.Errorf("@%s(%s): the entry %s has no text %s", AttrValues, contents, it.Selector(), field)
 		}
 		if !slices.Contains(values, s) {
 			values = append(values, s)
 		}
 	}
 	if len(values) == 0 {
-		return nil, where, fmt.Errorf("@%s(%s): %s has no entries", attrValues, contents, registry)
+		return nil, where, fmt.Errorf("@%s(%s): %s has no entries", AttrValues, contents, registry)
 	}
 	slices.Sort(values)
 	return values, where, nil
 }
 
-// enumValues are the values of the Go enum type v's schema refers to (a
+// EnumValues are the values of the Go enum type v's schema refers to (a
 // type with a `+enum` marker, which `cue get go` writes as `#T: string`
 // with `#enumT` the disjunction of its constants), and the type's name;
 // none for any other schema. Only the marker says the constants are all
 // the values: PodConditionType, without it, takes a readiness gate's own.
-func enumValues(v cue.Value) ([]string, string) {
+func EnumValues(v cue.Value) ([]string, string) {
 	refs := []cue.Value{v}
 	if op, args := v.Expr(); op == cue.AndOp {
 		refs = append(refs, args...)
@@ -530,8 +527,8 @@ func enumValues(v cue.Value) ([]string, string) {
 // may be: no int equals a string either).
 var selfInRule = regexp.MustCompile(`^XValidation:rule="(?:type\(self\) != string \|\| )?self in \[([^\]]*)\]"`)
 
-// quoteEach is values quoted, comma-separated: "a", "b".
-func quoteEach(values []string) string {
+// QuoteEach is values quoted, comma-separated: "a", "b".
+func QuoteEach(values []string) string {
 	quoted := make([]string, len(values))
 	for i, v := range values {
 		quoted[i] = strconv.Quote(v)

@@ -1,4 +1,4 @@
-package engine
+package crd
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ import (
 //go:embed crdschemas.json
 var embeddedCRDSchemasJSON []byte
 
-// embeddedCRDSchemas are the file's schemas, by apiVersion and kind (as
+// EmbeddedSchemas are the file's schemas, by apiVersion and kind (as
 // crdSchemaKey), each as JSON, read once.
-var embeddedCRDSchemas = sync.OnceValue(func() map[string]json.RawMessage {
+var EmbeddedSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 	var byKey map[string]json.RawMessage
 	if err := json.Unmarshal(embeddedCRDSchemasJSON, &byKey); err != nil {
 		return nil // TestEmbeddedCRDSchemas fails; the engine makes its own
@@ -36,14 +36,14 @@ var embeddedCRDSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 	return byKey
 })
 
-// crdSchemaKey names a kind's schema in crdschemas.json.
-func crdSchemaKey(apiVersion, kind string) string {
+// SchemaKey names a kind's schema in crdschemas.json.
+func SchemaKey(apiVersion, kind string) string {
 	return apiVersion + ", Kind=" + kind
 }
 
-// schemaFromJSON reads a schema as the engine holds every schema, made
+// SchemaFromJSON reads a schema as the engine holds every schema, made
 // ahead or not: numbers as ReadObject reads them.
-func schemaFromJSON(data []byte) (map[string]any, bool) {
+func SchemaFromJSON(data []byte) (map[string]any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var s map[string]any
