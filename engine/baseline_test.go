@@ -24,7 +24,6 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	"sigs.k8s.io/yaml"
 
-	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/internal/objdiff"
 )
 
@@ -191,7 +190,7 @@ func toMaps(tb testing.TB, objs []any) []map[string]any {
 func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Result, *baselineRuntime) {
 	s, tj := renderInput(tb, caseName)
 	c := s.e.cur.Load()
-	doc := k8s.Document{Object: tj.Object}
+	doc := Document{Object: tj.Object}
 	runtime, _, _, err := s.resolve(context.Background(), doc, s.lookupRefs(c, doc, c.ctx.Encode(s.e.opaque.Aliases(nil).Alias(tj.Object)), nil))
 	if err != nil || runtime == nil {
 		tb.Fatalf("no runtime for the case: %v", err)

@@ -16,7 +16,7 @@ import (
 func BenchmarkVet(b *testing.B) {
 	e := testEngine(b)
 	files, _ := filepath.Glob("../test/conformance/testdata/kubeflow/cases/*/input.yaml")
-	var docs []k8s.Document
+	var docs []Document
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -41,7 +41,7 @@ func BenchmarkVet(b *testing.B) {
 func BenchmarkAdmitTrainJob(b *testing.B) {
 	e := missEngine(b) // a miss every time
 	s := e.NewSession(SessionOptions{})
-	docs := make([]k8s.Document, 64)
+	docs := make([]Document, 64)
 	for i := range docs {
 		docs[i] = k8s.ReadYAML("j.yaml", []byte(fmt.Sprintf(torchJob, fmt.Sprintf("job-%d", i))))[0]
 	}
@@ -62,7 +62,7 @@ func BenchmarkAdmitValidTrainJob(b *testing.B) {
 func benchmarkValidTrainJob(b *testing.B, req Request) {
 	e := missEngine(b) // a miss every time
 	s := e.NewSession(SessionOptions{})
-	docs := make([]k8s.Document, 64)
+	docs := make([]Document, 64)
 	for i := range docs {
 		docs[i] = k8s.ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n    env: [{name: RUN, value: \"1\"}]\n", i))[0]
 		if req.SchemaChecked {
@@ -134,7 +134,7 @@ func BenchmarkReconcile(b *testing.B) {
 	meta := runtime["metadata"].(map[string]any)
 	meta["uid"], meta["resourceVersion"] = "rt-uid", "7"
 	cl := &mapCluster{objects: map[string]map[string]any{"trainer.kubeflow.org/ClusterTrainingRuntime//torch-distributed": runtime}}
-	docs := make([]k8s.Document, 64)
+	docs := make([]Document, 64)
 	for i := range docs {
 		docs[i] = serverDefaulted(b, k8s.ReadYAML("j.yaml", fmt.Appendf(nil, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job-%d, namespace: team-a, uid: uid-%d, resourceVersion: '1'}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n", i, i))[0])
 		// As the API server stores it: who set which field.
@@ -146,7 +146,7 @@ func BenchmarkReconcile(b *testing.B) {
 					".": map[string]any{}, "f:lastTransitionTime": map[string]any{}, "f:message": map[string]any{}, "f:reason": map[string]any{}, "f:status": map[string]any{}, "f:type": map[string]any{}}}}}},
 		}
 	}
-	reconcile := func(b *testing.B, d k8s.Document) Rendered {
+	reconcile := func(b *testing.B, d Document) Rendered {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl, Controller: true})
 		r := s.AdmitRequest(context.Background(), d, Request{Operation: "UPDATE", OldObject: d.Object, SchemaChecked: true})
 		out := s.Render(r, RenderOptions{})
@@ -157,7 +157,7 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	// A version of a TrainJob the engine has not reviewed (each iteration's
 	// resourceVersion is new: the engine keeps the controller's reviews).
-	version := func(d k8s.Document, i int) k8s.Document {
+	version := func(d Document, i int) Document {
 		d.Object = value.DeepCopy(d.Object).(map[string]any)
 		d.Object["metadata"].(map[string]any)["resourceVersion"] = fmt.Sprint(i + 2)
 		return d

@@ -477,7 +477,7 @@ func replaceTokens(s, prefix string, by func(n int) (string, bool)) string {
 
 // restoreFindings returns the findings with their values back, a new
 // slice: the memo keeps the one it was given.
-func (t *valueTokens) restoreFindings(fs []k8s.Finding) []k8s.Finding {
+func (t *valueTokens) restoreFindings(fs []Finding) []Finding {
 	return k8s.RewriteFindings(fs, valuePrefix, t.restoreString)
 }
 
@@ -508,7 +508,7 @@ func leftover(r Result) bool {
 	if walk(r.Object) || walk(r.Summary) {
 		return true
 	}
-	for _, fs := range [][]k8s.Finding{r.Errors, r.Warnings} {
+	for _, fs := range [][]Finding{r.Errors, r.Warnings} {
 		for _, f := range fs {
 			if has(f.Path) || has(f.Detail) || has(f.Rule) || has(string(f.Value)) || walk(anySlice(f.Supported)) {
 				return true

@@ -155,7 +155,7 @@ admission: (#APIVersion): TrainJob: {
 func TestCarriedLeftOver(t *testing.T) {
 	tokens := &valueTokens{}
 	tok, _ := tokens.token("job-a")
-	r := Result{Object: map[string]any{"a": "x-" + tok}, Warnings: []k8s.Finding{{Detail: "name " + tok}}}
+	r := Result{Object: map[string]any{"a": "x-" + tok}, Warnings: []Finding{{Detail: "name " + tok}}}
 	got, _, ok := tokens.putBack(r, nil)
 	if !ok || got.Object["a"] != "x-job-a" || got.Warnings[0].Detail != "name job-a" {
 		t.Errorf("put back: %v %v %v", ok, got.Object, got.Warnings)
@@ -315,7 +315,7 @@ func TestPatchLabelValuesCarried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := func(name, run string) k8s.Document {
+	job := func(name, run string) Document {
 		return readOne(t, "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: "+name+", namespace: team-a}\n"+
 			"spec:\n  runtimeRef: {name: torch-distributed}\n  runtimePatches:\n  - manager: example.com/ci\n"+
 			"    trainingRuntimeSpec: {template: {metadata: {labels: {example.com/run: "+run+"}, annotations: {example.com/note: note-"+run+"}}}}\n")

@@ -142,7 +142,7 @@ func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l contra
 	if err != nil {
 		return nil, fmt.Errorf("invalid pinned copy %s: %v", where, err)
 	}
-	d := k8s.Document{Object: obj}
+	d := Document{Object: obj}
 	if k8s.GroupOf(d.APIVersion()) != l.Group || d.Kind() != l.Kind || d.Name() != l.Name {
 		return nil, fmt.Errorf("invalid pinned copy %s: it holds %s %q of group %q, not %s %q of group %q",
 			where, d.Kind(), d.Name(), k8s.GroupOf(d.APIVersion()), l.Kind, l.Name, l.Group)
@@ -199,7 +199,7 @@ const existingCacheSize = 1024
 // (stored.tooBig): a runtime put in the cluster past the webhooks would
 // cost every TrainJob that names it seconds. It is measured once, too.
 func (e *Engine) existing(obj map[string]any) *stored {
-	raw := k8s.Document{File: "cluster", Object: obj}
+	raw := Document{File: "cluster", Object: obj}
 	admitted := e.admits(raw.APIVersion(), raw.Kind())
 	m := k8s.Meta(obj)
 	key := identityKey(raw.APIVersion(), raw.Kind(), raw.Namespace(), raw.Name()) + "/" + k8s.Str(m["uid"]) + "/" + k8s.Str(m["resourceVersion"])
@@ -223,7 +223,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 		// the API server writes itself, which no rule reads
 		// (serverManaged).
 		obj, _ = value.AsJSON(e.withoutServerManaged(obj)).(map[string]any)
-		d := k8s.Document{File: "cluster", Object: obj}
+		d := Document{File: "cluster", Object: obj}
 		if !admitted {
 			return &stored{doc: d}
 		}

@@ -32,7 +32,7 @@ func (m *mapCluster) add(t *testing.T, text string) {
 		t.Fatal(err)
 	}
 	// As a client reads it: whole numbers are integers.
-	d := serverDefaulted(t, k8s.Document{Object: value.AsJSON(obj).(map[string]any)})
+	d := serverDefaulted(t, Document{Object: value.AsJSON(obj).(map[string]any)})
 	if m.objects == nil {
 		m.objects = map[string]map[string]any{}
 	}
@@ -43,7 +43,7 @@ func (m *mapCluster) add(t *testing.T, text string) {
 // defaults, when it is of a kind with one: the CUE's object, which the
 // generated CRDs default alike (test/integration TestGeneratedCRDs). A
 // schema-checked review takes its input so.
-func serverDefaulted(t testing.TB, doc k8s.Document) k8s.Document {
+func serverDefaulted(t testing.TB, doc Document) Document {
 	t.Helper()
 	e := testEngine(t)
 	if e.crdSchema(doc.APIVersion(), doc.Kind()) == nil {
@@ -72,7 +72,7 @@ func (m *mapCluster) Get(_ context.Context, group, kind, namespace, name string)
 func (m *mapCluster) List(_ context.Context, apiVersion, kind string) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, o := range m.objects {
-		d := k8s.Document{Object: o}
+		d := Document{Object: o}
 		if d.APIVersion() == apiVersion && d.Kind() == kind {
 			out = append(out, o)
 		}
@@ -87,7 +87,7 @@ var (
 	clusterTrainJob = teamJob("job-uid").YAML()
 )
 
-func readOne(t *testing.T, text string) k8s.Document {
+func readOne(t *testing.T, text string) Document {
 	t.Helper()
 	docs := k8s.ReadYAML("in.yaml", []byte(text))
 	if len(docs) != 1 || docs[0].Err != nil {
@@ -144,15 +144,15 @@ func TestClusterLookup(t *testing.T) {
 // limits is read as before.
 func TestClusterLookupTooBig(t *testing.T) {
 	e := testEngine(t)
-	job := func(runtime string) k8s.Document {
-		return k8s.Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+	job := func(runtime string) Document {
+		return Document{File: "tj.yaml", Line: 1, Object: map[string]any{
 			"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 			"metadata": map[string]any{"name": "job", "namespace": "team"},
 			"spec":     map[string]any{"runtimeRef": map[string]any{"name": runtime}},
 		}}
 	}
 	for _, tc := range []struct {
-		runtime k8s.Document
+		runtime Document
 		want    string
 	}{
 		{volumesRuntime(249, 4), "ClusterTrainingRuntime volumes is too big to evaluate: the object has 1004 list items: cuetrainer evaluates objects of at most 1000"},
@@ -329,7 +329,7 @@ spec:
     trainingRuntimeSpec: {template: {metadata: {labels: {b: "B"}}}}
 `
 
-func patched(t *testing.T, suspend bool, timeA, labelA string) k8s.Document {
+func patched(t *testing.T, suspend bool, timeA, labelA string) Document {
 	t.Helper()
 	text := strings.Replace(patchedTrainJob, "SUSPEND", map[bool]string{true: "true", false: "false"}[suspend], 1)
 	if timeA != "" {
@@ -359,7 +359,7 @@ func TestMutationRuntimePatchTime(t *testing.T) {
 	cl := &mapCluster{}
 	cl.add(t, clusterRuntime)
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	admit := func(doc k8s.Document, req Request) map[string]any {
+	admit := func(doc Document, req Request) map[string]any {
 		req.Now = now
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
 		if r := s.AdmitRequest(context.Background(), doc, req); r.Rejected() {
@@ -410,7 +410,7 @@ func TestUpdateRules(t *testing.T) {
 	e := testEngine(t)
 	cl := &mapCluster{}
 	cl.add(t, clusterRuntime)
-	admit := func(doc k8s.Document, old k8s.Document) []string {
+	admit := func(doc Document, old Document) []string {
 		s := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
 		return findingStrings(s.AdmitRequest(context.Background(), doc, Request{Operation: "UPDATE", OldObject: old.Object}).Errors)
 	}
@@ -859,7 +859,7 @@ func TestSchemaCheckedTakesTheInput(t *testing.T) {
 	e := testEngine(t)
 	cl := &mapCluster{}
 	cl.add(t, runtimeYAML("torch", "trainer.kubeflow.org/framework: torch", "", "{torch: {}}", ""))
-	admit := func(d k8s.Document, checked bool) Result {
+	admit := func(d Document, checked bool) Result {
 		t.Helper()
 		return e.NewSession(SessionOptions{Cluster: cl, NoBuiltinRuntimes: true}).AdmitRequest(context.Background(), d, Request{SchemaChecked: checked})
 	}

@@ -151,9 +151,9 @@ func partsAt(object any, path []string) []partAt {
 // in turn and its places in order, with the opaque keys put back: from
 // the parts' memo, or evaluated and kept there. object is the review's
 // object as data, with its defaults and tokens.
-func (ad *admission) crdPartFindings(object map[string]any) ([]k8s.Finding, error) {
+func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 	e := ad.s.e
-	var out []k8s.Finding
+	var out []Finding
 	for _, part := range ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()] {
 		for _, p := range partsAt(object, part.path) {
 			var key string

@@ -28,7 +28,7 @@ crdCheckParts: (#APIVersion): TrainJob: badEnv: {
 // partJob is a TrainJob of the shipped torch runtime whose env holds
 // BAD=value; with a uid, the object has one carried value more before its
 // env's, so its env value's token has another number.
-func partJob(name, value, uid string) k8s.Document {
+func partJob(name, value, uid string) Document {
 	uidLine := ""
 	if uid != "" {
 		uidLine = "  uid: " + uid + "\n"
@@ -51,7 +51,7 @@ metadata:
 // before them). An engine without memos evaluates each and agrees.
 func TestCRDCheckPartsMemo(t *testing.T) {
 	memo, fresh := memoAndFresh(t, writePolicy(t, map[string]string{"part.cue": partPolicy}))
-	jobs := []k8s.Document{
+	jobs := []Document{
 		partJob("job-a", "first-secret", ""),
 		partJob("job-b", "second-secret", ""),
 		partJob("job-c", "third-secret", "00000000-0000-4000-8000-000000000001"),

@@ -14,7 +14,7 @@ import (
 // cuePanicJob is a TrainJob on deepspeed-distributed, whose review CUE
 // v0.17.1 cannot make with structure sharing under testdata/cuepanic's
 // policy; limits sets its nodes' limits.memory.
-func cuePanicJob(t *testing.T, limits bool) k8s.Document {
+func cuePanicJob(t *testing.T, limits bool) Document {
 	t.Helper()
 	src := `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob

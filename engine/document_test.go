@@ -252,7 +252,7 @@ func addAdmitSeeds(f *testing.F) {
 // noInternal fails the test on a finding the shipped CUE should never
 // give, whatever the input: a rule that cannot be evaluated, or output the
 // engine cannot carry out.
-func noInternal(t *testing.T, what string, fs []k8s.Finding) {
+func noInternal(t *testing.T, what string, fs []Finding) {
 	t.Helper()
 	for _, f := range fs {
 		if f.Phase == contract.PhaseRuleError || f.Type == "Internal error" {

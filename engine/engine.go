@@ -134,7 +134,7 @@ type Engine struct {
 	mutateMemo *cache.LRU[*mutations]
 	// crdPartMemo keeps the errors of CRD check parts (crdparts.go), nil
 	// with NoMemo.
-	crdPartMemo *cache.LRU[[]k8s.Finding]
+	crdPartMemo *cache.LRU[[]Finding]
 	// groups are the API groups whose every kind must have a review.
 	groups map[string]bool
 	// groupHints say what serves a group no review does (groupHints).
@@ -167,7 +167,7 @@ type Engine struct {
 	// builtin are the shipped runtimes and those policies declare, as
 	// authored, in name order; builtinByRelease the same admitted, per
 	// release vetted for, and builtinReported those the rules find fault with or warn of (BuiltinFindings).
-	builtin          []k8s.Document
+	builtin          []Document
 	builtinMu        sync.Mutex
 	builtinByRelease map[string][]*stored
 	builtinReported  map[string][]Result
@@ -270,7 +270,7 @@ func New(opts Options) (_ *Engine, err error) {
 		e.renderMemo = cache.NewLRU[keptRender](DefaultRenderMemoSize)
 		e.reviewMemo = cache.NewLRU[*cachedReview](DefaultReviewMemoSize)
 		e.mutateMemo = cache.NewLRU[*mutations](DefaultReviewMemoSize)
-		e.crdPartMemo = cache.NewLRU[[]k8s.Finding](DefaultCRDPartMemoSize)
+		e.crdPartMemo = cache.NewLRU[[]Finding](DefaultCRDPartMemoSize)
 	}
 	if e.recycleAfter <= 0 {
 		e.recycleAfter = DefaultRecycleAfter
@@ -340,7 +340,7 @@ func New(opts Options) (_ *Engine, err error) {
 // build compiles the loaded instances, reads the declarations, lints the
 // admin's CUE, admits the runtimes and tries the rules on probes.
 func (e *Engine) build() error {
-	e.begin("the compilation", k8s.Document{})
+	e.begin("the compilation", Document{})
 	c, err := e.compile()
 	if err != nil {
 		return err
@@ -360,7 +360,7 @@ func (e *Engine) build() error {
 	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
 		var problems []Problem
-		e.begin("the lint", k8s.Document{})
+		e.begin("the lint", Document{})
 		problems, keyReads, e.renderObjects = e.lintPolicy(c)
 		if err := loadError(e.loadSummary(), problems); err != nil {
 			return err
@@ -746,7 +746,7 @@ func (e *Engine) readTypedParts(c *compiled) error {
 
 // typed is obj, an object of the kind the document names, with its typed
 // parts as Kubeflow's controller reads them (k8s/typed.go).
-func (e *Engine) typed(doc k8s.Document, obj map[string]any) map[string]any {
+func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
 	parts := e.typedParts[doc.APIVersion()][doc.Kind()]
 	if len(parts) == 0 || obj == nil {
 		return obj
@@ -794,7 +794,7 @@ func (e *Engine) readClusterKinds(c *compiled) (map[string]bool, error) {
 // A policy directory may add runtimes too, under the same field of package
 // schemas; one of the name of a shipped runtime replaces it.
 func (e *Engine) loadBuiltin(c *compiled) error {
-	byName := map[string]k8s.Document{}
+	byName := map[string]Document{}
 	var problems []Problem
 	// A runtime that exists from the start is of a cluster-wide runtime
 	// kind: the load has no namespace for another.
@@ -847,7 +847,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 
 // Builtin returns the shipped runtimes and those the policies declare, as
 // authored.
-func (e *Engine) Builtin() []k8s.Document { return e.builtin }
+func (e *Engine) Builtin() []Document { return e.builtin }
 
 // Declared reports whether a policy declares the runtime of that name
 // (rather than cuetrainer shipping it).

@@ -87,7 +87,7 @@ func admitAll(t testing.TB, s *Session, file, data string) []Result {
 	return out
 }
 
-func findingStrings(fs []k8s.Finding) []string {
+func findingStrings(fs []Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.String())

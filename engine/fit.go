@@ -31,7 +31,7 @@ import (
 // misfit says why obj does not fit its kind's Go type, "" when it does or
 // when the engine carries no type for its kind.
 func misfit(obj map[string]any) string {
-	d := k8s.Document{Object: obj}
+	d := Document{Object: obj}
 	newType, ok := k8s.FitTypes[d.APIVersion()+"\x00"+d.Kind()]
 	if !ok {
 		return ""
@@ -57,7 +57,7 @@ func misfit(obj map[string]any) string {
 // core/v1 apiVersion) that the controller does not
 // watch it, and that a kind the cluster has not fails its apply.
 func (rn *rendering) misfit(obj map[string]any) string {
-	d := k8s.Document{Object: obj}
+	d := Document{Object: obj}
 	owned := rn.s.e.owned
 	if !owned[d.APIVersion()][d.Kind()] {
 		why := fmt.Sprintf("no render owns %s %s (owned): the controller does not watch it, and a kind the cluster has not fails its apply", d.APIVersion(), d.Kind())

@@ -45,7 +45,7 @@ func FuzzRender(f *testing.F) {
 			"spec": map[string]any{"runtimeRef": map[string]any{"name": runtimes[int(rt)%len(runtimes)].Name()}, "suspend": suspend, "trainer": trainer},
 		}
 		s := e.NewSession(SessionOptions{})
-		r := s.Admit(k8s.Document{File: "fuzz", Line: 1, Object: obj})
+		r := s.Admit(Document{File: "fuzz", Line: 1, Object: obj})
 		for _, x := range append(r.Errors, r.Warnings...) {
 			_ = x.String()
 		}

@@ -9,12 +9,12 @@ import (
 )
 
 // bigArgsTrainJob is a TrainJob with n args.
-func bigArgsTrainJob(n int) k8s.Document {
+func bigArgsTrainJob(n int) Document {
 	args := make([]any, n)
 	for i := range args {
 		args[i] = fmt.Sprintf("a%d", i)
 	}
-	return k8s.Document{File: "big.yaml", Line: 1, Object: map[string]any{
+	return Document{File: "big.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 		"metadata": map[string]any{"name": "big", "namespace": "team"},
 		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}, "trainer": map[string]any{"args": args}},
@@ -29,7 +29,7 @@ func bigArgsTrainJob(n int) k8s.Document {
 // evaluated as before.
 func TestSizeLimits(t *testing.T) {
 	e := testEngine(t)
-	check := func(name string, doc k8s.Document, want ...string) {
+	check := func(name string, doc Document, want ...string) {
 		t.Helper()
 		r := e.NewSession(SessionOptions{}).Admit(doc)
 		got := strings.Join(findingStrings(r.Errors), "\n")
@@ -53,12 +53,12 @@ func TestSizeLimits(t *testing.T) {
 	}
 
 	// A runtime's container args have no maxItems.
-	rt := func(n int) k8s.Document {
+	rt := func(n int) Document {
 		args := make([]any, n)
 		for i := range args {
 			args[i] = "a"
 		}
-		return k8s.Document{File: "rt.yaml", Line: 1, Object: map[string]any{
+		return Document{File: "rt.yaml", Line: 1, Object: map[string]any{
 			"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
 			"metadata": map[string]any{"name": "big", "labels": map[string]any{"trainer.kubeflow.org/framework": "torch"}},
 			"spec": map[string]any{"mlPolicy": map[string]any{"torch": map[string]any{}}, "template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{
@@ -85,7 +85,7 @@ func TestSizeLimits(t *testing.T) {
 	for i := range 4900 {
 		labels[fmt.Sprintf("k%d", i)] = "v"
 	}
-	check("4,900 labels", k8s.Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+	check("4,900 labels", Document{File: "tj.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 		"metadata": map[string]any{"name": "big", "namespace": "team", "labels": labels},
 		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
@@ -93,7 +93,7 @@ func TestSizeLimits(t *testing.T) {
 	for i := 4900; i < 5001; i++ {
 		labels[fmt.Sprintf("k%d", i)] = "v"
 	}
-	check("5,001 labels", k8s.Document{File: "tj.yaml", Line: 1, Object: map[string]any{
+	check("5,001 labels", Document{File: "tj.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 		"metadata": map[string]any{"name": "big", "namespace": "team", "labels": labels},
 		"spec":     map[string]any{"runtimeRef": map[string]any{"name": "torch-distributed"}},
@@ -103,7 +103,7 @@ func TestSizeLimits(t *testing.T) {
 // volumesRuntime is a ClusterTrainingRuntime of jobs replicatedJobs
 // (the first its trainer step) whose pods each have a container and n
 // volumes (a name each): the list item that costs the CUE the most found.
-func volumesRuntime(n, jobs int) k8s.Document {
+func volumesRuntime(n, jobs int) Document {
 	var replicated []any
 	for j := range jobs {
 		volumes := make([]any, n)
@@ -121,7 +121,7 @@ func volumesRuntime(n, jobs int) k8s.Document {
 		}
 		replicated = append(replicated, job)
 	}
-	return k8s.Document{File: "rt.yaml", Line: 1, Object: map[string]any{
+	return Document{File: "rt.yaml", Line: 1, Object: map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
 		"metadata": map[string]any{"name": "volumes", "labels": map[string]any{"trainer.kubeflow.org/framework": "torch"}},
 		"spec": map[string]any{"mlPolicy": map[string]any{"torch": map[string]any{}}, "template": map[string]any{"spec": map[string]any{

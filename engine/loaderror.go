@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
-	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 )
 
 // LoadError is CUE that does not load: an admin's policy with mistakes in
@@ -90,8 +89,8 @@ func (d *Defect) Error() string {
 // defectFinding is the finding of an evaluation that panicked on the
 // fallback too: it rejects the object, in words that say whose defect it
 // is.
-func defectFinding(d *Defect) k8s.Finding {
-	return k8s.Finding{Phase: contract.PhaseDefect, Type: "Internal error", Detail: d.Error()}
+func defectFinding(d *Defect) Finding {
+	return Finding{Phase: contract.PhaseDefect, Type: "Internal error", Detail: d.Error()}
 }
 
 // defectLoadError fails a load that panicked: cuetrainer's or CUE's

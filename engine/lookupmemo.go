@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
-	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -20,7 +19,7 @@ import (
 // lookupsFor returns what the kind's lookups name for doc (nil when the
 // kind has none), from the memo when the same reads were looked up before.
 // unchanged says the request updates the object to itself.
-func (s *Session) lookupsFor(c *compiled, doc k8s.Document, req Request, unchanged bool) *lookupRefs {
+func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged bool) *lookupRefs {
 	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
@@ -61,7 +60,7 @@ func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
 }
 
 // realOld is the old object's paths the lookups read.
-func realOld(doc k8s.Document, req Request, reads [][]string, unchanged bool) map[string]any {
+func realOld(doc Document, req Request, reads [][]string, unchanged bool) map[string]any {
 	switch {
 	case unchanged:
 		return value.Project(doc.Object, reads)
@@ -73,7 +72,7 @@ func realOld(doc k8s.Document, req Request, reads [][]string, unchanged bool) ma
 
 // evaluateLookups evaluates the kind's lookups on the input's and the old
 // object's paths they read.
-func (s *Session) evaluateLookups(c *compiled, doc k8s.Document, req Request, input, old map[string]any) *lookupRefs {
+func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input, old map[string]any) *lookupRefs {
 	a := s.e.opaque.Aliases(nil)
 	rctx := map[string]any{}
 	if req.Operation != "" {

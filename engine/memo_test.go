@@ -38,12 +38,12 @@ type mutation struct {
 
 // outcomes admits and renders docs in one engine's sessions, in order, as
 // vet, the webhooks and the controller would, and says what each came to.
-func outcomes(e *Engine, docs []k8s.Document) []memoOutcome {
+func outcomes(e *Engine, docs []Document) []memoOutcome {
 	vet := e.NewSession(SessionOptions{})
 	webhook := e.NewSession(SessionOptions{})
 	controller := e.NewSession(SessionOptions{Controller: true})
 	plain := func(r Result) Result {
-		r.Doc, r.runtime, r.existing = k8s.Document{}, nil, nil
+		r.Doc, r.runtime, r.existing = Document{}, nil, nil
 		return r
 	}
 	var out []memoOutcome
@@ -91,7 +91,7 @@ func outcomes(e *Engine, docs []k8s.Document) []memoOutcome {
 // withIdentity is the document with a uid and resourceVersion, as the API
 // server stores it: the uid the same for the same file and index, the
 // resourceVersion the same for the same content.
-func withIdentity(d k8s.Document, i int) k8s.Document {
+func withIdentity(d Document, i int) Document {
 	d.Object = value.DeepCopy(d.Object).(map[string]any)
 	m, ok := d.Object["metadata"].(map[string]any)
 	if !ok {
@@ -122,8 +122,8 @@ func withoutRandomKeys(out Rendered) Rendered {
 // memoCorpus is every document the tests use: the conformance cases and
 // runtimes, OME's, the bad-input corpus and the CLI's testscript cases, by
 // file.
-func memoCorpus(t testing.TB) map[string][]k8s.Document {
-	corpus := map[string][]k8s.Document{}
+func memoCorpus(t testing.TB) map[string][]Document {
+	corpus := map[string][]Document{}
 	for _, pattern := range []string{
 		"../test/conformance/testdata/kubeflow/cases/*/input.yaml",
 		"../test/conformance/testdata/kubeflow/runtimes/*.yaml",
@@ -233,8 +233,8 @@ func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	memo, fresh := memoAndFresh(t)
-	read := func(name string, texts ...[]string) []k8s.Document {
-		var docs []k8s.Document
+	read := func(name string, texts ...[]string) []Document {
+		var docs []Document
 		for _, tt := range texts {
 			docs = append(docs, k8s.ReadYAML(name, []byte(strings.Join(tt, "---\n")))...)
 		}
@@ -265,7 +265,7 @@ func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
 				if r.Rejected() {
 					t.Errorf("%s: %s refused: %v", c.name, r.Identity(), findingStrings(r.Errors))
 				}
-				r.Doc, r.runtime, r.existing = k8s.Document{}, nil, nil
+				r.Doc, r.runtime, r.existing = Document{}, nil, nil
 				out = append(out, memoOutcome{Admitted: []Result{r}})
 			}
 			return out
@@ -288,9 +288,9 @@ func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
 			objects = append(objects, benchinput.DistinctObject(mix[k%len(mix)].Object, k))
 		}
 	}
-	var admission []k8s.Document
+	var admission []Document
 	for _, obj := range objects {
-		admission = append(admission, k8s.Document{File: "admission", Object: value.Numbers(value.DeepCopy(obj)).(map[string]any)})
+		admission = append(admission, Document{File: "admission", Object: value.Numbers(value.DeepCopy(obj)).(map[string]any)})
 	}
 	compare("admission", outcomes(fresh, admission), outcomes(memo, admission))
 
@@ -310,7 +310,7 @@ func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
 }
 
 // names says whether one of the documents holds the word.
-func names(docs []k8s.Document, word string) bool {
+func names(docs []Document, word string) bool {
 	for _, d := range docs {
 		if data, err := json.Marshal(d.Object); err == nil && strings.Contains(string(data), word) {
 			return true

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
-	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -81,7 +80,7 @@ func mergeInto(m contract.Merge, object, runtimeObject map[string]any) (any, err
 // runtime, by name, as a render computes them (mergeTemplate): nil when
 // the input has no patch to merge, so that a review without any sees the
 // runtime alone. A merge that fails is left out; the render reports it.
-func (e *Engine) reviewMerges(doc k8s.Document, runtime *stored) map[string]any {
+func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
 	if runtime == nil {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 // outputs are what a render (or its plan) asks the engine to do besides
 // building its objects: bases, edits, generate and sums, and its findings.
 type outputs struct {
-	errors, warnings []k8s.Finding
+	errors, warnings []Finding
 	bases            map[string]contract.Base
 	groups           []edit.Group
 	generate         map[string][]edit.Generate
@@ -50,7 +50,7 @@ func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 		if out.warnings, err = k8s.DecodeFindings(e.src, f, "warning"); err != nil {
 			return out, &outputError{"warnings", err}
 		}
-		var broken []k8s.Finding
+		var broken []Finding
 		out.warnings, broken = k8s.RuleErrorsApart(out.warnings)
 		out.errors = append(out.errors, broken...)
 	}
@@ -195,8 +195,8 @@ func (o outputs) copy() outputs {
 // add adds another's outputs to these: findings after these, bases and
 // generate by id (a base of the same id replaces), edits and sums.
 func (o outputs) add(x outputs) outputs {
-	o.errors = append(append([]k8s.Finding(nil), o.errors...), x.errors...)
-	o.warnings = append(append([]k8s.Finding(nil), o.warnings...), x.warnings...)
+	o.errors = append(append([]Finding(nil), o.errors...), x.errors...)
+	o.warnings = append(append([]Finding(nil), o.warnings...), x.warnings...)
 	bases := map[string]contract.Base{}
 	for id, b := range o.bases {
 		bases[id] = b

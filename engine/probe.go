@@ -31,14 +31,14 @@ func (e *Engine) tryPolicy() []Problem {
 	var problems []Problem
 	// A rule that fails is said once, on the first document it fails on.
 	failed := map[string]bool{}
-	ruleFailed := func(f k8s.Finding, r Result, on string) {
+	ruleFailed := func(f Finding, r Result, on string) {
 		if !failed[f.Rule] {
 			failed[f.Rule] = true
 			problems = append(problems, e.ruleProblem(f, r, on))
 		}
 	}
 	// rulesFailed says the rules among findings of r that failed.
-	rulesFailed := func(findings []k8s.Finding, r Result, on string) {
+	rulesFailed := func(findings []Finding, r Result, on string) {
 		for _, f := range findings {
 			switch key := "defect\x00" + r.Doc.APIVersion() + "\x00" + r.Doc.Kind(); {
 			case f.Phase == contract.PhaseRuleError:
@@ -104,7 +104,7 @@ func (e *Engine) tryPolicy() []Problem {
 	// created says the object was admitted on its create (a shipped
 	// runtime may break an org's rule): a rule that refuses its update to
 	// itself then refuses every update (refusesNoChange).
-	tryUpdate := func(doc k8s.Document, old map[string]any, created bool) {
+	tryUpdate := func(doc Document, old map[string]any, created bool) {
 		u := e.NewSession(SessionOptions{})
 		u.trial = true
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: contract.OpUpdate, OldObject: old, Now: probeTime})
@@ -117,7 +117,7 @@ func (e *Engine) tryPolicy() []Problem {
 	}
 	// A runtime the policy declares that Kubeflow's rules refuse a probe
 	// of (refusedForTheRuntime) is said once.
-	refusedForTheRuntime := func(st *stored, r Result, findings []k8s.Finding) {
+	refusedForTheRuntime := func(st *stored, r Result, findings []Finding) {
 		key := "refused\x00" + st.doc.Name()
 		if !e.declared[st.doc.Name()] || failed[key] {
 			return
@@ -237,7 +237,7 @@ func (e *Engine) tryPolicy() []Problem {
 // when it is admitted, again as an update of itself (tryUpdate), and
 // admits and renders each of its documents in a session that holds it,
 // reporting the rules that cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]k8s.Finding, Result, string), tryUpdate func(k8s.Document, map[string]any, bool)) {
+func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
 	base := e.NewSession(SessionOptions{})
 	base.trial = true
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
@@ -291,7 +291,7 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 // declaredProblem is a finding of a runtime declared in CUE as a load
 // problem, at the line of its path in the admin's file (the runtime's own
 // line for a finding of the whole object).
-func declaredProblem(r Result, f k8s.Finding) Problem {
+func declaredProblem(r Result, f Finding) Problem {
 	p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
 	if f.HasPath {
 		p.Line = r.Doc.LineOf(f.Path)
@@ -317,7 +317,7 @@ func (e *Engine) probesProblems(st *stored, err error) []Problem {
 // reviewed (Trainingruntime), an unknown kind of a group whose every kind
 // is reviewed, or a group given with its version or as "core", is never
 // found, and the review would take the object for absent, in silence.
-func (e *Engine) checkLookupKinds(c *compiled, doc k8s.Document, refs *lookupRefs, lookups cue.Value) *Problem {
+func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, lookups cue.Value) *Problem {
 	if refs == nil {
 		return nil
 	}
@@ -435,7 +435,7 @@ func groupKind(group, kind string) string {
 // that names other objects with the whole object reads a path its reads
 // do not name, and the memo would keep what it named for objects that
 // differ there.
-func (e *Engine) checkLookupReads(c *compiled, s *Session, doc k8s.Document) *Problem {
+func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Problem {
 	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
@@ -497,7 +497,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc k8s.Document) *Pr
 // may not (a lookup without its namespace was never made, and every
 // TrainJob was refused as if the object did not exist).
 // v is the lookups evaluated for the probe's create.
-func (e *Engine) checkLookupsDecode(doc k8s.Document, v cue.Value) *Problem {
+func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 	var at []cue.Path
 	if v.LookupPath(contract.PathLookupRuntime).Exists() {
 		at = append(at, contract.PathLookupRuntime)
@@ -526,7 +526,7 @@ func (e *Engine) checkLookupsDecode(doc k8s.Document, v cue.Value) *Problem {
 // mutations that differ read a path the reads do not name, and would be
 // made otherwise for objects that differ there. The problem is at the
 // first such mutation, in the admin's file where it is.
-func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc k8s.Document, req Request, runtime string) *Problem {
+func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Request, runtime string) *Problem {
 	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
 	if _, declared := e.mutatorReads[doc.APIVersion()][doc.Kind()]; !ok || !declared {
 		return nil
@@ -558,7 +558,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc k8s.Document, re
 // needs) and edits the probe all the same would be made in the cluster,
 // whose webhook has a time, and left out where the engine skips it (vet,
 // render). The problem is at the mutation.
-func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc k8s.Document, runtime string) *Problem {
+func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtime string) *Problem {
 	m := c.mutators[doc.APIVersion()][doc.Kind()]
 	var needs map[string][]string
 	if err := m.LookupPath(contract.PathNeeds).Decode(&needs); err != nil || len(needs) == 0 {
@@ -584,8 +584,8 @@ func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc k8s.Document, ru
 // calls a mutating webhook on each one, and calls it again when another
 // webhook changed the object (reinvocationPolicy). The problem is at the
 // first such mutation.
-func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc k8s.Document, created map[string]any, runtime string) *Problem {
-	again := k8s.Document{Object: created}
+func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document, created map[string]any, runtime string) *Problem {
+	again := Document{Object: created}
 	in, old := e.mutatorInput(again, created)
 	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, contract.OpUpdate, probeTime.UTC().Format(time.RFC3339))
 	if ms.err != nil {
@@ -612,11 +612,11 @@ func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc k8s.Docum
 // user's every object would be refused for it. The problem is at the first
 // mutation that, made alone, makes the probe refused, with what refuses it
 // (at the mutations when only some together do).
-func (e *Engine) checkMutationsValid(c *compiled, doc k8s.Document, created map[string]any, runtime string) *Problem {
+func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[string]any, runtime string) *Problem {
 	admit := func(obj map[string]any) Result {
 		s := e.NewSession(SessionOptions{})
 		s.trial = true
-		return s.Admit(k8s.Document{File: doc.File, Line: doc.Line, Object: obj})
+		return s.Admit(Document{File: doc.File, Line: doc.Line, Object: obj})
 	}
 	together := admit(created)
 	if !together.Rejected() {
@@ -710,7 +710,7 @@ func orWhole(path string) string {
 // differs reads a path of an existing object its reads do not name, and
 // the render memo would give it for objects that differ there. The
 // problem is at the first such lookup, in the admin's file where it is.
-func (e *Engine) checkExistingReads(c *compiled, s *Session, doc k8s.Document, r Result, first Rendered) *Problem {
+func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Result, first Rendered) *Problem {
 	refs := s.lookupsFor(c, doc, Request{}, false)
 	if refs == nil || len(refs.existing) == 0 {
 		return nil
@@ -754,7 +754,7 @@ func existingAfter(refs *lookupRefs, first Rendered) map[string]any {
 	for _, id := range value.SortedKeys(refs.existing) {
 		ref := refs.existing[id]
 		for _, obj := range first.Objects {
-			d := k8s.Document{Object: obj}
+			d := Document{Object: obj}
 			if k8s.GroupOf(d.APIVersion()) != ref.Group || d.Kind() != ref.Kind || d.Name() != ref.Name || d.Namespace() != ref.Namespace {
 				continue
 			}
@@ -813,7 +813,7 @@ func (r *lookupRefs) String() string {
 
 // ruleProblem is a rule that failed on a document at load (on says on
 // which request, when not its create).
-func (e *Engine) ruleProblem(f k8s.Finding, r Result, on string) Problem {
+func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	what := tried(r)
 	if on != "" {
 		what += ", " + on
@@ -826,7 +826,7 @@ func (e *Engine) ruleProblem(f k8s.Finding, r Result, on string) Problem {
 // findingRule is the rule of the kind's review that made f, a finding of
 // r, and whether an admin's file writes it (a rule of the shipped CUE is
 // Kubeflow's).
-func (e *Engine) findingRule(r Result, f k8s.Finding) (cue.Value, bool) {
+func (e *Engine) findingRule(r Result, f Finding) (cue.Value, bool) {
 	if f.Rule == "" {
 		return cue.Value{}, false
 	}
@@ -841,7 +841,7 @@ func (e *Engine) findingRule(r Result, f k8s.Finding) (cue.Value, bool) {
 // else, so every TrainJob like it would be refused for the runtime (an
 // envInjection target that is no job of it, an empty Volcano queue), and
 // the user blamed for it. At the runtime, with Kubeflow's words.
-func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []k8s.Finding) *Problem {
+func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) *Problem {
 	if spec, _ := r.Doc.Object["spec"].(map[string]any); len(spec) != 1 || spec["runtimeRef"] == nil {
 		return nil // a probe that asks for more: the runtime need not give it
 	}
@@ -899,7 +899,7 @@ type probeFollows struct {
 // trainer's pods, so that every TrainJob runs one whatever its numNodes).
 // A document without the number, or refused with it one more, says
 // nothing.
-func (e *Engine) checkFollows(c *compiled, runtime, doc k8s.Document, first Rendered, follows []probeFollows) *Problem {
+func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered, follows []probeFollows) *Problem {
 	var part string
 	var at cue.Value
 	for _, name := range first.parts {
@@ -925,7 +925,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc k8s.Document, first Rend
 		}
 		s := e.NewSession(SessionOptions{})
 		s.trial = true
-		r := s.Admit(k8s.Document{File: doc.File, Object: obj})
+		r := s.Admit(Document{File: doc.File, Object: obj})
 		if r.Rejected() || r.Object == nil {
 			continue
 		}
@@ -945,8 +945,8 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc k8s.Document, first Rend
 // probeVariant is a runtime made from another to try the rules on, and
 // the documents tried on it.
 type probeVariant struct {
-	runtime   k8s.Document
-	documents []k8s.Document
+	runtime   Document
+	documents []Document
 }
 
 // probes are the documents the CUE makes to try the rules on a runtime,
@@ -954,7 +954,7 @@ type probeVariant struct {
 // numbers their renders must follow: probes: [apiVersion]: [kind]:
 // {runtime, documents, variants, follows}, for the runtime's kind. Each
 // document's file names the runtime they come from.
-func (e *Engine) probes(c *compiled, st *stored) ([]k8s.Document, []probeVariant, []probeFollows, error) {
+func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []probeFollows, error) {
 	p, ok := c.probes[st.doc.APIVersion()][st.doc.Kind()]
 	if !ok {
 		return nil, nil, nil, nil
@@ -991,7 +991,7 @@ func (e *Engine) probes(c *compiled, st *stored) ([]k8s.Document, []probeVariant
 			}
 		}
 		// Its documents are said to be the runtime's, as the variant.
-		variant := k8s.Document{File: file, Object: obj}
+		variant := Document{File: file, Object: obj}
 		as := Result{Doc: variant}.Identity()
 		out[i] = probeVariant{runtime: variant, documents: documentsOf(file+" (as "+as+")", v.Documents)}
 	}
@@ -1004,10 +1004,10 @@ func (e *Engine) probes(c *compiled, st *stored) ([]k8s.Document, []probeVariant
 	return documentsOf(file, docs), out, follows, nil
 }
 
-func documentsOf(file string, objs []map[string]any) []k8s.Document {
-	docs := make([]k8s.Document, len(objs))
+func documentsOf(file string, objs []map[string]any) []Document {
+	docs := make([]Document, len(objs))
 	for i, obj := range objs {
-		docs[i] = k8s.Document{File: file, Object: obj}
+		docs[i] = Document{File: file, Object: obj}
 	}
 	return docs
 }
@@ -1057,7 +1057,7 @@ func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
 // memo would give objects that differ there one review. The problem is at
 // the rule that differs, or at the first entry that differs alone. what
 // names doc in the message.
-func (e *Engine) checkCarried(c *compiled, s *Session, doc k8s.Document, what string) *Problem {
+func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string) *Problem {
 	paths := c.carried[doc.APIVersion()][doc.Kind()]
 	if len(paths) == 0 {
 		return nil
@@ -1070,7 +1070,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc k8s.Document, what st
 		return nil
 	}
 	var panicked *Defect
-	differs := func(entry string) (string, *k8s.Finding) {
+	differs := func(entry string) (string, *Finding) {
 		got, _, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: carryAll, entry: entry})
 		if got.defect != nil {
 			panicked = got.defect
@@ -1202,8 +1202,8 @@ func (e *Engine) atLookup(p *Problem, lookups cue.Value, path cue.Path) {
 
 // reviewDifference says how two reviews of one object differ, "" when they
 // do not, and the first finding that differs, nil when none does.
-func reviewDifference(want, got Result) (string, *k8s.Finding) {
-	for _, fs := range [][2][]k8s.Finding{{want.Errors, got.Errors}, {want.Warnings, got.Warnings}} {
+func reviewDifference(want, got Result) (string, *Finding) {
+	for _, fs := range [][2][]Finding{{want.Errors, got.Errors}, {want.Warnings, got.Warnings}} {
 		w, g := fs[0], fs[1]
 		for i := range max(len(w), len(g)) {
 			switch {
@@ -1373,7 +1373,7 @@ func partPathProblem(schema map[string]any, path []string) string {
 // the fallback too (a finding f of PhaseDefect of r, a trial): cuetrainer's
 // or CUE's defect, which no evaluation of the kind can get past. It is at
 // the admin's first rule of the kind, naming them all.
-func (e *Engine) defectProblem(c *compiled, r Result, f k8s.Finding) Problem {
+func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
 	k := Kind{r.Doc.APIVersion(), r.Doc.Kind()}
 	names, pos, culprit := e.blamed(c, k, sortReview, r.defect)
 	switch {

@@ -10,23 +10,23 @@ import (
 
 // ReadCUE reads CUE source that evaluates to objects: one object (a struct
 // with a kind), a list of objects, or a struct whose fields are objects.
-func (e *Engine) ReadCUE(file string, data []byte) (docs []k8s.Document) {
+func (e *Engine) ReadCUE(file string, data []byte) (docs []Document) {
 	c := e.compiled()
 	// A panic of CUE's reading the document is no mistake of the
 	// document's (defect.go).
 	defer func() {
 		if r := recover(); r != nil {
-			docs = []k8s.Document{{File: file, Line: 1, Err: e.recovered(r, "the CUE document "+file, c)}}
+			docs = []Document{{File: file, Line: 1, Err: e.recovered(r, "the CUE document "+file, c)}}
 		}
 	}()
 	v := c.ctx.CompileBytes(data, cue.Filename(file))
 	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return []k8s.Document{{File: file, Line: k8s.CUEErrLine(err), Err: fmt.Errorf("CUE: %s", e.Details(err))}}
+		return []Document{{File: file, Line: k8s.CUEErrLine(err), Err: fmt.Errorf("CUE: %s", e.Details(err))}}
 	}
 	add := func(v cue.Value) {
 		d, err := k8s.DocumentFromValue(e.src, v, file)
 		if err != nil {
-			d = k8s.Document{File: file, Line: v.Pos().Line(), Err: err}
+			d = Document{File: file, Line: v.Pos().Line(), Err: err}
 		}
 		docs = append(docs, d)
 	}
@@ -41,7 +41,7 @@ func (e *Engine) ReadCUE(file string, data []byte) (docs []k8s.Document) {
 	default:
 		it, err := v.Fields()
 		if err != nil {
-			return []k8s.Document{{File: file, Line: 1, Err: fmt.Errorf("CUE: %s", e.Details(err))}}
+			return []Document{{File: file, Line: 1, Err: fmt.Errorf("CUE: %s", e.Details(err))}}
 		}
 		for it.Next() {
 			add(it.Value())

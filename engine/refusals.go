@@ -75,8 +75,8 @@ func (rn *rendering) policyEdits() bool {
 
 // refused is what the cluster refuses of obj (refusals), nothing for a
 // kind the CUE says nothing of.
-func (rn *rendering) refused(obj map[string]any) []k8s.Finding {
-	d := k8s.Document{Object: obj}
+func (rn *rendering) refused(obj map[string]any) []Finding {
+	d := Document{Object: obj}
 	checks, ok := rn.c.refusals[d.APIVersion()][d.Kind()]
 	if !ok {
 		return nil
@@ -84,13 +84,13 @@ func (rn *rendering) refused(obj map[string]any) []k8s.Finding {
 	// An edit's numbers are json.Numbers, which CUE would take for text.
 	fs, err := rn.s.e.objectChecks(checks, value.Numbers(value.DeepCopy(obj)).(map[string]any), contract.PhaseRender)
 	if err != nil {
-		return []k8s.Finding{{Phase: contract.PhaseRuleError, Rule: contract.FieldRefusals, Detail: rn.s.e.Details(err)}}
+		return []Finding{{Phase: contract.PhaseRuleError, Rule: contract.FieldRefusals, Detail: rn.s.e.Details(err)}}
 	}
 	return fs
 }
 
 // refusalTexts are the findings as the load says them.
-func refusalTexts(fs []k8s.Finding) []string {
+func refusalTexts(fs []Finding) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.String()
@@ -101,7 +101,7 @@ func refusalTexts(fs []k8s.Finding) []string {
 // objectChecks evaluates checks of an object, as declaredChecks and
 // refusals hold them ({object, context: quantities, errors}): the object
 // and its quantities filled in, the errors as findings of phase.
-func (e *Engine) objectChecks(checks cue.Value, obj map[string]any, phase contract.Phase) ([]k8s.Finding, error) {
+func (e *Engine) objectChecks(checks cue.Value, obj map[string]any, phase Phase) ([]Finding, error) {
 	v := checks.FillPath(contract.PathObject, obj).FillPath(contract.PathDeclaredQuantities, k8s.Quantities(obj))
 	return k8s.DecodeFindings(e.src, v.LookupPath(contract.PathErrors), phase)
 }

@@ -18,10 +18,10 @@ import (
 // apply, sorted by apiVersion, kind and name, or the errors why not.
 type Rendered struct {
 	Objects  []map[string]any
-	Errors   []k8s.Finding
-	Warnings []k8s.Finding
+	Errors   []Finding
+	Warnings []Finding
 	// Controller is what the controller does besides applying Objects.
-	Controller contract.ControllerDirectives
+	Controller ControllerDirectives
 
 	// applyOrder is the indexes of Objects in the order to apply them.
 	applyOrder []int
@@ -111,7 +111,7 @@ func (s *Session) fallbackRender(r Result, opts RenderOptions) Rendered {
 		})
 	}
 	if d != nil {
-		return Rendered{Errors: []k8s.Finding{defectFinding(d)}, defect: d}
+		return Rendered{Errors: []Finding{defectFinding(d)}, defect: d}
 	}
 	return out
 }
@@ -151,9 +151,9 @@ func (s *Session) checkBuiltMeta(out Rendered) Rendered {
 		return out
 	}
 	for _, obj := range out.Objects {
-		d := k8s.Document{Object: obj}
+		d := Document{Object: obj}
 		for _, e := range k8s.AllMetaErrors(obj, nil, nil) {
-			out.Errors = append(out.Errors, k8s.Finding{Phase: contract.PhaseRender,
+			out.Errors = append(out.Errors, Finding{Phase: contract.PhaseRender,
 				Detail: fmt.Sprintf("the %s %s the policy's render builds of it would be refused: %s", d.Kind(), d.Name(), e.Error())})
 		}
 	}
@@ -250,7 +250,7 @@ func (rn *rendering) fail(what string, err error) bool {
 	if detail == "" {
 		detail = err.Error() // not a CUE error: an edit the engine rejects
 	}
-	rn.out.Errors = append(rn.out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
+	rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("rendering %s: %s", what, detail)})
 	return false
 }
 
@@ -258,7 +258,7 @@ func (rn *rendering) fail(what string, err error) bool {
 // unknown op, an object that does not decode): a defect of the rule that
 // wrote it, at its place in the CUE (in the render, else in the plan).
 func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any) {
-	f := k8s.Finding{Phase: contract.PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
+	f := Finding{Phase: contract.PhaseRuleError, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	for _, v := range []cue.Value{rn.rv, rn.pv} {
 		if f.Source = rn.s.e.src.SourceOf(v.LookupPath(at)); f.Source != "" {
 			break
@@ -302,7 +302,7 @@ func (rn *rendering) mergeTemplate() bool {
 	for _, name := range value.SortedKeys(merges) {
 		v, err := mergeInto(merges[name], rn.object, rn.runtimeObject)
 		if err != nil {
-			rn.out.Errors = append(rn.out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
+			rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
 			return false
 		}
 		rn.merged[name] = v
@@ -379,7 +379,7 @@ func (rn *rendering) evaluate() bool {
 	}
 	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{contract.FieldInput: rn.a.Alias(rn.object), contract.FieldContext: cctx}))
 	if rn.s.opts.Controller {
-		var d contract.ControllerDirectives // decoded apart: rn stays on the stack
+		var d ControllerDirectives // decoded apart: rn stays on the stack
 		if err := value.DecodeJSON(rn.rv.LookupPath(contract.PathController), &d); err != nil {
 			return rn.fail("controller", err)
 		}
@@ -618,7 +618,7 @@ func restoreRendered(a *k8s.KeyAliases, out Rendered) Rendered {
 	out.Warnings = a.RestoreFindings(out.Warnings)
 	d := &out.Controller
 	d.Skip = a.RestoreString(d.Skip)
-	restoreConditions := func(cs []contract.Condition) {
+	restoreConditions := func(cs []Condition) {
 		for i := range cs {
 			cs[i].Message = a.RestoreString(cs[i].Message)
 			cs[i].Reason = a.RestoreString(cs[i].Reason)

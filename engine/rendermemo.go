@@ -138,7 +138,7 @@ func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
 			continue
 		}
 		if err := pg.g.Run(out.Objects[i], source); err != nil {
-			out.Errors = append(out.Errors, k8s.Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
+			out.Errors = append(out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("generating data of %s: %v", pg.object, err)})
 		}
 	}
 	out.gens = nil
@@ -257,7 +257,7 @@ func (t *valueTokens) putBackRendered(out Rendered) (Rendered, bool) {
 	}
 	d := &out.Controller
 	texts = append(texts, &d.Skip)
-	conditions := func(cs []contract.Condition) []contract.Condition {
+	conditions := func(cs []Condition) []Condition {
 		cs = slices.Clone(cs)
 		for i := range cs {
 			texts = append(texts, &cs[i].Type, &cs[i].Status, &cs[i].Reason, &cs[i].Message, &cs[i].LastTransitionTime)

@@ -197,7 +197,7 @@ func renderCounted(t *testing.T, e *Engine, s *Session, r Result) (Rendered, boo
 // use (memoCorpus) that renders, its first render, and what a controller's
 // lookups name for it, on an engine of the embedded CUE and a controller's
 // session of it.
-func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Session, d k8s.Document, r Result, first Rendered, refs *lookupRefs)) {
+func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Session, d Document, r Result, first Rendered, refs *lookupRefs)) {
 	t.Helper()
 	e, err := New(Options{})
 	if err != nil {
@@ -229,7 +229,7 @@ func eachCorpusRender(t *testing.T, fn func(f string, e *Engine, controller *Ses
 // probes of an admin's policy).
 func TestExistingReadsOnCorpora(t *testing.T) {
 	checked := 0
-	eachCorpusRender(t, func(f string, e *Engine, controller *Session, d k8s.Document, r Result, first Rendered, refs *lookupRefs) {
+	eachCorpusRender(t, func(f string, e *Engine, controller *Session, d Document, r Result, first Rendered, refs *lookupRefs) {
 		if len(existingAfter(refs, first)) > 0 {
 			checked++
 		}
@@ -253,7 +253,7 @@ func TestExistingReadsOnCorpora(t *testing.T) {
 // rule's default can hide.
 func TestExistingReadsSeeEveryLeaf(t *testing.T) {
 	changed := 0
-	eachCorpusRender(t, func(f string, _ *Engine, controller *Session, _ k8s.Document, r Result, first Rendered, refs *lookupRefs) {
+	eachCorpusRender(t, func(f string, _ *Engine, controller *Session, _ Document, r Result, first Rendered, refs *lookupRefs) {
 		whole := existingAfter(refs, first)
 		render := func(existing map[string]any) Rendered {
 			rr := r

@@ -59,7 +59,7 @@ func newCachedReview(refs *lookupRefs, reads string, kept bool, r Result) *cache
 // not: only a controller's review of a stored object as an update to itself
 // (the object has a uid and a resourceVersion), in a session
 // that holds no objects or context of its own.
-func (s *Session) reviewKey(doc k8s.Document, req Request, unchanged bool) string {
+func (s *Session) reviewKey(doc Document, req Request, unchanged bool) string {
 	if !s.opts.Controller || s.opts.Cluster == nil || !unchanged {
 		return ""
 	}
@@ -151,7 +151,7 @@ func (cr *cachedReview) copied() Result {
 // use gives the kept review's result for doc, a copy, with the runtime and
 // existing objects read for this request (refs, its lookups, say what the
 // render reads of them).
-func (cr *cachedReview) use(doc k8s.Document, runtime *stored, existing map[string]any, refs *lookupRefs) (Result, *stored) {
+func (cr *cachedReview) use(doc Document, runtime *stored, existing map[string]any, refs *lookupRefs) (Result, *stored) {
 	r := cr.copied()
 	r.Doc, r.runtime, r.existing, r.existingRead = doc, runtime, existing, readOfExisting(existing, refs)
 	if !cr.kept {

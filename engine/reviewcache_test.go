@@ -83,7 +83,7 @@ func TestControllerKeepsReviews(t *testing.T) {
 	// A caller changes what it got; the next reconcile uses the kept
 	// review and renders the same objects.
 	k8s.Meta(admitted.Object)["name"] = "changed"
-	admitted.Errors = append(admitted.Errors, k8s.Finding{Detail: "added"})
+	admitted.Errors = append(admitted.Errors, Finding{Detail: "added"})
 	reused, outKept, made := reviews(storedTrainJob("3"))
 	if made {
 		t.Errorf("unchanged since: reviewed again")

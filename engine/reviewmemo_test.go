@@ -23,10 +23,10 @@ func TestReviewMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime := teamRuntime("", "", nodeJob("img:1")).YAML()
-	job := func() k8s.Document { return readOne(t, teamJob("").Env("A", "1").YAML()) }
+	job := func() Document { return readOne(t, teamJob("").Env("A", "1").YAML()) }
 	// admit admits the documents before in a session of their own, then
 	// doc with req, and reports whether its review was made.
-	admit := func(opts SessionOptions, before []string, doc k8s.Document, req Request) (Result, bool) {
+	admit := func(opts SessionOptions, before []string, doc Document, req Request) (Result, bool) {
 		t.Helper()
 		opts.NoBuiltinRuntimes = true
 		s := e.NewSession(opts)
@@ -59,7 +59,7 @@ func TestReviewMemo(t *testing.T) {
 		t.Fatalf("a caller's change reached the memo: name %v", k8s.Meta(third.Object)["name"])
 	}
 
-	changed := func(edit func(map[string]any)) k8s.Document {
+	changed := func(edit func(map[string]any)) Document {
 		d := job()
 		edit(d.Object)
 		return d
@@ -70,7 +70,7 @@ func TestReviewMemo(t *testing.T) {
 		name   string
 		opts   SessionOptions
 		before []string
-		doc    k8s.Document
+		doc    Document
 		req    Request
 		// refused: the review refuses it, unlike the first.
 		refused bool
@@ -236,7 +236,7 @@ func TestMutationWritesANumber(t *testing.T) {
 	if n := value.At(out, []string{"spec", "trainer", "numNodes"}); n != int64(4) {
 		t.Errorf("numNodes %#v, want int64(4)", n)
 	}
-	if r := s.Admit(k8s.Document{File: "job.yaml", Line: 1, Object: out}); r.Rejected() {
+	if r := s.Admit(Document{File: "job.yaml", Line: 1, Object: out}); r.Rejected() {
 		t.Errorf("the mutated TrainJob is refused: %v", r.Errors)
 	}
 }

@@ -64,7 +64,7 @@ type Session struct {
 	// and name.
 	context map[string]map[string]any
 	// seen holds where each identity was first given, admitted or not.
-	seen map[string]k8s.Document
+	seen map[string]Document
 	// journal lists, in order, what the documents admitted so far added for
 	// the documents after them: an identity key, or contextAdded.
 	journal *[]string
@@ -123,7 +123,7 @@ func (s *Session) stale(rd *reads) bool {
 }
 
 type stored struct {
-	doc k8s.Document // its Object is the defaulted object
+	doc Document // its Object is the defaulted object
 	// yamlText is the object as YAML, made once (the runtime snapshot).
 	yamlOnce sync.Once
 	yamlText string
@@ -164,14 +164,14 @@ func (st *stored) strings() map[string]int {
 
 // Result is what admitting one document gives.
 type Result struct {
-	Doc k8s.Document
+	Doc Document
 	// Object is the object with its defaults; nil when it was not evaluated.
 	Object map[string]any
 	// Summary is what listings show of the object, when its kind has one.
 	Summary map[string]any
 	// Errors reject the object; Warnings do not.
-	Errors   []k8s.Finding
-	Warnings []k8s.Finding
+	Errors   []Finding
+	Warnings []Finding
 	// Context is true for another group's object kept for the rules;
 	// Skipped for one nothing reads.
 	Context bool
@@ -219,7 +219,7 @@ func (e *Engine) NewSession(opts SessionOptions) *Session {
 
 func newSession(e *Engine, opts SessionOptions) *Session {
 	return &Session{e: e, opts: opts, mu: &sync.RWMutex{}, objects: map[string]*stored{}, context: map[string]map[string]any{},
-		seen: map[string]k8s.Document{}, journal: new([]string)}
+		seen: map[string]Document{}, journal: new([]string)}
 }
 
 // builtinRuntimes admits the shipped runtimes once per release the engine
@@ -309,13 +309,13 @@ func identityKey(apiVersion, kind, namespace, name string) string {
 }
 
 // Admit checks one document and, when it is admitted, keeps it.
-func (s *Session) Admit(doc k8s.Document) Result {
+func (s *Session) Admit(doc Document) Result {
 	return s.AdmitRequest(context.Background(), doc, Request{})
 }
 
 // AdmitRequest admits one document as an admission request does: an UPDATE
 // sees the old object, and the mutating rules get the request's time.
-func (s *Session) AdmitRequest(ctx context.Context, doc k8s.Document, req Request) Result {
+func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) Result {
 	if r, ok := precheck(doc); !ok {
 		return r
 	}
@@ -332,9 +332,9 @@ func (s *Session) AdmitRequest(ctx context.Context, doc k8s.Document, req Reques
 // then; in its turn, when one of them has since added an object it looked
 // up (a runtime defined between, say) or a context object, it is made
 // again. A session with a cluster admits one document after another.
-func (s *Session) AdmitAll(ctx context.Context, docs []k8s.Document, workers int) []Result {
+func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []Result {
 	out := make([]Result, len(docs))
-	evaluated := func(d k8s.Document) bool {
+	evaluated := func(d Document) bool {
 		_, ok := precheck(d)
 		return ok && s.e.admits(d.APIVersion(), d.Kind())
 	}
@@ -397,11 +397,11 @@ func (s *Session) AdmitAll(ctx context.Context, docs []k8s.Document, workers int
 
 // evaluateRecovered evaluates doc: no panic escapes (defect.go), and one
 // that evaluateAs did not recover is the document's defect.
-func (s *Session) evaluateRecovered(ctx context.Context, doc k8s.Document, req Request) (r Result, st *stored) {
+func (s *Session) evaluateRecovered(ctx context.Context, doc Document, req Request) (r Result, st *stored) {
 	defer func() {
 		if p := recover(); p != nil {
 			d := s.e.recovered(p, "the admission of "+tried(Result{Doc: doc}), nil)
-			r, st = Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}, nil
+			r, st = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil
 		}
 	}()
 	return s.evaluate(ctx, doc, req)
@@ -409,9 +409,9 @@ func (s *Session) evaluateRecovered(ctx context.Context, doc k8s.Document, req R
 
 // precheck refuses what cannot be admitted at all: a document that did not
 // read, or that is no object with a name.
-func precheck(doc k8s.Document) (Result, bool) {
+func precheck(doc Document) (Result, bool) {
 	if doc.Err != nil {
-		return Result{Doc: doc, Errors: []k8s.Finding{{Phase: contract.PhaseRead, Detail: doc.Err.Error()}}}, false
+		return Result{Doc: doc, Errors: []Finding{{Phase: contract.PhaseRead, Detail: doc.Err.Error()}}}, false
 	}
 	r := Result{Doc: doc}
 	switch {
@@ -420,14 +420,14 @@ func precheck(doc k8s.Document) (Result, bool) {
 		if doc.APIVersion() == "" {
 			missing = "apiVersion"
 		}
-		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
 		return r, false
 	case k8s.Meta(doc.Object)["name"] != nil && doc.Name() == "":
 		// name: y reads as a boolean, as kubectl reads it.
-		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: k8s.JSONValue(k8s.Meta(doc.Object)["name"]), Detail: "must be of type string"}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: k8s.JSONValue(k8s.Meta(doc.Object)["name"]), Detail: "must be of type string"}}
 		return r, false
 	case doc.Name() == "" && k8s.Meta(doc.Object)["generateName"] == nil:
-		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Required value", Detail: "name or generateName is required"}}
 		return r, false
 	}
 	return r, true
@@ -445,7 +445,7 @@ func (s *Session) commit(r Result, st *stored) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
-		r.Errors = append(r.Errors, k8s.Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
+		r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)})
 		return r
 	}
 	// Only an admitted object takes its name: the cluster would create a
@@ -465,7 +465,7 @@ func (s *Session) commit(r Result, st *stored) Result {
 
 // keep handles a document of a kind the CUE does not admit: another group's
 // object the rules read is kept as context; any other is skipped.
-func (s *Session) keep(doc k8s.Document) Result {
+func (s *Session) keep(doc Document) Result {
 	r := Result{Doc: doc}
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	if s.e.groups[k8s.GroupOf(apiVersion)] {
@@ -483,7 +483,7 @@ func (s *Session) keep(doc k8s.Document) Result {
 			slices.Sort(served)
 			detail += fmt.Sprintf(": the versions served are %s", strings.Join(served, ", "))
 		}
-		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "kind", HasPath: true, Type: "Unsupported value", Value: jsonString(kind),
 			Supported: kinds, Detail: detail}}
 		return r
 	}
@@ -495,7 +495,7 @@ func (s *Session) keep(doc k8s.Document) Result {
 		if hint != "" {
 			detail += "; " + hint
 		}
-		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "apiVersion", HasPath: true, Type: "Unsupported value",
 			Value: jsonString(apiVersion), Supported: served, Detail: detail}}
 		return r
 	}
@@ -503,7 +503,7 @@ func (s *Session) keep(doc k8s.Document) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, dup := s.seen[key]; dup {
-		r.Errors = []k8s.Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
+		r.Errors = []Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("%s is defined twice: first at %s:%d", r.Identity(), prev.File, prev.Line)}}
 		return r
 	}
 	s.seen[key] = doc
@@ -518,13 +518,13 @@ func (s *Session) keep(doc k8s.Document) Result {
 	}
 	r.Skipped = true
 	if hint != "" {
-		r.Warnings = []k8s.Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
+		r.Warnings = []Finding{{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s: %s", apiVersion, hint)}}
 	}
 	// A context kind a slip from this one (contextKinds: Localqueue, or
 	// v1beta for v1beta1): the rules that read it see none, and refuse in
 	// the user's name; said here, where vet meets the object.
 	if meant := s.e.nearContextKind(apiVersion, kind); meant != "" {
-		r.Warnings = append(r.Warnings, k8s.Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
+		r.Warnings = append(r.Warnings, Finding{Phase: contract.PhaseInput, Detail: fmt.Sprintf("no rule reads %s %s, but contextKinds names %s: did the policy mean this kind?", apiVersion, kind, meant)})
 	}
 	return r
 }
@@ -561,7 +561,7 @@ func (s *Session) servedAs(kind string) []string {
 	return served
 }
 
-func hasPhase(fs []k8s.Finding, phases ...contract.Phase) bool {
+func hasPhase(fs []Finding, phases ...Phase) bool {
 	for _, f := range fs {
 		for _, p := range phases {
 			if f.Phase == p {
@@ -582,7 +582,7 @@ func jsonString(s string) json.RawMessage {
 // nil when the object did not get as far as the rules. It runs the stages
 // below in order; each says whether the admission goes on, and one that
 // stops leaves the result in ad.
-func (s *Session) evaluate(ctx context.Context, doc k8s.Document, req Request) (Result, *stored) {
+func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Result, *stored) {
 	doc = s.e.asServerHasIt(doc)
 	if s.opts.Mutate {
 		var failed *Result
@@ -636,7 +636,7 @@ type evalMode struct {
 // reviewAs evaluates as m says, on the fallback when the kind's reviews
 // go there; one that panics is made again on the fallback, where the
 // kind's reviews go from then on when it evaluates there (defect.go).
-func (s *Session) reviewAs(ctx context.Context, doc k8s.Document, req Request, m evalMode) (Result, *stored, bool) {
+func (s *Session) reviewAs(ctx context.Context, doc Document, req Request, m evalMode) (Result, *stored, bool) {
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	if s.e.fellBack(apiVersion, kind, sortReview) {
 		return s.evaluateAs(ctx, doc, req, evalMode{fallback: true, unifySchema: m.unifySchema})
@@ -655,14 +655,14 @@ func (s *Session) reviewAs(ctx context.Context, doc k8s.Document, req Request, m
 // evaluateAs evaluates as m says; false when a token was left over. A
 // panic is the result's defect, with a finding of PhaseDefect; the
 // runtime that panicked is replaced (defect.go).
-func (s *Session) evaluateAs(ctx context.Context, doc k8s.Document, req Request, m evalMode) (r Result, st *stored, ok bool) {
+func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (r Result, st *stored, ok bool) {
 	s.e.begin("the review", doc)
 	ad := admission{s: s, doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema, fallback: m.fallback}
 	if m.fallback {
 		c, err := s.e.fallbackRuntime()
 		if err != nil {
 			d := &Defect{What: "the review of " + tried(Result{Doc: doc}), Panic: "the fallback runtime does not compile: " + err.Error()}
-			return Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}, nil, true
+			return Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
 		}
 		ad.c = c
 	} else {
@@ -682,7 +682,7 @@ func (s *Session) evaluateAs(ctx context.Context, doc k8s.Document, req Request,
 					return r.defect != nil
 				}
 			}
-			r, st, ok = Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}, nil, true
+			r, st, ok = Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}, nil, true
 		}
 	}()
 	_ = ad.inputs(ctx) &&
@@ -697,7 +697,7 @@ func (s *Session) evaluateAs(ctx context.Context, doc k8s.Document, req Request,
 type admission struct {
 	s   *Session
 	c   *compiled
-	doc k8s.Document
+	doc Document
 	req Request
 
 	// schema is the kind's CRD schema; kindReview the kind's review (without
@@ -786,7 +786,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 	if s.opts.Cluster != nil {
 		var err error
 		if ad.listed, err = s.clusterContext(ctx); err != nil {
-			ad.r.Errors = append(ad.r.Errors, k8s.Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: err.Error()})
+			ad.r.Errors = append(ad.r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: err.Error()})
 			return false
 		}
 	}
@@ -913,7 +913,7 @@ func (ad *admission) decode() bool {
 	s, a, r := ad.s, ad.a, &ad.r
 	// The API server's checks of the metadata, which it makes with the
 	// schema's (a schema-checked object passed them).
-	var metaErrors []k8s.Finding
+	var metaErrors []Finding
 	if !ad.req.SchemaChecked {
 		metaErrors = k8s.ObjectMetaFindings(ad.realObject())
 	}
@@ -971,7 +971,7 @@ func (ad *admission) decode() bool {
 		return ad.keep(nil)
 	}
 	r.Errors = crd // the rule errors, if any
-	for _, phase := range []contract.Phase{contract.PhaseWebhook, contract.PhasePolicy} {
+	for _, phase := range []Phase{contract.PhaseWebhook, contract.PhasePolicy} {
 		fs, err := k8s.DecodeFindings(s.e.src, ad.rv.LookupPath(contract.PathReview[phase]), phase)
 		if err != nil {
 			return ad.internal(string(phase), err)
@@ -1005,9 +1005,9 @@ func (ad *admission) decode() bool {
 
 // withoutSaid is fs with more, but for the findings of more at a path and
 // of a type one of fs has.
-func withoutSaid(fs, more []k8s.Finding) []k8s.Finding {
+func withoutSaid(fs, more []Finding) []Finding {
 	for _, f := range more {
-		said := slices.ContainsFunc(fs, func(g k8s.Finding) bool { return g.Path == f.Path && g.Type == f.Type })
+		said := slices.ContainsFunc(fs, func(g Finding) bool { return g.Path == f.Path && g.Type == f.Type })
 		if !said {
 			fs = append(fs, f)
 		}
@@ -1067,7 +1067,7 @@ func requestContext(req Request, a *k8s.KeyAliases) map[string]any {
 // with the kind's mutations (mutators) made, nil when they change nothing
 // or the kind has none. It evaluates the mutator alone, not the review:
 // whether the object is valid is the validating webhook's question.
-func (s *Session) Mutate(doc k8s.Document, req Request) (map[string]any, error) {
+func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 	if doc.Err != nil || doc.Object == nil {
 		return nil, nil
 	}
@@ -1118,7 +1118,7 @@ func (s *Session) Mutate(doc k8s.Document, req Request) (map[string]any, error) 
 
 // tryMutations makes the mutations on c, or says how it panicked (the
 // runtime replaced).
-func (s *Session) tryMutations(c *compiled, m cue.Value, doc k8s.Document, in, old map[string]any, op, now string) (ms *mutations, d *Defect) {
+func (s *Session) tryMutations(c *compiled, m cue.Value, doc Document, in, old map[string]any, op, now string) (ms *mutations, d *Defect) {
 	defer func() {
 		if r := recover(); r != nil {
 			ms, d = nil, s.e.recovered(r, fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), c)
@@ -1129,7 +1129,7 @@ func (s *Session) tryMutations(c *compiled, m cue.Value, doc k8s.Document, in, o
 
 // fallbackMutations makes the mutations on the fallback runtime; its
 // defect when it panics there too.
-func (s *Session) fallbackMutations(doc k8s.Document, in, old map[string]any, op, now string) *mutations {
+func (s *Session) fallbackMutations(doc Document, in, old map[string]any, op, now string) *mutations {
 	c, err := s.e.fallbackRuntime()
 	if err != nil {
 		return &mutations{defect: &Defect{What: fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), Panic: "the fallback runtime does not compile: " + err.Error()}}
@@ -1146,7 +1146,7 @@ func (s *Session) fallbackMutations(doc k8s.Document, in, old map[string]any, op
 // ClusterTrainingRuntime's YAML may carry one, which kubectl sends), as
 // rest.EnsureObjectNamespaceMatchesRequestNamespace does. The object is
 // copied, not changed.
-func (e *Engine) asServerHasIt(doc k8s.Document) k8s.Document {
+func (e *Engine) asServerHasIt(doc Document) Document {
 	md := k8s.Meta(doc.Object)
 	if _, ok := md["namespace"]; !ok || !e.clusterScoped(k8s.GroupOf(doc.APIVersion()), doc.Kind()) {
 		return doc
@@ -1181,23 +1181,23 @@ func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
 // mutated is the document with the mutating webhook's changes made (see
 // SessionOptions.Mutate), or a mutation's defect as the review's result:
 // the policy's error, at the mutation.
-func (s *Session) mutated(doc k8s.Document, req Request) (k8s.Document, *Result) {
+func (s *Session) mutated(doc Document, req Request) (Document, *Result) {
 	if req.Operation == "" {
 		req.Operation = contract.OpCreate
 	}
 	out, err := s.Mutate(doc, req)
 	if d := (*Defect)(nil); errors.As(err, &d) {
-		return doc, &Result{Doc: doc, Errors: []k8s.Finding{defectFinding(d)}, defect: d}
+		return doc, &Result{Doc: doc, Errors: []Finding{defectFinding(d)}, defect: d}
 	}
 	if err != nil {
-		f := k8s.Finding{Phase: contract.PhaseRuleError, Rule: "mutations", Detail: err.Error()}
+		f := Finding{Phase: contract.PhaseRuleError, Rule: "mutations", Detail: err.Error()}
 		if mErr, ok := err.(*MutationError); ok {
 			f.Source = mErr.Source
 			if mErr.Rule != "" {
 				f.Rule += "." + mErr.Rule
 			}
 		}
-		return doc, &Result{Doc: doc, Errors: []k8s.Finding{f}}
+		return doc, &Result{Doc: doc, Errors: []Finding{f}}
 	}
 	if out != nil {
 		doc.Object = out
@@ -1265,7 +1265,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 // made is a copy of the object with the edits made, nil when there are
 // none. The edits stay as they were: each is made with copies of its
 // values (edit.withOwnValues).
-func (ms *mutations) made(doc k8s.Document) (map[string]any, error) {
+func (ms *mutations) made(doc Document) (map[string]any, error) {
 	if ms.defect != nil {
 		return nil, ms.defect
 	}
@@ -1289,7 +1289,7 @@ func (ms *mutations) made(doc k8s.Document) (map[string]any, error) {
 // mutatorInput is what the kind's mutator is given of the object and of
 // the old one: the paths its reads name, when it names them, else the
 // whole objects.
-func (e *Engine) mutatorInput(doc k8s.Document, old map[string]any) (map[string]any, map[string]any) {
+func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any, map[string]any) {
 	reads, ok := e.mutatorReads[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return doc.Object, old
@@ -1335,7 +1335,7 @@ type lookupRefs struct {
 // lookupRefs evaluates the kind's lookups (nil when it has none). A lookup
 // that does not decode names nothing: the review reports what is wrong with
 // the input.
-func (s *Session) lookupRefs(c *compiled, doc k8s.Document, input cue.Value, rctx map[string]any) *lookupRefs {
+func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx map[string]any) *lookupRefs {
 	v, ok := c.lookupsValue(doc, input, rctx)
 	if !ok {
 		return nil
@@ -1345,7 +1345,7 @@ func (s *Session) lookupRefs(c *compiled, doc k8s.Document, input cue.Value, rct
 
 // lookupsValue is the kind's lookups evaluated for input (its values, or
 // an encoded cue.Value) and rctx; ok false when the kind has none.
-func (c *compiled) lookupsValue(doc k8s.Document, input any, rctx map[string]any) (v cue.Value, ok bool) {
+func (c *compiled) lookupsValue(doc Document, input any, rctx map[string]any) (v cue.Value, ok bool) {
 	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return cue.Value{}, false
@@ -1383,7 +1383,7 @@ func decodeRefs(v cue.Value) map[string]contract.LookupRef {
 
 // resolve finds the objects refs name. What does not exist is left out
 // (the rules say what that means); what cannot be read is an error.
-func (s *Session) resolve(ctx context.Context, doc k8s.Document, refs *lookupRefs) (runtime *stored, found, existing map[string]any, err error) {
+func (s *Session) resolve(ctx context.Context, doc Document, refs *lookupRefs) (runtime *stored, found, existing map[string]any, err error) {
 	if refs == nil {
 		return nil, nil, nil, nil
 	}
@@ -1422,7 +1422,7 @@ func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[st
 // internal reports a failure of the CUE itself (a rule that does not
 // evaluate), with the CUE positions.
 func (s *Session) internal(r Result, what string, err error) Result {
-	r.Errors = append(r.Errors, k8s.Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
+	r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
 	return r
 }
 
@@ -1457,8 +1457,8 @@ func (e *Engine) admits(apiVersion, kind string) bool {
 
 // RuntimeSummary is the listed object's summary as a runtime's; zero for
 // what no runtime review summarised.
-func (l Listed) RuntimeSummary() contract.RuntimeSummary {
-	var s contract.RuntimeSummary
+func (l Listed) RuntimeSummary() RuntimeSummary {
+	var s RuntimeSummary
 	if data, err := json.Marshal(l.Summary); err == nil {
 		_ = json.Unmarshal(data, &s)
 	}

@@ -43,7 +43,7 @@ type gaveUp struct{}
 // begin marks an evaluation beginning, of doc when it has one, under the
 // guard of a load (else it does nothing, and allocates nothing). It ends
 // the goroutine of a load that gave up.
-func (e *Engine) begin(what string, doc k8s.Document) {
+func (e *Engine) begin(what string, doc Document) {
 	if g := e.guard.Load(); g != nil {
 		g.mark(what, doc)
 	}
@@ -51,7 +51,7 @@ func (e *Engine) begin(what string, doc k8s.Document) {
 
 // mark is begin's work under a guard: apart, so that begin's own what
 // does not move to the heap on every call.
-func (g *evalGuard) mark(what string, doc k8s.Document) {
+func (g *evalGuard) mark(what string, doc Document) {
 	if g.gaveUp.Load() {
 		panic(gaveUp{})
 	}

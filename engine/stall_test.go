@@ -23,7 +23,7 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	defer func(limit time.Duration) { evalLimit = limit }(evalLimit)
 	evalLimit = 50 * time.Millisecond
 
-	doc := k8s.Document{Object: map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": map[string]any{"name": "probe", "namespace": "default"}}, File: k8s.ProbeFile + "torch-distributed"}
+	doc := Document{Object: map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": map[string]any{"name": "probe", "namespace": "default"}}, File: k8s.ProbeFile + "torch-distributed"}
 	ended := make(chan struct{})
 	var continued atomic.Bool
 	start := time.Now()
