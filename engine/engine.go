@@ -48,16 +48,20 @@ type Options struct {
 	// added to the schemas package: new frameworks, rules and runtimes.
 	PolicyDirs []string
 	// RecycleAfter is how many evaluations one CUE runtime serves; 0 means
-	// DefaultRecycleAfter.
+	// DefaultRecycleAfter. The controller's --engine-recycle-after: fewer
+	// bound what a runtime keeps tighter, at the cost of a compilation.
 	RecycleAfter int
 	// PlanCacheSize is how many render plans (one per runtime content) one
-	// CUE runtime keeps; 0 means DefaultPlanCacheSize.
+	// CUE runtime keeps; 0 means DefaultPlanCacheSize. The controller's
+	// --engine-plan-cache-size: a cluster of more runtimes than that
+	// plans some renders again.
 	PlanCacheSize int
 	// NoMemo evaluates every review, lookup, render and mutation afresh
 	// rather than from the memos (reviewmemo.go, lookupmemo.go,
 	// rendermemo.go, the mutate memo), gives no carried value as a token
-	// (carried.go), and encodes every review's runtime (runtimevalue.go):
-	// for the tests that show the memos change nothing.
+	// (carried.go), and encodes every review's runtime (runtimevalue.go).
+	// The results are the same (TestMemoChangesNothing), only slower: a
+	// debugging switch (--no-memo), to tell a memo's defect from a rule's.
 	NoMemo bool
 }
 

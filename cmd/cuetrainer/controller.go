@@ -45,6 +45,8 @@ type controllerOptions struct {
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
 	concurrency             int
+	recycleAfter            int
+	planCacheSize           int
 }
 
 func newControllerCmd() *cobra.Command {
@@ -82,6 +84,8 @@ applied with server-side apply. Its serving certificate is generated and rotated
 	f.BoolVar(&o.webhooks, "webhooks", true, "serve the admission webhooks")
 	f.BoolVar(&o.reconcile, "reconcile", true, "run the TrainJob controller")
 	f.IntVar(&o.concurrency, "max-concurrent-reconciles", controller.DefaultConcurrency, "how many TrainJobs are reconciled at once (never the same one twice)")
+	f.IntVar(&o.recycleAfter, "engine-recycle-after", engine.DefaultRecycleAfter, "how many evaluations one CUE runtime serves before the engine compiles a fresh one (what a runtime keeps per evaluation grows until then)")
+	f.IntVar(&o.planCacheSize, "engine-plan-cache-size", engine.DefaultPlanCacheSize, "how many render plans (one per runtime's content) a CUE runtime keeps; a cluster of more runtimes plans some renders again")
 	f.DurationVar(&o.policyReload, "policy-reload-interval", 10*time.Second, "how often the policy directories are checked for changes (a new version is loaded without a restart; one that does not load leaves the last good one in force)")
 	return cmd
 }
@@ -94,6 +98,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	}
 	if o.concurrency < 1 {
 		return usageError{errors.New("--max-concurrent-reconciles must be at least 1")}
+	}
+	if o.recycleAfter < 1 || o.planCacheSize < 1 {
+		return usageError{errors.New("--engine-recycle-after and --engine-plan-cache-size must be at least 1")}
 	}
 	if o.certValidity <= 0 || o.certCheck <= 0 {
 		return usageError{errors.New("--cert-validity and --cert-check-interval must be positive")}
@@ -113,7 +120,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		return usageError{fmt.Errorf("kubeconfig: %w", err)}
 	}
 	start := time.Now()
-	policies, err := controller.NewPolicyReloader(engine.Options{PolicyDirs: o.policyDirs}, o.policyReload)
+	opts := o.options()
+	opts.RecycleAfter, opts.PlanCacheSize = o.recycleAfter, o.planCacheSize
+	policies, err := controller.NewPolicyReloader(opts, o.policyReload)
 	if err != nil {
 		return usageError{err}
 	}
@@ -123,7 +132,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	eng := policies.Engine()
 	if eng == nil {
 		ctrl.Log.Error(policies.LastError(), "the policies do not load: admission is closed and the replica not ready until they do; the directories are read again every interval", "policyDirs", o.policyDirs, "interval", o.policyReload.String())
-		if eng, err = engine.New(engine.Options{}); err != nil {
+		if eng, err = engine.New(engine.Options{RecycleAfter: opts.RecycleAfter, PlanCacheSize: opts.PlanCacheSize, NoMemo: opts.NoMemo}); err != nil {
 			return err
 		}
 	} else {

@@ -35,15 +35,22 @@ func (e usageError) Unwrap() error { return e.err }
 type globals struct {
 	policyDirs        []string
 	noBuiltinRuntimes bool
+	noMemo            bool
 }
 
 func (g *globals) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&g.policyDirs, "policy-dir", nil, "a directory of CUE policy files (package schemas) to load besides the embedded ones; repeatable")
 	cmd.Flags().BoolVar(&g.noBuiltinRuntimes, "no-builtin-runtimes", false, "leave out the runtimes cuetrainer ships")
+	cmd.Flags().BoolVar(&g.noMemo, "no-memo", false, "evaluate every review, lookup, render and mutation afresh, not from the engine's memos: the results are the same, only slower (a debugging switch)")
+}
+
+// options are the engine's options the flags give.
+func (g *globals) options() engine.Options {
+	return engine.Options{PolicyDirs: g.policyDirs, NoMemo: g.noMemo}
 }
 
 // engines holds the engines loaded in this process, by policy
-// directories: an engine is safe for concurrent use and keeps no state
+// directories and --no-memo: an engine is safe for concurrent use and keeps no state
 // between sessions, so commands run in one process (tests) share it.
 var engines = struct {
 	sync.Mutex
@@ -53,13 +60,13 @@ var engines = struct {
 // engine loads the engine for the policy directories, and prints the
 // load's warnings to stderr.
 func (g *globals) engine(stderr io.Writer) (*engine.Engine, error) {
-	key := strings.Join(g.policyDirs, "\x00")
+	key := fmt.Sprint(g.noMemo, "\x00", strings.Join(g.policyDirs, "\x00"))
 	engines.Lock()
 	defer engines.Unlock()
 	e, ok := engines.byDirs[key]
 	if !ok || len(g.policyDirs) > 0 {
 		var err error
-		if e, err = engine.New(engine.Options{PolicyDirs: g.policyDirs}); err != nil {
+		if e, err = engine.New(g.options()); err != nil {
 			return nil, usageError{err}
 		}
 		engines.byDirs[key] = e
