@@ -80,6 +80,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 		return 0
 	})
+	served.ReadEvaluations(func() []int64 {
+		e := o.Engine()
+		if e == nil {
+			return nil
+		}
+		n := e.Evaluations()
+		return []int64{n.Reviews, n.Lookups, n.Renders, n.Mutations, n.CRDParts}
+	})
 	e := o.Registered
 	if e == nil {
 		e = o.Engine()

@@ -100,13 +100,13 @@ type Engine struct {
 	// ConfigMap's uid, resourceVersion and data key (see pinnedCopy).
 	pinnedCopies *cache.LRU[map[string]any]
 	// reviewCache holds the controller's reviews of stored objects (see
-	// reviewKey); reviewsMade counts the reviews evaluated, for tests.
+	// reviewKey); reviewsMade counts the reviews evaluated (Evaluations).
 	reviewMu    sync.Mutex
 	reviewCache map[string]*cachedReview
 	reviewsMade atomic.Int64
 	// lookupsMade counts the lookups evaluated (not from the memo),
 	// rendersMade the renders, mutationsMade the mutations and
-	// crdPartsMade the CRD check parts, for tests.
+	// crdPartsMade the CRD check parts (Evaluations).
 	lookupsMade   atomic.Int64
 	rendersMade   atomic.Int64
 	mutationsMade atomic.Int64
@@ -684,6 +684,25 @@ func (e *Engine) compiled() *compiled {
 
 // Recycled reports how many times the engine swapped in a fresh CUE runtime.
 func (e *Engine) Recycled() int64 { return e.recycled.Load() }
+
+// Evaluations count what the engine evaluated, not what its memos served:
+// the reviews, the lookups, the renders, the mutators' edits and the CRD
+// check parts. With the requests answered they give the memos' hits.
+type Evaluations struct {
+	Reviews, Lookups, Renders, Mutations, CRDParts int64
+}
+
+// Evaluations reports what the engine evaluated since it loaded, for
+// metrics (cuetrainer_engine_evaluations_total).
+func (e *Engine) Evaluations() Evaluations {
+	return Evaluations{
+		Reviews:   e.reviewsMade.Load(),
+		Lookups:   e.lookupsMade.Load(),
+		Renders:   e.rendersMade.Load(),
+		Mutations: e.mutationsMade.Load(),
+		CRDParts:  e.crdPartsMade.Load(),
+	}
+}
 
 // loadInstances loads packages from files, by absolute name under root,
 // with a registry that fetches no module (the embedded module has no

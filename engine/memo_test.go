@@ -339,3 +339,47 @@ func FuzzMemo(f *testing.F) {
 		}
 	})
 }
+
+// TestEvaluations: Evaluations counts what the engine evaluated, not what
+// its memos served: a TrainJob admitted and rendered again is neither
+// reviewed nor rendered again, unless the memos are off (NoMemo).
+func TestEvaluations(t *testing.T) {
+	const job = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j, namespace: team-a}\n" +
+		"spec:\n  runtimeRef: {name: torch-distributed}\n  trainer: {image: img:1, numNodes: 2}\n"
+	for _, c := range []struct {
+		noMemo bool
+		want   int64 // the second time's reviews and renders
+	}{{false, 0}, {true, 1}} {
+		e, err := New(Options{NoMemo: c.noMemo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before Evaluations
+		for i := range 2 {
+			if i == 1 {
+				before = e.Evaluations()
+			}
+			s := e.NewSession(SessionOptions{})
+			r := s.Admit(readOne(t, job))
+			if r.Rejected() {
+				t.Fatalf("rejected: %v", findingStrings(r.Errors))
+			}
+			if out := s.Render(r, RenderOptions{}); len(out.Errors) > 0 || len(out.Objects) == 0 {
+				t.Fatalf("render: %v", findingStrings(out.Errors))
+			}
+		}
+		got := e.Evaluations()
+		if before.Reviews == 0 || before.Renders == 0 {
+			t.Errorf("NoMemo %v: the first admission and render counted %+v", c.noMemo, before)
+		}
+		if n := got.Reviews - before.Reviews; n != c.want {
+			t.Errorf("NoMemo %v: the second admission counted %d reviews, want %d", c.noMemo, n, c.want)
+		}
+		if n := got.Renders - before.Renders; n != c.want {
+			t.Errorf("NoMemo %v: the second render counted %d renders, want %d", c.noMemo, n, c.want)
+		}
+		if got.Reviews != e.reviewsMade.Load() || got.Lookups != e.lookupsMade.Load() || got.CRDParts != e.crdPartsMade.Load() || got.Mutations != e.mutationsMade.Load() {
+			t.Errorf("Evaluations %+v is not the engine's counts", got)
+		}
+	}
+}

@@ -3,8 +3,8 @@
 // admission handlers and the engine take (recorded by controller/webhooks
 // and the TrainJob reconciler), the policy reloads and the runtime audit's
 // count (package controller), and two values read when scraped, from what
-// controller.Setup passes: the engine's recycles and whether the cache
-// serves the controller's kinds.
+// controller.Setup passes: the engine's recycles, defects and evaluations,
+// and whether the cache serves the controller's kinds.
 //
 // The package keeps no state. Register builds the collectors and registers
 // them; where the registry already holds them (controller.Setup runs more
@@ -36,6 +36,7 @@ type Metrics struct {
 	policyInForce          prometheus.Gauge
 	engineRecycles         *readMetric
 	engineDefects          *readMetric
+	engineEvaluations      *readVec
 	cacheReads             *readMetric
 }
 
@@ -61,6 +62,10 @@ func Register(reg prometheus.Registerer) (*Metrics, error) {
 	m.engineDefects = register(reg, &errs, newReadMetric(prometheus.CounterValue,
 		"cuetrainer_engine_defects_total",
 		"Panics of CUE's or cuetrainer's the engine in force recovered (each a defect to report; the evaluation was made again without structure sharing, or refused)."))
+	m.engineEvaluations = register(reg, &errs, newReadVec(prometheus.CounterValue,
+		"cuetrainer_engine_evaluations_total",
+		"Evaluations the engine in force made, by what (review, lookup, render, mutation, crd-part): the requests less these are what its memos served.",
+		"what", EvaluationKinds))
 	m.cacheReads = register(reg, &errs, newReadMetric(prometheus.GaugeValue,
 		"cuetrainer_controller_cache_reads",
 		"1 while the controller and the webhooks read TrainJobs and runtimes from the cache (their CRDs unchanged since the process started), 0 when they read them from the API server."))
@@ -181,6 +186,19 @@ func (m *Metrics) ReadDefects(defects func() int64) {
 	}
 }
 
+// EvaluationKinds are the values of cuetrainer_engine_evaluations_total's
+// label what, in the order ReadEvaluations's function gives the counts.
+var EvaluationKinds = []string{"review", "lookup", "render", "mutation", "crd-part"}
+
+// ReadEvaluations makes cuetrainer_engine_evaluations_total read counts
+// (the engine in force's, one per EvaluationKinds) when scraped; 0 until
+// set.
+func (m *Metrics) ReadEvaluations(counts func() []int64) {
+	if m != nil {
+		m.engineEvaluations.read(counts)
+	}
+}
+
 // ReadCacheReads makes cuetrainer_controller_cache_reads read cached
 // (whether the controller and the webhooks read their kinds from the cache)
 // when scraped: 1 for true, 0 for false, and 0 until set.
@@ -220,4 +238,37 @@ func (r *readMetric) Collect(ch chan<- prometheus.Metric) {
 		v = (*f)()
 	}
 	ch <- prometheus.MustNewConstMetric(r.desc, r.kind, v)
+}
+
+// readVec is a readMetric with one label: a value per label value, read
+// when scraped from a function that can be replaced.
+type readVec struct {
+	desc   *prometheus.Desc
+	kind   prometheus.ValueType
+	labels []string
+	values atomic.Pointer[func() []int64]
+}
+
+func newReadVec(kind prometheus.ValueType, name, help, label string, labels []string) *readVec {
+	return &readVec{desc: prometheus.NewDesc(name, help, []string{label}, nil), kind: kind, labels: labels}
+}
+
+func (r *readVec) read(f func() []int64) { r.values.Store(&f) }
+
+// Describe implements prometheus.Collector.
+func (r *readVec) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+// Collect implements prometheus.Collector.
+func (r *readVec) Collect(ch chan<- prometheus.Metric) {
+	var values []int64
+	if f := r.values.Load(); f != nil {
+		values = (*f)()
+	}
+	for i, l := range r.labels {
+		v := 0.0
+		if i < len(values) {
+			v = float64(values[i])
+		}
+		ch <- prometheus.MustNewConstMetric(r.desc, r.kind, v, l)
+	}
 }

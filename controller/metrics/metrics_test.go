@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ func TestNamesAndHelp(t *testing.T) {
 		"cuetrainer_policy_loaded_timestamp_seconds":    {"GAUGE", "When the policies in force were loaded."},
 		"cuetrainer_runtimes_breaking_policy":           {"GAUGE", "The cluster's runtimes the policy in force finds fault with, as its last audit found (a runtime created before the policy, as the shipped ones may be)."},
 		"cuetrainer_engine_defects_total":               {"COUNTER", "Panics of CUE's or cuetrainer's the engine in force recovered (each a defect to report; the evaluation was made again without structure sharing, or refused)."},
+		"cuetrainer_engine_evaluations_total":           {"COUNTER", "Evaluations the engine in force made, by what (review, lookup, render, mutation, crd-part): the requests less these are what its memos served."},
 		"cuetrainer_policy_load_warnings":               {"GAUGE", "The warnings the load of the policies in force gave (logged once per load)."},
 		"cuetrainer_policy_in_force":                    {"GAUGE", "1 while a policy that loaded is in force; 0 while none is (the policy did not load at start: admission is closed and the replica not ready)."},
 	}
@@ -163,4 +165,44 @@ func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestReadEvaluations: cuetrainer_engine_evaluations_total has one series
+// per kind of evaluation, 0 until set, then the last function's counts in
+// EvaluationKinds' order.
+func TestReadEvaluations(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := Register(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() map[string]float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() != "cuetrainer_engine_evaluations_total" {
+				continue
+			}
+			for _, s := range mf.GetMetric() {
+				out[s.GetLabel()[0].GetValue()] = s.GetCounter().GetValue()
+			}
+		}
+		return out
+	}
+	if got := read(); len(got) != len(EvaluationKinds) || got["review"] != 0 {
+		t.Errorf("unset: %v", got)
+	}
+	m.ReadEvaluations(func() []int64 { return []int64{5, 4, 3, 2, 1} })
+	want := map[string]float64{"review": 5, "lookup": 4, "render": 3, "mutation": 2, "crd-part": 1}
+	if got := read(); !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	m.ReadEvaluations(func() []int64 { return nil }) // no engine in force
+	if got := read(); got["render"] != 0 || len(got) != len(EvaluationKinds) {
+		t.Errorf("with no engine: %v", got)
+	}
 }

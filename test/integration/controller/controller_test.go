@@ -479,4 +479,9 @@ func TestWebhookReadsRuntimesFromCache(t *testing.T) {
 		}
 		return nil
 	})
+	// The engine in force counts the reviews it made for these admissions
+	// (cuetrainer_engine_evaluations_total, read from it when scraped).
+	if got := evaluations(t, "review"); got < 1 {
+		t.Errorf("cuetrainer_engine_evaluations_total{what=\"review\"} = %v after admissions", got)
+	}
 }

@@ -206,3 +206,24 @@ func gauge(t *testing.T, name string) float64 {
 	t.Fatalf("no gauge %s", name)
 	return 0
 }
+
+// evaluations is cuetrainer_engine_evaluations_total's value for what.
+func evaluations(t *testing.T, what string) float64 {
+	t.Helper()
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "cuetrainer_engine_evaluations_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == what {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no cuetrainer_engine_evaluations_total{what=%q}", what)
+	return 0
+}
