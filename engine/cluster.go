@@ -188,8 +188,8 @@ func controllerOf(obj map[string]any) map[string]any {
 	return nil
 }
 
-// existingCache bounds the objects read from a cluster and kept with their
-// defaults.
+// existingCacheSize bounds the objects read from a cluster and kept with
+// their defaults, the least recently used dropped first.
 const existingCacheSize = 1024
 
 // existing returns a cluster's object with the defaults its review gives it,
@@ -207,10 +207,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 	if cacheable {
 		// Looked up before the copy below: a runtime read for every
 		// request is the same object most of the time.
-		e.existingMu.Lock()
-		st, ok := e.existingCache[key]
-		e.existingMu.Unlock()
-		if ok {
+		if st, ok := e.existingCache.Get(key); ok {
 			return st
 		}
 	}
@@ -233,12 +230,7 @@ func (e *Engine) existing(obj map[string]any) *stored {
 		}
 	}
 	if cacheable {
-		e.existingMu.Lock()
-		if e.existingCache == nil || len(e.existingCache) >= existingCacheSize {
-			e.existingCache = map[string]*stored{}
-		}
-		e.existingCache[key] = st
-		e.existingMu.Unlock()
+		e.existingCache.Put(key, st)
 	}
 	return st
 }

@@ -99,12 +99,8 @@ func (e *Engine) forgetAll() {
 	e.mutateMemo.Clear()
 	e.crdPartMemo.Clear()
 	e.pinnedCopies.Clear()
-	e.reviewMu.Lock()
-	e.reviewCache = nil
-	e.reviewMu.Unlock()
-	e.existingMu.Lock()
-	e.existingCache = nil
-	e.existingMu.Unlock()
+	e.reviewCache.Clear()
+	e.existingCache.Clear()
 }
 
 // fallbackRuntime is the runtime without CUE's structure sharing,

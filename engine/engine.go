@@ -94,15 +94,13 @@ type Engine struct {
 
 	// existingCache holds objects read from a cluster with their defaults,
 	// by identity, uid and resourceVersion (see existing).
-	existingMu    sync.Mutex
-	existingCache map[string]*stored
+	existingCache *cache.LRU[*stored]
 	// pinnedCopies holds the objects parsed from pinned copies, by the
 	// ConfigMap's uid, resourceVersion and data key (see pinnedCopy).
 	pinnedCopies *cache.LRU[map[string]any]
 	// reviewCache holds the controller's reviews of stored objects (see
 	// reviewKey); reviewsMade counts the reviews evaluated (Evaluations).
-	reviewMu    sync.Mutex
-	reviewCache map[string]*cachedReview
+	reviewCache *cache.LRU[*cachedReview]
 	reviewsMade atomic.Int64
 	// lookupsMade counts the lookups evaluated (not from the memo),
 	// rendersMade the renders, mutationsMade the mutations and
@@ -268,7 +266,9 @@ const DefaultRecycleAfter = 20000
 // file, line and column.
 func New(opts Options) (_ *Engine, err error) {
 	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
-		pinnedCopies: cache.NewLRU[map[string]any](pinnedCopiesSize)}
+		pinnedCopies:  cache.NewLRU[map[string]any](pinnedCopiesSize),
+		existingCache: cache.NewLRU[*stored](existingCacheSize),
+		reviewCache:   cache.NewLRU[*cachedReview](reviewCacheSize)}
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = cache.NewLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = cache.NewLRU[keptRender](DefaultRenderMemoSize)

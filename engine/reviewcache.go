@@ -20,7 +20,8 @@ import (
 // request alone, are kept with it. What the render reads besides (the
 // objects that exist) is read again on every reconcile.
 
-// reviewCacheSize bounds the reviews kept.
+// reviewCacheSize bounds the reviews kept, the least recently used
+// dropped first.
 const reviewCacheSize = 1024
 
 // cachedReview is one review kept (see reviewKey).
@@ -117,9 +118,8 @@ func readsOf(runtime *stored, found map[string]any, listed map[string]map[string
 
 // cachedReview returns the review kept under key, nil when there is none.
 func (e *Engine) cachedReview(key string) *cachedReview {
-	e.reviewMu.Lock()
-	defer e.reviewMu.Unlock()
-	return e.reviewCache[key]
+	cr, _ := e.reviewCache.Get(key)
+	return cr
 }
 
 // keepReview keeps a review, which nothing changes after.
@@ -127,12 +127,7 @@ func (e *Engine) keepReview(key string, cr *cachedReview) {
 	if cr == nil {
 		return
 	}
-	e.reviewMu.Lock()
-	defer e.reviewMu.Unlock()
-	if e.reviewCache == nil || len(e.reviewCache) >= reviewCacheSize {
-		e.reviewCache = map[string]*cachedReview{}
-	}
-	e.reviewCache[key] = cr
+	e.reviewCache.Put(key, cr)
 }
 
 // copied is a copy of the kept review's findings, Object and Summary,

@@ -123,11 +123,7 @@ func TestControllerKeepsReviews(t *testing.T) {
 			t.Errorf("without a resourceVersion, time %d: a kept review used", i+1)
 		}
 	}
-	kept := func() int {
-		e.reviewMu.Lock()
-		defer e.reviewMu.Unlock()
-		return len(e.reviewCache)
-	}
+	kept := e.reviewCache.Len
 	before := kept()
 	d := readOne(t, storedTrainJob("3"))
 	webhook := e.NewSession(SessionOptions{NoBuiltinRuntimes: true, Cluster: cl})
