@@ -188,10 +188,6 @@ func controllerOf(obj map[string]any) map[string]any {
 	return nil
 }
 
-// existingCacheSize bounds the objects read from a cluster and kept with
-// their defaults, the least recently used dropped first.
-const existingCacheSize = 1024
-
 // existing returns a cluster's object with the defaults its review gives it,
 // evaluated once per uid and resourceVersion. The object exists whatever the
 // rules say of it now; one that does not even fit the schema is kept as read.

@@ -258,6 +258,11 @@ type compiled struct {
 // many as the cluster objects kept with their defaults.
 const pinnedCopiesSize = 1024
 
+// existingCacheSize bounds the objects read from a cluster and kept with
+// their defaults (cluster.go's existing), the least recently used dropped
+// first.
+const existingCacheSize = 1024
+
 // DefaultRecycleAfter is how many evaluations an engine's CUE runtime serves
 // before the engine compiles a fresh one.
 const DefaultRecycleAfter = 20000
