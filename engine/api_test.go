@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"golang.org/x/tools/go/packages"
 )
 
 // TestFacadeAPI: the engine's exported API, what cmd/ and controller/ may
@@ -19,14 +17,7 @@ import (
 // TestFacadeAPI ./engine), so that the change shows in review: a knob
 // only tests need belongs in a test-support package, not here.
 func TestFacadeAPI(t *testing.T) {
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes}, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 {
-		t.Fatalf("loading the engine: %v", pkgs)
-	}
-	got := facadeAPI(pkgs[0].Types)
+	got := facadeAPI(loadEngine(t).Types)
 	golden := filepath.Join("testdata", "api.txt")
 	if os.Getenv("UPDATE_GOLDEN") != "" {
 		if err := os.WriteFile(golden, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {

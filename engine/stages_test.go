@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -27,16 +28,7 @@ func TestStagesRunDown(t *testing.T) {
 	}
 	layerOf, allowed := engineLayers(t, string(doc))
 
-	pkgs, err := packages.Load(&packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
-	}, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 {
-		t.Fatalf("loading the engine: %v", pkgs)
-	}
-	p := pkgs[0]
+	p := loadEngine(t)
 	up := map[string][]string{} // "from → to": the names it uses
 	for _, f := range p.Syntax {
 		from := filepath.Base(p.Fset.Position(f.Pos()).Filename)
@@ -118,4 +110,25 @@ func engineLayers(t *testing.T, doc string) (map[string]int, map[string]bool) {
 		t.Fatalf("docs/engine.md's layers name %d files", len(layerOf))
 	}
 	return layerOf, allowed
+}
+
+// engineLoad is package engine's syntax and types, type-checked once for
+// the tests that read them (TestStagesRunDown, TestFacadeAPI).
+var engineLoad = sync.OnceValues(func() ([]*packages.Package, error) {
+	return packages.Load(&packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+	}, ".")
+})
+
+// loadEngine returns package engine, loaded once.
+func loadEngine(t *testing.T) *packages.Package {
+	t.Helper()
+	pkgs, err := engineLoad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 {
+		t.Fatalf("loading the engine: %v", pkgs)
+	}
+	return pkgs[0]
 }

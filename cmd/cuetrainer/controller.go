@@ -132,7 +132,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	eng := policies.Engine()
 	if eng == nil {
 		ctrl.Log.Error(policies.LastError(), "the policies do not load: admission is closed and the replica not ready until they do; the directories are read again every interval", "policyDirs", o.policyDirs, "interval", o.policyReload.String())
-		if eng, err = engine.New(engine.Options{RecycleAfter: opts.RecycleAfter, PlanCacheSize: opts.PlanCacheSize, NoMemo: opts.NoMemo}); err != nil {
+		embedded := opts
+		embedded.PolicyDirs = nil
+		if eng, err = engine.New(embedded); err != nil {
 			return err
 		}
 	} else {
