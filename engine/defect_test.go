@@ -58,6 +58,11 @@ func TestCUEPanicFallsBack(t *testing.T) {
 	if len(fbs) != 1 || fbs[0].Kind != (Kind{"trainer.kubeflow.org/v1alpha1", "TrainJob"}) || fbs[0].Sort != sortReview {
 		t.Errorf("fallbacks %v; want the TrainJob's reviews", fbs)
 	}
+	// Trials that met a defect leave state their problems do not say (the
+	// fallback): their outcome is not kept (keptrials.go).
+	if _, kept := keptTrials.Get(e.trialsKey()); kept {
+		t.Error("the outcome of trials that met a defect was kept: a load served it would not fall back, nor warn")
+	}
 
 	s := e.NewSession(SessionOptions{})
 	r := s.Admit(cuePanicJob(t, false))
@@ -146,6 +151,7 @@ func TestPanicThatRemainsIsADefect(t *testing.T) {
 // load's warning names that rule alone, at its line: each of the kind's
 // rules is switched off in turn and the policy compiled again.
 func TestCUEPanicNamesTheRule(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("testdata/cuepanic/org.cue")
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,11 @@ type Options struct {
 	// The results are the same (TestMemoChangesNothing), only slower: a
 	// debugging switch (--no-memo), to tell a memo's defect from a rule's.
 	NoMemo bool
+	// TrialCacheDir is a directory where loads keep their policy trials'
+	// outcomes for other processes (keptrials.go); "" keeps them in this
+	// process's memory only. cuetrainer's CLI gives the user's cache
+	// directory; the controller, whose root filesystem is read-only, none.
+	TrialCacheDir string
 }
 
 // Engine is the compiled CUE. It is safe for concurrent use.
@@ -77,7 +82,10 @@ type Engine struct {
 	instances    []*build.Instance
 	recycleAfter int64
 	planCacheMax int
-	rebuilding   atomic.Bool
+	// trialCacheDir keeps the trials' outcomes across processes
+	// (keptrials.go).
+	trialCacheDir string
+	rebuilding    atomic.Bool
 	// guard is the load's, while it runs (stall.go).
 	guard atomic.Pointer[evalGuard]
 	// Recycled counts the swaps, for metrics and tests; defects the panics
@@ -270,7 +278,7 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (_ *Engine, err error) {
-	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
+	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize, trialCacheDir: opts.TrialCacheDir,
 		pinnedCopies:  cache.NewLRU[map[string]any](pinnedCopiesSize),
 		existingCache: cache.NewLRU[*stored](existingCacheSize),
 		reviewCache:   cache.NewLRU[*cachedReview](reviewCacheSize)}
@@ -418,7 +426,7 @@ func (e *Engine) build() error {
 		return err
 	}
 	if len(e.policyFiles) > 0 {
-		if err := loadError(e.loadSummary(), e.tryPolicy()); err != nil {
+		if err := loadError(e.loadSummary(), e.triedPolicy()); err != nil {
 			return err
 		}
 		e.warnings = append(e.warnings, e.fallbackWarnings(e.cur.Load())...)

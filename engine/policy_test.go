@@ -411,14 +411,46 @@ admission: (#APIVersion): TrainJob: {
 // directory, the largest the repository holds (its reads walked for the
 // carried values they look at, its rules tried on the probes), and
 // BenchmarkLoadNoPolicy without one, the baseline in the same run. Nothing
-// repeats: each iteration compiles afresh.
-func BenchmarkLoadPolicy(b *testing.B) { benchmarkLoad(b, "../examples/policies/ome") }
+// repeats: each iteration compiles afresh, and tries the rules afresh
+// (the process's kept trials dropped first).
+func BenchmarkLoadPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh, "../examples/policies/ome") }
 
-func BenchmarkLoadNoPolicy(b *testing.B) { benchmarkLoad(b) }
+func BenchmarkLoadNoPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh) }
 
-func benchmarkLoad(b *testing.B, dirs ...string) {
+// BenchmarkLoadPolicyKept loads the same, its trials' outcome kept in
+// memory by an earlier load (a controller's reload of unchanged files);
+// BenchmarkLoadPolicyKeptOnDisk with it kept in a cache directory alone
+// (the next `cuetrainer vet --policy-dir` of unchanged files). Each
+// iteration compiles afresh; only the trials' outcome is reused.
+func BenchmarkLoadPolicyKept(b *testing.B) { benchmarkLoad(b, loadKept, "../examples/policies/ome") }
+
+func BenchmarkLoadPolicyKeptOnDisk(b *testing.B) {
+	benchmarkLoad(b, loadKeptOnDisk, "../examples/policies/ome")
+}
+
+type loadReuse int
+
+const (
+	loadAfresh loadReuse = iota
+	loadKept
+	loadKeptOnDisk
+)
+
+func benchmarkLoad(b *testing.B, reuse loadReuse, dirs ...string) {
+	opts := Options{PolicyDirs: dirs}
+	if reuse == loadKeptOnDisk {
+		opts.TrialCacheDir = b.TempDir()
+	}
+	if reuse != loadAfresh {
+		if _, err := New(opts); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for b.Loop() {
-		if _, err := New(Options{PolicyDirs: dirs}); err != nil {
+		if reuse != loadKept {
+			keptTrials.Clear()
+		}
+		if _, err := New(opts); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -69,6 +69,18 @@ func (g *evalGuard) mark(what string, doc Document) {
 	g.began.Store(time.Now().UnixNano())
 }
 
+// inTime reports, once the load's evaluations are done, whether each
+// ended within evalLimit: the guard gave up on none, and the last, which
+// the guard watches until the load ends, began less than evalLimit ago. A
+// load without a guard (no policy) has none to judge: in time.
+func (e *Engine) inTime() bool {
+	g := e.guard.Load()
+	if g == nil {
+		return true
+	}
+	return !g.gaveUp.Load() && time.Since(time.Unix(0, g.began.Load())) <= evalLimit
+}
+
 // guarded runs fn, the load's evaluations, on a goroutine of its own,
 // and fails the load when one of them takes longer than evalLimit. A
 // panic of fn's fails the load as a defect (defect.go).

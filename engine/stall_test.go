@@ -50,6 +50,9 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	if continued.Load() {
 		t.Error("the load's goroutine went on after the load gave up")
 	}
+	if e.inTime() {
+		t.Error("inTime after the guard gave up: the trials' outcome would be kept")
+	}
 
 	e.guard.Store(nil)
 	if err := e.guarded(func() error { return errors.New("the load's own") }); err == nil || err.Error() != "the load's own" {

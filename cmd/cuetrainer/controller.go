@@ -61,7 +61,7 @@ applied with server-side apply. Its serving certificate is generated and rotated
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	o.globals.addFlags(cmd)
+	o.globals.addEngineFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig file (in a pod: the service account)")
 	f.StringVar(&o.kubeContext, "context", "", "the kubeconfig context to use")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -36,17 +38,42 @@ type globals struct {
 	policyDirs        []string
 	noBuiltinRuntimes bool
 	noMemo            bool
+	// cacheDir is --cache-dir; nil for a command that keeps nothing on
+	// disk (the controller: its root filesystem is read-only).
+	cacheDir *string
 }
 
+// addFlags adds the engine's flags and --cache-dir.
 func (g *globals) addFlags(cmd *cobra.Command) {
+	g.addEngineFlags(cmd)
+	g.cacheDir = new(string)
+	cmd.Flags().StringVar(g.cacheDir, "cache-dir", defaultCacheDir(), `where loads with --policy-dir keep their policies' trials, for the next load of the same files (one file each, named by a hash of the files, the binary and the CUE version); "off" keeps none`)
+}
+
+// addEngineFlags adds the flags of the engine's load.
+func (g *globals) addEngineFlags(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&g.policyDirs, "policy-dir", nil, "a directory of CUE policy files (package schemas) to load besides the embedded ones; repeatable")
 	cmd.Flags().BoolVar(&g.noBuiltinRuntimes, "no-builtin-runtimes", false, "leave out the runtimes cuetrainer ships")
-	cmd.Flags().BoolVar(&g.noMemo, "no-memo", false, "evaluate every review, lookup, render and mutation afresh, not from the engine's memos: the results are the same, only slower (a debugging switch)")
+	cmd.Flags().BoolVar(&g.noMemo, "no-memo", false, "evaluate every review, lookup, render and mutation afresh, not from the engine's memos, and try the policies afresh: the results are the same, only slower (a debugging switch)")
+}
+
+// defaultCacheDir is cuetrainer's directory in the user's cache directory
+// ($XDG_CACHE_HOME, ~/Library/Caches, %LocalAppData%), "" when there is none.
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "cuetrainer")
 }
 
 // options are the engine's options the flags give.
 func (g *globals) options() engine.Options {
-	return engine.Options{PolicyDirs: g.policyDirs, NoMemo: g.noMemo}
+	opts := engine.Options{PolicyDirs: g.policyDirs, NoMemo: g.noMemo}
+	if g.cacheDir != nil && *g.cacheDir != "" && *g.cacheDir != "off" {
+		opts.TrialCacheDir = filepath.Join(*g.cacheDir, "trials")
+	}
+	return opts
 }
 
 // engines holds the engines loaded in this process, by policy

@@ -60,6 +60,27 @@ func (c *LRU[V]) Put(key string, value V) {
 	}
 }
 
+// Delete drops the value kept under key, if any.
+func (c *LRU[V]) Delete(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.order.Remove(el)
+		delete(c.entries, key)
+	}
+}
+
+// Keys are the keys of the values kept, the most recently used first.
+func (c *LRU[V]) Keys() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := make([]string, 0, c.order.Len())
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		keys = append(keys, el.Value.(*lruItem[V]).key)
+	}
+	return keys
+}
+
 // Clear drops every value; a nil LRU (a memo switched off) has none.
 func (c *LRU[V]) Clear() {
 	if c == nil {

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -86,5 +87,28 @@ func TestValuePool(t *testing.T) {
 	}
 	if len(p.free) != maxFreeValues {
 		t.Errorf("%d free values kept, bound %d", len(p.free), maxFreeValues)
+	}
+}
+
+// TestLRUDeleteAndKeys: Delete drops one key alone; Keys lists what is
+// kept, the most recently used first.
+func TestLRUDeleteAndKeys(t *testing.T) {
+	c := NewLRU[int](3)
+	c.Put("a", 1)
+	c.Put("b", 2)
+	c.Put("c", 3)
+	c.Get("a")
+	if got, want := c.Keys(), []string{"a", "c", "b"}; !slices.Equal(got, want) {
+		t.Errorf("keys %v, want %v", got, want)
+	}
+	c.Delete("c")
+	c.Delete("absent")
+	if _, ok := c.Get("c"); ok || c.Len() != 2 {
+		t.Errorf("after Delete(c): c kept %v, %d kept; want it gone, 2 kept", ok, c.Len())
+	}
+	c.Put("d", 4)
+	c.Put("e", 5)
+	if got, want := c.Keys(), []string{"e", "d", "a"}; !slices.Equal(got, want) {
+		t.Errorf("keys %v, want %v (b dropped, the least recently used)", got, want)
 	}
 }
