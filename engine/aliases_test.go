@@ -60,6 +60,7 @@ spec:
 // evaluation as tokens, those it names as themselves, and everything read
 // back (the object, warnings, the rendered objects) has the keys again.
 func TestOpaqueKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "spy.cue"), []byte(tokenSpy), 0o644); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // value outside its entry's constraint, one the CUE's sources hold, and
 // one the object holds elsewhere too, are not carried.
 func TestCarriedValuesShareReviews(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,7 @@ func TestCarriedValuesShareReviews(t *testing.T) {
 // the tokens do not meet, fails the load at the entry, in the file that
 // declares it.
 func TestCarriedCheckedAtLoad(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, policy, want string
 	}{
@@ -124,6 +126,7 @@ func TestCarriedCheckedAtLoad(t *testing.T) {
 // TestCarryOff: a policy whose rule looks at a carried value switches its
 // entry off, and the rule then sees every value.
 func TestCarryOff(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
 
 import "strings"
@@ -173,6 +176,7 @@ func TestCarriedLeftOver(t *testing.T) {
 // values are the memo's, each with its own values; a lookup that looks at
 // a carried value fails the load at the lookup.
 func TestCarriedLookups(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +233,7 @@ lookups: (#APIVersion): TrainJob: {
 // caller (no two share a key pair; a seed is hashed from the value
 // itself); a render rule that looks at a carried value fails the load.
 func TestCarriedRenders(t *testing.T) {
+	t.Parallel()
 	e, fresh := memoAndFresh(t)
 	render := func(e *Engine, runtime, name, uid string) (Rendered, bool) {
 		t.Helper()
@@ -311,6 +316,7 @@ _x: strings.ToUpper("")
 // JobSet labels and annotations their runtime patch gives (a run's id)
 // share one review and one render, and each JobSet gets its own values.
 func TestPatchLabelValuesCarried(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -353,6 +359,7 @@ func TestPatchLabelValuesCarried(t *testing.T) {
 // carried, and so does a value another path ends alike but for its last
 // two labels.
 func TestPolicyLooksSwitchCarryingOff(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, policy string
 		off          []string

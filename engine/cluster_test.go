@@ -566,6 +566,7 @@ spec:
 // controller's render reports it, the offline render of the same TrainJob
 // does not, and both build the same objects otherwise.
 func TestControllerPartOnlyForControllers(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"probe.cue": `package schemas
 
 controllers: (#APIVersion): TrainJob: {
@@ -887,6 +888,7 @@ func TestSchemaCheckedTakesTheInput(t *testing.T) {
 // scope Cluster leaves the namespace it gives out, as the cluster's reads
 // do, so the object is found; a namespaced kind keeps it.
 func TestClusterScopedCRDLookup(t *testing.T) {
+	t.Parallel()
 	e := loadPolicyWant(t, "quota", map[string]string{"p.cue": `package schemas
 
 #Quota: {

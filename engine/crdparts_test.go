@@ -50,6 +50,7 @@ metadata:
 // part's errors, also when its tokens are numbered otherwise (a uid
 // before them). An engine without memos evaluates each and agrees.
 func TestCRDCheckPartsMemo(t *testing.T) {
+	t.Parallel()
 	memo, fresh := memoAndFresh(t, writePolicy(t, map[string]string{"part.cue": partPolicy}))
 	jobs := []Document{
 		partJob("job-a", "first-secret", ""),
@@ -80,6 +81,7 @@ func TestCRDCheckPartsMemo(t *testing.T) {
 // alone, so a rule of it that reads the object does not evaluate: a rule
 // error at its line in the admin's file, not a check silently passed.
 func TestCRDCheckPartReadsSelfAlone(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"part.cue": `package schemas
 
 crdCheckParts: (#APIVersion): TrainJob: nameOfJob: {
@@ -99,6 +101,7 @@ crdCheckParts: (#APIVersion): TrainJob: nameOfJob: {
 // its path: its checks would run on no object. The shipped parts' paths
 // all lead somewhere.
 func TestCRDCheckPartPaths(t *testing.T) {
+	t.Parallel()
 	e := testEngine(t)
 	if problems := e.checkPartPaths(e.compiled()); len(problems) > 0 {
 		t.Errorf("the shipped parts: %v", problems)
@@ -117,6 +120,7 @@ func TestCRDCheckPartPaths(t *testing.T) {
 // schema-checked request (a webhook's) too, as its crdChecks do
 // (TestPolicyCRDChecks): the API server's CRD of the kind does not hold it.
 func TestPolicyCRDPartsSchemaChecked(t *testing.T) {
+	t.Parallel()
 	e := loadPolicyWant(t, "part", map[string]string{"part.cue": partPolicy}, "")
 	if e == nil {
 		return

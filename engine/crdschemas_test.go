@@ -16,6 +16,7 @@ import (
 // fails when internal/crd/crdschemas.json, which an engine of the embedded CUE reads
 // instead, differs from them; UPDATE_GOLDEN=1 rewrites the file.
 func TestEmbeddedCRDSchemas(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -238,6 +238,7 @@ func TestAdmitRuntimeVisibleToLaterTrainJobs(t *testing.T) {
 }
 
 func TestPolicyDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policy := `package schemas
 
@@ -269,6 +270,7 @@ spec: {runtimeRef: {name: torch-distributed}, trainer: {}}
 }
 
 func TestPolicyDirBrokenFileFailsAtLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "broken.cue"), []byte("package schemas\n\nfoo: {\n\tbar: 1 +\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -286,6 +288,7 @@ func TestPolicyDirBrokenFileFailsAtLoad(t *testing.T) {
 }
 
 func TestPolicyDirMissing(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Options{PolicyDirs: []string{filepath.Join(t.TempDir(), "nope")}}); err == nil {
 		t.Fatal("a missing policy directory loaded")
 	}

@@ -13,6 +13,7 @@ import (
 // also when no probe reaches the edit; an object that fits renders as
 // before.
 func TestRenderFitsKinds(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
 
 renderParts: (#APIVersion): TrainJob: torch: {
@@ -51,6 +52,7 @@ renderParts: (#APIVersion): TrainJob: torch: {
 // the name as a carried value's token, which is short. Before, the render
 // gave a JobSet whose pods the Job API refuses.
 func TestRenderChecksBuiltMetadata(t *testing.T) {
+	t.Parallel()
 	e := loadPolicyWant(t, "a label of the name", map[string]string{"p.cue": `package schemas
 
 renderParts: (#APIVersion): TrainJob: torch: {

@@ -8,6 +8,7 @@ import "testing"
 // probes' renders, with what to do. Counting them, it loads. Before, it
 // loaded, and every TrainJob of the framework ran one pod.
 func TestRenderPartFollowsNumNodes(t *testing.T) {
+	t.Parallel()
 	policy := func(counts string) map[string]string {
 		return map[string]string{"paddle.cue": `package schemas
 

@@ -12,6 +12,7 @@ import (
 // keys, of texts such a value may be, and of annotations' values, which
 // may hold anything, load.
 func TestFormatChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(rules []string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet labels = *object.metadata.labels | {}\n" + strings.Join(rules, "\n") + "\n}\n"}
 	}

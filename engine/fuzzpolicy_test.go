@@ -251,6 +251,7 @@ func FuzzPolicy(f *testing.F) {
 // load and are evaluated (the fuzzer would test little else), and none
 // panics out of the engine. It logs the share.
 func TestPolicyGrammarReachesEvaluation(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	r := rand.New(rand.NewPCG(1, 2))
 	evaluated := 0

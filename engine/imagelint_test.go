@@ -13,6 +13,7 @@ import (
 // the same tests written to end at the host, and tests of other texts,
 // load. One policy holds the rules of each kind, one rule to a line.
 func TestImageRegistryChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(conds []string) map[string]string {
 		var rules strings.Builder
 		for i, cond := range conds {

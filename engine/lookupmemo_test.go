@@ -13,6 +13,7 @@ import (
 // what they read is looked up afresh, and finds its own runtime. Without
 // the memo, every admission evaluates them.
 func TestLookupsMemoised(t *testing.T) {
+	t.Parallel()
 	for _, memo := range []bool{true, false} {
 		e, err := New(Options{NoMemo: !memo})
 		if err != nil {
@@ -76,6 +77,7 @@ func TestLookupsMemoised(t *testing.T) {
 // the lookup is given the named paths alone. Named in reads, the same
 // lookups load.
 func TestLookupReadsChecked(t *testing.T) {
+	t.Parallel()
 	const head = "package schemas\n\nlookups: (#APIVersion): TrainJob: {\n\tinput: _\n"
 	for _, tc := range []struct {
 		name, body, want string

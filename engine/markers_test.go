@@ -46,6 +46,7 @@ func boundsRuntime(t *testing.T, policy string) string {
 // webhooks check), in the API server's words. Before, a CUE bound was not
 // in the CRD and a marker was not checked by vet.
 func TestBoundsWrittenOnce(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"paddle.cue": boundsPolicy})
 	e, err := New(Options{PolicyDirs: []string{dir}})
 	if err != nil {
@@ -111,6 +112,7 @@ func TestBoundsWrittenOnce(t *testing.T) {
 // is the CRD's (its crdChecks twin is the admin's), and a default the CUE
 // says too is documentation: they load.
 func TestMarkerMistakes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ marker, want string }{
 		{"+kubebuilder:validation:Minimun=1024", "p.cue:4:2: +kubebuilder:validation:Minimun=1024: Minimun is not a validation marker cuetrainer reads (MaxItems, MaxLength, Maximum, MinItems, MinLength, MinProperties, Minimum, Pattern, Enum): did you mean Minimum?"},
 		{"+kubebuilder:validaton:Minimum=1024", "cuetrainer reads only the +kubebuilder:validation: and default markers of a policy, so this one would do nothing"},
@@ -131,6 +133,7 @@ func TestMarkerMistakes(t *testing.T) {
 // field without a CUE default fails the load: the CRD's and vet's defaults
 // are the CUE's, so the marker would do nothing.
 func TestDefaultMarkerWithoutCUEDefault(t *testing.T) {
+	t.Parallel()
 	src := "package schemas\n\n#MLPolicy: paddle?: {\n\t// +kubebuilder:default=36000\n\tmasterPort?: int32\n}\n\nframeworks: paddle: {labels: [\"paddle\"]}\n"
 	loadPolicyWant(t, "no CUE default", map[string]string{"p.cue": src}, "p.cue:4:2: +kubebuilder:default=36000: the field has no CUE default, which is what the CRD and vet take, so the marker would do nothing: write masterPort: *36000 | ...")
 }

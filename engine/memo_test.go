@@ -174,6 +174,7 @@ func memoCorpus(t testing.TB) map[string][]Document {
 // corpora are checked with. The memo's engine keeps its memo across all of
 // them, so that an object meets what another looked up.
 func TestMemoChangesNothing(t *testing.T) {
+	t.Parallel()
 	corpus := memoCorpus(t)
 	// Each example policy with the files whose path or documents name
 	// what it adds; the shipped CUE alone with every file.
@@ -228,6 +229,7 @@ func TestMemoChangesNothing(t *testing.T) {
 // and differing. Every document must be admitted, as the benchmarks
 // require.
 func TestMemoChangesNothingOnBenchInputs(t *testing.T) {
+	t.Parallel()
 	runtimes, err := benchinput.ShippedRuntimes("..")
 	if err != nil {
 		t.Fatal(err)

@@ -82,6 +82,7 @@ func TestPlanFollowsRuntime(t *testing.T) {
 // TestPlanCacheBounded: the cache keeps at most PlanCacheSize plans, and a
 // runtime whose plan was dropped renders as before.
 func TestPlanCacheBounded(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{PlanCacheSize: 3})
 	if err != nil {
 		t.Fatal(err)

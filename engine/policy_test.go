@@ -53,6 +53,7 @@ func loadPolicyWant(t *testing.T, name string, files map[string]string, want str
 // that does I/O, is refused at load with its file, line:column and the
 // rule, before anything is compiled.
 func TestPolicyRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -148,6 +149,7 @@ func TestPolicyRefused(t *testing.T) {
 // rules silently unenforced; files that are not CUE, and an editor's lock
 // file, are left alone.
 func TestPolicyFilesLeftOut(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{
 		"rules.cue":         "package schemas\n",
 		"rules_test.cue":    "package schemas\n\nadmission: x: y: {}\n",
@@ -187,6 +189,7 @@ func TestPolicyFilesLeftOut(t *testing.T) {
 // standard library but tool/..., and the Kubernetes types cuetrainer
 // carries; each import resolves, so none of the list is made up.
 func TestPolicyAllowedImports(t *testing.T) {
+	t.Parallel()
 	var pkgs []string
 	for p := range pureStdlib {
 		pkgs = append(pkgs, p)
@@ -213,6 +216,7 @@ func TestPolicyAllowedImports(t *testing.T) {
 // TestExamplePoliciesLoad: the policies the repository ships load, and
 // what they add works.
 func TestExamplePoliciesLoad(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{PolicyDirs: []string{"../examples/policies/tensorflow", "../examples/policies/ome"}})
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +321,7 @@ func TestLoaderFetchesNoModule(t *testing.T) {
 // where no policy adds to them. Checks for a kind without a review are
 // refused at load, naming the kind.
 func TestPolicyCRDChecks(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"p.cue": `package schemas
 
 crdChecks: (#APIVersion): TrainJob: {
@@ -355,6 +360,7 @@ crdChecks: (#APIVersion): TrainJob: {
 // object of a kind the engine reviews fails the load at the object's
 // line; one that holds other objects (a kustomization) does not.
 func TestPolicyManifests(t *testing.T) {
+	t.Parallel()
 	runtime := `{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime", "metadata": {"name": "org-torch"}, "spec": {}}`
 	dir := writePolicy(t, map[string]string{
 		"rules.cue":               "package schemas\n",
@@ -387,6 +393,7 @@ func TestPolicyManifests(t *testing.T) {
 // directories (one given twice, or a directory and its subdirectory) is
 // loaded once: its rule is one rule, which fires once.
 func TestPolicyDirGivenTwice(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"team/image.cue": `package schemas
 
 admission: (#APIVersion): TrainJob: {
@@ -462,6 +469,7 @@ func benchmarkLoad(b *testing.B, reuse loadReuse, dirs ...string) {
 // fails the load at the entry or the edit: its rules would otherwise go
 // untried on every such runtime, in silence.
 func TestProbesThatCannotBeMade(t *testing.T) {
+	t.Parallel()
 	loadPolicyWant(t, "names limited", map[string]string{"p.cue": `package schemas
 
 probes: (#APIVersion): ClusterTrainingRuntime: #ref: name: =~"^org-"
@@ -486,6 +494,7 @@ probes: (#APIVersion): ClusterTrainingRuntime: #variants: doubled: {
 // refuses) fails the load at each one's line: Kubeflow admits it, and
 // every TrainJob of it would fail to start. Names it accepts load.
 func TestDeclaredRuntimeRefusedByJobSet(t *testing.T) {
+	t.Parallel()
 	runtime := func(jobs, more, policies string) map[string]string {
 		return map[string]string{"runtime.cue": `package schemas
 
@@ -573,6 +582,7 @@ clusterTrainingRuntimes: "org-torch": {
 // cannot be evaluated for a declared runtime fails the load at the rule,
 // named as the declaredChecks rule it is, as any rule that fails does.
 func TestDeclaredCheckThatFails(t *testing.T) {
+	t.Parallel()
 	loadPolicyWant(t, "index out of range", map[string]string{"p.cue": `package schemas
 
 import "strings"

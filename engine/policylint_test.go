@@ -21,6 +21,7 @@ import (
 // top-level field in them is meant. A check that flags one of them would
 // flag an admin's valid policy too.
 func TestLintFindsNothingInTheSchemas(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 }
 
 func TestLintFindsNothingInTheExamples(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"../examples/policies/tensorflow", "../examples/policies/ome"} {
 		if _, err := New(Options{PolicyDirs: []string{dir}}); err != nil {
 			t.Errorf("%s: %v", dir, err)
@@ -118,6 +120,7 @@ func TestSuggest(t *testing.T) {
 // it transparent, so a rule on a key prefix fires. Before, the rule saw
 // tokens and never fired.
 func TestKeyReadingRuleSeesTheKeys(t *testing.T) {
+	t.Parallel()
 	job := func(name, labels string) string {
 		return fmt.Sprintf(`apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -176,6 +179,7 @@ admission: (#APIVersion): TrainJob: {
 // or the render uses loads (and a helper's rule fires), and so does an
 // optional field of an admin's definition.
 func TestUnreadRules(t *testing.T) {
+	t.Parallel()
 	const rule = `[{path: "spec.trainer", type: "Invalid value", detail: "no"}]`
 	for _, tc := range []struct{ name, src, want string }{
 		{"optional review rule", "admission: (#APIVersion): TrainJob: webhook: no?: " + rule,
@@ -218,6 +222,7 @@ func TestUnreadRules(t *testing.T) {
 // alone); an open list beside a rule, and the same constant list twice,
 // load.
 func TestRuleDeclaredTwice(t *testing.T) {
+	t.Parallel()
 	rule := func(team string) string {
 		return "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\twebhook: team: [if object.metadata.labels.team != _|_ if object.metadata.labels.team == \"" + team + "\" {path: \"metadata.labels\", detail: \"closed\"}]\n}\n"
 	}
@@ -239,6 +244,7 @@ func TestRuleDeclaredTwice(t *testing.T) {
 // that does not compile fails the load at it, in =~, !~, a constraint and
 // a regexp call (under its import's name); valid ones load.
 func TestRegexpsCompiled(t *testing.T) {
+	t.Parallel()
 	rule := func(cond string) string {
 		return "admission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: img: [if object.spec.trainer.image != _|_ if " + cond + " {path: \"spec.trainer.image\", detail: \"no\"}]\n}\n"
 	}
@@ -287,6 +293,7 @@ func TestAnchorsSomeAlternatives(t *testing.T) {
 // the rule fire: a misspelled field (with a suggestion), a type that is no
 // error type, a value of the wrong kind. A finding built from data loads.
 func TestListItemsChecked(t *testing.T) {
+	t.Parallel()
 	rule := func(phase, finding string) string {
 		return "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\t" + phase + ": img: [if object.spec.trainer.image != _|_ {" + finding + "}]\n}\n"
 	}
@@ -310,6 +317,7 @@ func TestListItemsChecked(t *testing.T) {
 // a render, and not a warning. (The rules fire on two env vars, which no
 // probe has: the load cannot find them.)
 func TestWarningRuleDefect(t *testing.T) {
+	t.Parallel()
 	e := loadPolicyWant(t, "warning rules", map[string]string{"p.cue": `package schemas
 
 admission: (#APIVersion): TrainJob: {
@@ -341,6 +349,7 @@ renderParts: (#APIVersion): TrainJob: torch: {
 // (the API server would prune the write), though the mutation fires on no
 // probe; a path through a list's items or into a map's keys loads.
 func TestMutationPathChecked(t *testing.T) {
+	t.Parallel()
 	mutation := func(path, rest string) string {
 		return "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: labels: [\"metadata\", \"labels\"]\n\tmutations: team: [if input.metadata.labels.team != _|_ {object: \"input\", path: " + path + ", " + rest + "}]\n}\n"
 	}
@@ -359,6 +368,7 @@ func TestMutationPathChecked(t *testing.T) {
 // fails the load at it, in a render part's edits and in a mutation,
 // though no probe makes the edit; the ops it makes load.
 func TestEditOpsChecked(t *testing.T) {
+	t.Parallel()
 	part := func(op string) string {
 		return "package schemas\n\nrenderParts: (#APIVersion): TrainJob: torch: {\n\t#tj: _\n\tedits: team: {order: 99, ops: [if #tj.metadata.labels.team != _|_ {object: \"jobset\", path: [\"metadata\", \"labels\"], op: \"" + op + "\", value: {team: #tj.metadata.labels.team}}]}\n}\n"
 	}
@@ -373,6 +383,7 @@ func TestEditOpsChecked(t *testing.T) {
 // true, an ordering of another kind fails when it runs), though the rule
 // fires on no probe; comparisons the schema allows load.
 func TestComparisonsChecked(t *testing.T) {
+	t.Parallel()
 	// One policy holds the comparisons of a kind, a rule to a line.
 	policy := func(conds []string) map[string]string {
 		var rules strings.Builder
@@ -449,6 +460,7 @@ func TestComparisonsChecked(t *testing.T) {
 // checked against the schema of what it stands for; a parameter's read is
 // a problem only when no caller gives it a value with the field.
 func TestReadsThroughAliasesAndHelpers(t *testing.T) {
+	t.Parallel()
 	review := func(body string) string {
 		return "package schemas\n\n#nodes: {\n\t#t: _\n\tout: *#t.numNodes | 1\n}\n\n#image: {\n\t#o: _\n\tlet s = #o.spec\n\tout: *s.trainer.imag | \"\"\n}\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n" + body + "\n}\n"
 	}
@@ -472,6 +484,7 @@ func TestReadsThroughAliasesAndHelpers(t *testing.T) {
 // declared under a computed label leaves the renders' ids unknown: an
 // edit of it loads.
 func TestComputedEditObjectChecked(t *testing.T) {
+	t.Parallel()
 	part := func(decl, target string) string {
 		return "package schemas\n\nrenderParts: (#APIVersion): TrainJob: torch: {\n\t#name: _\n" + decl +
 			"\tlet target = \"" + target + "\"\n\tedits: team: {order: 99, ops: [{object: target, path: [\"metadata\", \"labels\"], op: \"merge\", value: {team: \"a\"}}]}\n}\n"
@@ -489,6 +502,7 @@ func TestComputedEditObjectChecked(t *testing.T) {
 // path) would give the evaluation nothing there. Paths the schema has
 // load.
 func TestReadsPathsChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(decl string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\n" + decl + "\n"}
 	}
@@ -510,6 +524,7 @@ func TestReadsPathsChecked(t *testing.T) {
 // false, and fails the load at the literal; one of the items' names, or
 // of a literal an item can be, loads.
 func TestContainsChecked(t *testing.T) {
+	t.Parallel()
 	rule := func(cond string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nimport \"list\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet env = object.spec.trainer.env\n\tpolicy: debug: [if env != _|_ if " + cond + " {path: \"spec.trainer.env\", detail: \"x\"}]\n}\n"}
 	}
@@ -529,6 +544,7 @@ func TestContainsChecked(t *testing.T) {
 // =~: both fail the load at the literal; a literal with every field, and
 // plain text, load.
 func TestComparisonSlipsChecked(t *testing.T) {
+	t.Parallel()
 	rule := func(cond string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: slip: [if " + cond + " {path: \"metadata.name\", detail: \"x\"}]\n}\n"}
 	}
@@ -548,6 +564,7 @@ func TestComparisonSlipsChecked(t *testing.T) {
 // attribute; @schema of a definition, @values of a registry's field, and
 // attributes of the admin's own, load.
 func TestAttributesChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(attr string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\n#Team: {name: string}\n_team: _ " + attr + "\n"}
 	}
@@ -570,6 +587,7 @@ func TestAttributesChecked(t *testing.T) {
 // as the text searched and a read as the prefix ask the other way round,
 // and fail the load at the literal; the right order, and two reads, load.
 func TestSearchArgsChecked(t *testing.T) {
+	t.Parallel()
 	rule := func(cond string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"\"\n\tpolicy: registry: [if " + cond + " {path: \"spec.trainer.image\", detail: \"x\"}]\n}\n"}
 	}
@@ -590,6 +608,7 @@ func TestSearchArgsChecked(t *testing.T) {
 // is no number (an interpolation without its \( )), fails the load at the
 // path; a map's key in brackets, a number and an interpolation load.
 func TestFindingPathChecked(t *testing.T) {
+	t.Parallel()
 	rule := func(path string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tpolicy: slip: [for i, e in *object.spec.trainer.env | [] if e.name == \"X\" {path: \"" + path + "\", detail: \"x\"}]\n}\n"}
 	}
@@ -610,6 +629,7 @@ func TestFindingPathChecked(t *testing.T) {
 // is keyed by quantities' texts), list.Contains of items of another kind
 // than the value looked for. Their right forms load.
 func TestNeverTrueTestsChecked(t *testing.T) {
+	t.Parallel()
 	const head = "package schemas\n\nimport (\n\t\"list\"\n\t\"strings\"\n)\n\nadmission: (#APIVersion): TrainJob: {\n\tobject:  _\n\tcontext: _\n\tlet labels = *object.metadata.labels | {}\n\tlet limits = *object.spec.trainer.resourcesPerNode.limits | {}\n\tlet nodes = *object.spec.trainer.numNodes | 1\n"
 	rules := func(tier, gpus, sizes, latest, team, owner, cost string) string {
 		return head +
@@ -647,6 +667,7 @@ func TestNeverTrueTestsChecked(t *testing.T) {
 // JobSet's replicatedJobs are given) nor was an index, so that a guarded
 // typo left the rule off.
 func TestListItemReadsChecked(t *testing.T) {
+	t.Parallel()
 	rules := func(field, pull, gate, env string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\n" +
 			"admission: (#APIVersion): ClusterTrainingRuntime: {\n\tobject: _\n" +
@@ -678,6 +699,7 @@ func TestListItemReadsChecked(t *testing.T) {
 // only other kinds' lookups find fails the load; both were silently
 // absent.
 func TestContextReadsChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(lookupKind, field string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\n#Context: teamRuntime?: {...}\n\n" +
 			"lookups: (#APIVersion): " + lookupKind + ": {\n\tinput: _\n\treads: ns: [\"metadata\", \"namespace\"]\n" +
@@ -696,6 +718,7 @@ func TestContextReadsChecked(t *testing.T) {
 // group has not (Namespaces) fails the load: before, both loaded, and the
 // rules they guard were silently off.
 func TestCoreKindReadsChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(kind, data, labels string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nimport \"strconv\"\n\n#Context: quota?: {...}\n#Context: namespaces: [string]: {...}\n" +
 			"contextKinds: \"v1\": Namespace: \"namespaces\"\n\n" +
@@ -723,6 +746,7 @@ func TestCoreKindReadsChecked(t *testing.T) {
 // name, as does a ConfigMap key the API server refuses; a name made from
 // the TrainJob's and keys of a file's name load.
 func TestObjectNamesChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(name, key string) map[string]string {
 		return map[string]string{"p.cue": "package schemas\n\nrenderParts: (#APIVersion): TrainJob: torch: {\n\t#name: _\n" +
 			"\tobjects: launcher: {\n\t\tapiVersion: \"v1\"\n\t\tkind:       \"ConfigMap\"\n\t\tmetadata: name: " + name + "\n\t\tdata: " + key + ": \"x\"\n\t}\n}\n"}

@@ -8,6 +8,7 @@ import "testing"
 // volume added too, the policy loads. Before, it loaded, and every
 // TrainJob of a torch runtime would have failed to start.
 func TestRenderRefusalsChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(volume string) map[string]string {
 		return map[string]string{"p.cue": `package schemas
 

@@ -247,6 +247,7 @@ func TestRenderTorchElastic(t *testing.T) {
 // with a misspelt field fails rather than doing nothing: at load, where
 // the engine renders its probes, at the edit group.
 func TestEditsChecked(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"typo.cue": `package schemas
 
 render: (#APIVersion): TrainJob: edits: misspelt: {
@@ -263,6 +264,7 @@ render: (#APIVersion): TrainJob: edits: misspelt: {
 // TestEditUsesMissingOp: an edit that names an op its plan lacks fails,
 // at load.
 func TestEditUsesMissingOp(t *testing.T) {
+	t.Parallel()
 	dir := writePolicy(t, map[string]string{"use.cue": `package schemas
 
 render: (#APIVersion): TrainJob: edits: missing: {
@@ -319,6 +321,7 @@ func TestFillIn(t *testing.T) {
 // TestRenderParts: a render takes the parts its plan names, and only
 // those; a part no renderParts declares fails the render.
 func TestRenderParts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policy := `package schemas
 
@@ -373,6 +376,7 @@ renderParts: (#APIVersion): TrainJob: marked: {
 // TestObjectQuantitiesCanonical: a quantity a rule writes as a number into
 // an object comes out canonical, as a typed controller marshals it.
 func TestObjectQuantitiesCanonical(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policy := `package schemas
 

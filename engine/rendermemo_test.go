@@ -20,6 +20,7 @@ import (
 // caller says exist. A render of a TrainJob without an identity is kept
 // under its content instead; a hit is a copy, which the caller may change.
 func TestRenderMemoKeys(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +88,7 @@ func TestRenderMemoKeys(t *testing.T) {
 // render, each with its own names back; a JobSet that differs in what the
 // render reads (suspended) renders apart.
 func TestExistingReads(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +148,7 @@ spec: {suspend: %v}
 // object its lookup's reads do not name fails the load, at those reads in
 // the admin's file; named there, the policy loads.
 func TestExistingReadsChecked(t *testing.T) {
+	t.Parallel()
 	policy := func(reads string) string {
 		return `package schemas
 

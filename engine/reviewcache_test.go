@@ -32,6 +32,7 @@ func storedTrainJob(rv string) string {
 // change to any of them reviews it again, and what a caller changes in a
 // result does not reach the next one. Other sessions keep nothing.
 func TestControllerKeepsReviews(t *testing.T) {
+	t.Parallel()
 	// Without the review memo (reviewmemo.go), which would give every
 	// review here that is not made its result too.
 	e, err := New(Options{NoMemo: true})

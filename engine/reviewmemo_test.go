@@ -18,6 +18,7 @@ import (
 // again, as a copy, to any session of the engine that reads the same; a
 // change to any one of those inputs reviews it again.
 func TestReviewMemo(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,7 @@ func TestReviewMemo(t *testing.T) {
 // review asked at another time is the memo's; and a review's rule that
 // reads the time is the admin's mistake, at load, in the admin's file.
 func TestReviewIsTimeless(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +138,7 @@ func TestReviewIsTimeless(t *testing.T) {
 // TestMutateMemo: a mutation is kept under the object, the request and the
 // time, and given again as a copy; another time gives its own.
 func TestMutateMemo(t *testing.T) {
+	t.Parallel()
 	e, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +190,7 @@ func TestMutateMemo(t *testing.T) {
 // reads do not name fails the load at the mutation, in the admin's file;
 // named under reads, it loads and is made.
 func TestMutatorReadsChecked(t *testing.T) {
+	t.Parallel()
 	const head = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n"
 	const rule = "\tmutations: jobName: [if input.metadata.name != _|_ {\n\t\tobject: \"input\", path: [\"metadata\", \"annotations\", \"example.com/job\"], op: \"set\", value: input.metadata.name\n\t}]\n"
 	// The same rule with its read out of the load's syntax check's sight
@@ -220,6 +224,7 @@ func TestMutatorReadsChecked(t *testing.T) {
 // was refused at load as "must be of type int32", the number decoded as
 // text.
 func TestMutationWritesANumber(t *testing.T) {
+	t.Parallel()
 	const policy = "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: nodes: [\"spec\", \"trainer\"]\n" +
 		"\tmutations: defaultNodes: [if input.spec.trainer == _|_ || input.spec.trainer.numNodes == _|_ {\n" +
 		"\t\tobject: \"input\", path: [\"spec\", \"trainer\", \"numNodes\"], op: \"set\", value: 4\n\t}]\n}\n"
@@ -247,6 +252,7 @@ func TestMutationWritesANumber(t *testing.T) {
 // time it is. A policy's mutation that needs nothing makes the mutator
 // evaluated for every request.
 func TestMutatorNeeds(t *testing.T) {
+	t.Parallel()
 	doc := readOne(t, teamJob("").RuntimePatch("acme.io/tool", map[string]any{}).YAML())
 	evaluated := func(e *Engine, req Request) bool {
 		t.Helper()

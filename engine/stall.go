@@ -20,9 +20,12 @@ import (
 // minutes, and neither cue nor the API server says why. A webhook has 10 s
 // (its timeoutSeconds), so such a rule would time out every request of
 // its kind. The load compiles the admin's CUE and evaluates its rules on
-// probes (probe.go) under a guard: each evaluation may take evalLimit, and
-// the load fails at the first that takes longer, naming it, rather than
-// stall. The evaluation under way is left to finish on the load's
+// probes (probe.go) under a guard: each evaluation may take evalLimit of
+// work, and the load fails at the first that takes longer, naming it,
+// rather than stall. Work is the CPU time of the load's thread
+// (stall_linux.go; elsewhere the wall clock): a machine busy with other
+// work makes no evaluation look stalled, and an evaluation that used
+// evalLimit of CPU took at least as long on a webhook's wall clock. The evaluation under way is left to finish on the load's
 // goroutine, which ends at the next evaluation it would begin.
 
 // evalLimit is what one evaluation of the load's may take: a webhook's
@@ -32,6 +35,9 @@ var evalLimit = 10 * time.Second
 // evalGuard is a load's guard: when the evaluation under way began and
 // what it is, and whether the load gave up on it.
 type evalGuard struct {
+	// now reads the clock of the load's work (workClock), set before
+	// the first evaluation begins.
+	now    atomic.Pointer[func() int64]
 	began  atomic.Int64
 	what   atomic.Pointer[string]
 	gaveUp atomic.Bool
@@ -66,7 +72,7 @@ func (g *evalGuard) mark(what string, doc Document) {
 		}
 	}
 	g.what.Store(&what)
-	g.began.Store(time.Now().UnixNano())
+	g.began.Store(g.clock())
 }
 
 // inTime reports, once the load's evaluations are done, whether each
@@ -78,8 +84,20 @@ func (e *Engine) inTime() bool {
 	if g == nil {
 		return true
 	}
-	return !g.gaveUp.Load() && time.Since(time.Unix(0, g.began.Load())) <= evalLimit
+	return !g.gaveUp.Load() && g.clock()-g.began.Load() <= int64(evalLimit)
 }
+
+// clock reads the clock of the load's work, the wall clock until the
+// load's goroutine set it.
+func (g *evalGuard) clock() int64 {
+	if now := g.now.Load(); now != nil {
+		return (*now)()
+	}
+	return wallClock()
+}
+
+// wallClock is the wall clock, in nanoseconds.
+func wallClock() int64 { return time.Now().UnixNano() }
 
 // guarded runs fn, the load's evaluations, on a goroutine of its own,
 // and fails the load when one of them takes longer than evalLimit. A
@@ -94,6 +112,9 @@ func (e *Engine) guarded(fn func() error) error {
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
+		now, release := workClock()
+		g.now.Store(&now)
+		defer release()
 		defer func() {
 			if r := recover(); r != nil {
 				if _, ok := r.(gaveUp); ok {
@@ -117,7 +138,7 @@ func (e *Engine) guarded(fn func() error) error {
 			return o.err
 		case <-tick.C:
 			began := g.began.Load()
-			if began == 0 || time.Since(time.Unix(0, began)) <= evalLimit {
+			if began == 0 || g.clock()-began <= int64(evalLimit) {
 				continue
 			}
 			g.gaveUp.Store(true)

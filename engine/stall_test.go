@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,7 +31,7 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	err := e.guarded(func() error {
 		defer close(ended)
 		e.begin("the review", doc)
-		time.Sleep(20 * evalLimit) // CUE that does not end in time
+		burn(20 * evalLimit) // CUE that does not end in time
 		e.begin("the render", doc)
 		continued.Store(true)
 		return nil
@@ -62,5 +63,48 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	err = e.guarded(func() error { panic("a defect") })
 	if d := (*Defect)(nil); !errors.As(err, &d) || d.Panic != "a defect" || !strings.Contains(err.Error(), "not of the policy") {
 		t.Errorf("guarded: %v, want the load's panic as a defect", err)
+	}
+}
+
+// burn works (spins on the CPU) for d of wall time, as an evaluation does.
+func burn(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// TestLoadGuardCountsWork: the guard counts the load's work, the CPU time
+// of its thread, not the wall clock: an evaluation that waits (here, on a
+// machine whose other work holds the CPU, as tests in parallel or a busy
+// CI runner do) for longer than evalLimit, working less, is no stall;
+// one that works as long is.
+func TestLoadGuardCountsWork(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the thread's CPU clock is read on Linux; elsewhere the guard counts the wall clock")
+	}
+	e := loadPolicyWant(t, "a policy", map[string]string{"p.cue": "package schemas\n"}, "")
+	if e == nil {
+		t.FailNow()
+	}
+	defer func(limit time.Duration) { evalLimit = limit }(evalLimit)
+	evalLimit = 100 * time.Millisecond
+	err := e.guarded(func() error {
+		e.begin("the review", Document{})
+		time.Sleep(5 * evalLimit) // waits, works not
+		burn(evalLimit / 4)
+		e.begin("the render", Document{})
+		return nil
+	})
+	if err != nil {
+		t.Errorf("an evaluation that waited %s and worked %s: %v, want no stall", 5*evalLimit, evalLimit/4, err)
+	}
+	e.guard.Store(nil)
+	err = e.guarded(func() error {
+		e.begin("the review", Document{})
+		burn(20 * evalLimit)
+		e.begin("the render", Document{})
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "the review did not end in 100ms") {
+		t.Errorf("an evaluation that worked %s: %v, want the stall", 20*evalLimit, err)
 	}
 }
