@@ -62,11 +62,15 @@ func Cleanup() {
 }
 
 // Run runs the binary with args in dir, and gives its standard output,
-// standard error and exit code; err when it could not run.
+// standard error and exit code; err when it could not run. The binary's
+// cache directory (--cache-dir's default: kept policy trials) is one of
+// the test's own, empty: a case tries its policy, and the user's cache
+// directory stays as it was.
 func Run(t testing.TB, root, dir string, args ...string) (stdout, stderr string, code int, err error) {
 	t.Helper()
 	cmd := exec.Command(Binary(t, root), args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
