@@ -10,6 +10,7 @@ import (
 
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 )
 
 // tokenSpy is a policy that reports, as a warning, every label key it sees
@@ -21,7 +22,7 @@ import "strings"
 
 admission: "trainer.kubeflow.org/v1alpha1": TrainJob: {
 	input: _
-	warnings: tokenSpy: [for k, _ in *input.metadata.labels | {} if strings.HasPrefix(k, "~ct") {message: "a token for \(k)"}]
+	warnings: tokenSpy: [for k, _ in *input.metadata.labels | {} if strings.HasPrefix(k, "ct") {message: "a token for \(k)"}]
 }
 `
 
@@ -105,7 +106,7 @@ func TestOpaqueKeys(t *testing.T) {
 		t.Fatalf("render: %v", findingStrings(out.Errors))
 	}
 	data, _ := json.Marshal(out.Objects)
-	if strings.Contains(string(data), k8s.AliasPrefix) {
+	if strings.Contains(string(data), tokens.Key.Prefix()) {
 		t.Errorf("a token left in the rendered objects: %s", data)
 	}
 	for _, o := range out.Objects {
@@ -126,7 +127,7 @@ func TestOpaqueKeys(t *testing.T) {
 	r2 := s.Admit(readOne(t, strings.Replace(other, "name: opaque", "name: opaque-2", 1)))
 	out2 := s.Render(r2, RenderOptions{})
 	data2, _ := json.Marshal(out2.Objects)
-	if strings.Contains(string(data2), k8s.AliasPrefix) || !strings.Contains(string(data2), "never-seen.example.com/patch-4711") {
+	if strings.Contains(string(data2), tokens.Key.Prefix()) || !strings.Contains(string(data2), "never-seen.example.com/patch-4711") {
 		t.Errorf("second render: %s", data2)
 	}
 }
@@ -144,7 +145,7 @@ spec:
   runtimeRef: {name: torch-distributed}
 `))
 	got := strings.Join(findingStrings(r.Errors), "\n")
-	if !strings.Contains(got, "metadata.labels[never-seen.example.com/count-4711]: Invalid value: 3: must be of type string") || strings.Contains(got, k8s.AliasPrefix) {
+	if !strings.Contains(got, "metadata.labels[never-seen.example.com/count-4711]: Invalid value: 3: must be of type string") || strings.Contains(got, tokens.Key.Prefix()) {
 		t.Errorf("errors %q", got)
 	}
 }
@@ -169,7 +170,8 @@ func TestAliasRoundTrip(t *testing.T) {
 	// Tokens are numbered in the order the keys are met, which is a map's:
 	// x/y's and z's are 0 and 1, either way round.
 	labels := aliased["metadata"].(map[string]any)["labels"].(map[string]any)
-	tok, other := k8s.AliasPrefix+"0~", k8s.AliasPrefix+"1~"
+	key := func(n int) string { t, _ := tokens.Key.Make(n); return t }
+	tok, other := key(0), key(1)
 	if labels[tok] == nil {
 		tok, other = other, tok
 	}
@@ -186,10 +188,10 @@ func TestAliasRoundTrip(t *testing.T) {
 
 	// A child (a render of a plan) keeps the parent's tokens.
 	child := o.Aliases(a)
-	if got := child.Alias(map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "", "w": ""}}}); !reflect.DeepEqual(got, map[string]any{"metadata": map[string]any{"labels": map[string]any{tok: "", k8s.AliasPrefix + "2~": ""}}}) {
+	if got := child.Alias(map[string]any{"metadata": map[string]any{"labels": map[string]any{"x/y": "", "w": ""}}}); !reflect.DeepEqual(got, map[string]any{"metadata": map[string]any{"labels": map[string]any{tok: "", key(2): ""}}}) {
 		t.Errorf("child aliases %v", got)
 	}
-	if got := child.Restore(map[string]any{k8s.AliasPrefix + "2~": "in " + tok + " and " + k8s.AliasPrefix + "9~"}); !reflect.DeepEqual(got, map[string]any{"w": "in x/y and " + k8s.AliasPrefix + "9~"}) {
+	if got := child.Restore(map[string]any{key(2): "in " + tok + " and " + key(9)}); !reflect.DeepEqual(got, map[string]any{"w": "in x/y and " + key(9)}) {
 		t.Errorf("restore %v", got)
 	}
 	if !reflect.DeepEqual(a.Restore(aliased), in) {
@@ -201,11 +203,11 @@ func TestAliasRoundTrip(t *testing.T) {
 // text holds them: the fields in the CUE's order, not sorted, and a value
 // escaped as CUE escapes it.
 func TestRewriteJSONStrings(t *testing.T) {
-	tokens := &valueTokens{}
-	name, _ := tokens.token("torch-distributed")
-	odd, _ := tokens.token(`a "b" <c> & \d é`)
+	values := &valueTokens{}
+	name, _ := values.token("torch-distributed")
+	odd, _ := values.token(`a "b" <c> & \d é`)
 	raw := []byte(`{"name":"` + name + `","apiGroup":"trainer.kubeflow.org","env":[{"value":"x-` + odd + `","name":"A"}],"n":2}`)
-	got := string(k8s.RewriteJSONStrings(raw, valuePrefix, tokens.restoreString))
+	got := string(k8s.RewriteJSONStrings(raw, tokens.Value.Prefix(), values.restoreString))
 	want := `{"name":"torch-distributed","apiGroup":"trainer.kubeflow.org","env":[{"value":"x-a \"b\" <c> & \\d é","name":"A"}],"n":2}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -216,7 +218,7 @@ func TestRewriteJSONStrings(t *testing.T) {
 		t.Errorf("CUE marshals %s (%v), want %s", b, err, want)
 	}
 	// Text that is not JSON is left as it is.
-	if bad := []byte(`{"a":"` + name); string(k8s.RewriteJSONStrings(bad, valuePrefix, tokens.restoreString)) != string(bad) {
+	if bad := []byte(`{"a":"` + name); string(k8s.RewriteJSONStrings(bad, tokens.Value.Prefix(), values.restoreString)) != string(bad) {
 		t.Errorf("an unterminated string was rewritten")
 	}
 }

@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -58,14 +57,8 @@ type carriedPath struct {
 	plain bool
 }
 
-// maxCarried bounds the tokens of one evaluation (their number is
-// written in four digits).
-const maxCarried = 10000
-
-// valuePrefix starts every value token: lower-case letters and digits, so
-// that a token meets a name's pattern. A token is valuePrefix and four
-// digits.
-var valuePrefix = "ct" + k8s.AliasNonce + "v"
+// maxCarried bounds the tokens (tokens.Value) of one evaluation.
+const maxCarried = tokens.Max
 
 // valueTokens are the tokens of one evaluation's carried values.
 type valueTokens struct {
@@ -81,7 +74,7 @@ func (t *valueTokens) token(v string) (string, bool) {
 	if len(t.values) >= maxCarried {
 		return "", false
 	}
-	tok := fmt.Sprintf("%s%04d", valuePrefix, len(t.values))
+	tok, _ := tokens.Value.Make(len(t.values))
 	if t.byValue == nil {
 		t.byValue = map[string]string{}
 	}
@@ -237,13 +230,13 @@ func (t *valueTokens) restoreRefs(r *lookupRefs) (*lookupRefs, bool) {
 	ref := func(l contract.LookupRef) contract.LookupRef {
 		for _, f := range []*string{&l.Group, &l.Kind, &l.Namespace, &l.Name} {
 			*f = t.restoreString(*f)
-			ok = ok && !hasNonce(*f)
+			ok = ok && !tokens.Contains(*f)
 		}
 		if l.Pinned != nil {
 			p := *l.Pinned
 			for _, f := range []*string{&p.Namespace, &p.Name, &p.Key} {
 				*f = t.restoreString(*f)
-				ok = ok && !hasNonce(*f)
+				ok = ok && !tokens.Contains(*f)
 			}
 			l.Pinned = &p
 		}
@@ -266,11 +259,6 @@ func (t *valueTokens) restoreRefs(r *lookupRefs) (*lookupRefs, bool) {
 		}
 	}
 	return out, ok
-}
-
-// hasNonce reports whether s holds a token's nonce, in either case.
-func hasNonce(s string) bool {
-	return strings.Contains(s, "ct"+k8s.AliasNonce) || strings.Contains(s, strings.ToUpper("ct"+k8s.AliasNonce))
 }
 
 // tokens returns the tokens of the values to carry, nil when there is
@@ -428,10 +416,9 @@ func (t *valueTokens) restoreValue(v any) (any, bool) {
 	return v, false
 }
 
-// restoreString puts back the tokens in s: each is valuePrefix and four
-// digits.
+// restoreString puts back the tokens in s.
 func (t *valueTokens) restoreString(s string) string {
-	return replaceTokens(s, valuePrefix, func(n int) (string, bool) {
+	return tokens.Value.Replace(s, func(n int) (string, bool) {
 		if n < len(t.values) {
 			return t.values[n], true
 		}
@@ -439,52 +426,16 @@ func (t *valueTokens) restoreString(s string) string {
 	})
 }
 
-// replaceTokens replaces in s each token of prefix (prefix and four
-// digits) by what by gives for its number, when it gives one.
-func replaceTokens(s, prefix string, by func(n int) (string, bool)) string {
-	if !strings.Contains(s, prefix) {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, prefix)
-		end := i + len(prefix) + 4
-		if i < 0 || end > len(s) {
-			b.WriteString(s)
-			return b.String()
-		}
-		n := 0
-		for _, d := range s[i+len(prefix) : end] {
-			if d < '0' || d > '9' {
-				n = -1
-				break
-			}
-			n = n*10 + int(d-'0')
-		}
-		b.WriteString(s[:i])
-		v, ok := "", false
-		if n >= 0 {
-			v, ok = by(n)
-		}
-		if ok {
-			b.WriteString(v)
-		} else {
-			b.WriteString(s[i:end])
-		}
-		s = s[end:]
-	}
-}
-
 // restoreFindings returns the findings with their values back, a new
 // slice: the memo keeps the one it was given.
 func (t *valueTokens) restoreFindings(fs []Finding) []Finding {
-	return k8s.RewriteFindings(fs, valuePrefix, t.restoreString)
+	return k8s.RewriteFindings(fs, tokens.Value.Prefix(), t.restoreString)
 }
 
 // leftover reports whether any text of r holds a token's nonce, in either
 // case: a token a rule changed, which the values cannot be put back into.
 func leftover(r Result) bool {
-	has := hasNonce
+	has := tokens.Contains
 	var walk func(v any) bool
 	walk = func(v any) bool {
 		switch x := v.(type) {

@@ -7,6 +7,7 @@ import (
 	"cuelang.org/go/cue"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -56,10 +57,6 @@ func (e *Engine) crdPartsOf(v cue.Value) ([]crdPart, error) {
 	return parts, nil
 }
 
-// partPrefix starts a part's own numbers for the value tokens it holds
-// (partTokens); a token is the prefix and four digits, as valuePrefix's.
-var partPrefix = "ct" + k8s.AliasNonce + "p"
-
 // partTokens number the carried values' tokens a part holds in the order
 // they first appear in it (a map's entries in key order). An object's
 // tokens are numbered over the whole object, so a part alike in two
@@ -76,7 +73,7 @@ func newPartTokens(data any) *partTokens {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case string:
-			replaceTokens(x, valuePrefix, func(n int) (string, bool) {
+			tokens.Value.Replace(x, func(n int) (string, bool) {
 				if _, seen := t.part[n]; !seen {
 					t.part[n] = len(t.object)
 					t.object = append(t.object, n)
@@ -99,17 +96,19 @@ func newPartTokens(data any) *partTokens {
 
 // toPart gives s the part's numbers for the object's tokens.
 func (t *partTokens) toPart(s string) string {
-	return replaceTokens(s, valuePrefix, func(n int) (string, bool) {
-		i, ok := t.part[n]
-		return fmt.Sprintf("%s%04d", partPrefix, i), ok
+	return tokens.Value.Replace(s, func(n int) (string, bool) {
+		if i, ok := t.part[n]; ok {
+			return tokens.Part.Make(i)
+		}
+		return "", false
 	})
 }
 
 // toObject gives s the object's tokens for the part's numbers.
 func (t *partTokens) toObject(s string) string {
-	return replaceTokens(s, partPrefix, func(i int) (string, bool) {
+	return tokens.Part.Replace(s, func(i int) (string, bool) {
 		if i < len(t.object) {
-			return fmt.Sprintf("%s%04d", valuePrefix, t.object[i]), true
+			return tokens.Value.Make(t.object[i])
 		}
 		return "", false
 	})
@@ -157,15 +156,15 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 	for _, part := range ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()] {
 		for _, p := range partsAt(object, part.path) {
 			var key string
-			var tokens *partTokens
+			var numbers *partTokens
 			if e.crdPartMemo != nil {
-				tokens = newPartTokens(p.data)
+				numbers = newPartTokens(p.data)
 				h := value.NewContentHash()
-				h.Leaf = tokens.toPart
+				h.Leaf = numbers.toPart
 				h.Value([]any{ad.doc.APIVersion(), ad.doc.Kind(), part.name, p.at, p.data})
 				key = h.Sum()
 				if kept, ok := e.crdPartMemo.Get(key); ok {
-					out = append(out, k8s.RewriteFindings(kept, partPrefix, tokens.toObject)...)
+					out = append(out, k8s.RewriteFindings(kept, tokens.Part.Prefix(), numbers.toObject)...)
 					continue
 				}
 			}
@@ -181,7 +180,7 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 			}
 			fs = ad.a.RestoreFindings(fs)
 			if key != "" && !hasPhase(fs, contract.PhaseRuleError) {
-				e.crdPartMemo.Put(key, k8s.RewriteFindings(fs, valuePrefix, tokens.toPart))
+				e.crdPartMemo.Put(key, k8s.RewriteFindings(fs, tokens.Value.Prefix(), numbers.toPart))
 			}
 			out = append(out, fs...)
 		}

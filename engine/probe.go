@@ -18,6 +18,7 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -1034,7 +1035,7 @@ func splitWhere(w string) (file string, line, col int) {
 // engine's tokens do not meet: the rules would see a token outside it.
 func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
 	var problems []Problem
-	sample := valuePrefix + "0000"
+	sample, _ := tokens.Value.Make(0)
 	for _, apiVersion := range value.SortedKeys(c.carried) {
 		for _, kind := range value.SortedKeys(c.carried[apiVersion]) {
 			for _, p := range c.carried[apiVersion][kind] {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -281,10 +282,10 @@ func (t *valueTokens) putBackRendered(out Rendered) (Rendered, bool) {
 	}
 	for _, p := range texts {
 		*p = t.restoreString(*p)
-		ok = ok && !hasNonce(*p)
+		ok = ok && !tokens.Contains(*p)
 	}
 	for _, pg := range gens {
-		ok = ok && (pg.g.SeedFrom == nil || !hasNonce(*pg.g.SeedFrom)) && !hasNonce(pg.object)
+		ok = ok && (pg.g.SeedFrom == nil || !tokens.Contains(*pg.g.SeedFrom)) && !tokens.Contains(pg.object)
 	}
 	if leftover(Result{Errors: out.Errors, Warnings: out.Warnings}) {
 		return out, false

@@ -2,18 +2,15 @@ package k8s
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 )
 
 // Opaque keys.
@@ -36,26 +33,18 @@ import (
 // A rule that looks at the text of an opaque key it does not name (a
 // prefix, a pattern) sees the token: such a map must not be called opaque.
 
-// aliasNonce makes this process's tokens unlike any data.
-var AliasNonce = func() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}()
-
-// aliasPrefix starts every token; a token is aliasPrefix, a number and "~".
-var AliasPrefix = "~ct" + AliasNonce + "."
-
-// keyAliases is the tokens of one evaluation. Its parent, when set, holds
-// tokens another evaluation gave data this one shares (a render's plan):
-// they keep their tokens, and new keys are numbered after them. A
-// keyAliases with children is not changed again.
+// KeyAliases is the tokens (tokens.Key) of one evaluation. Its parent,
+// when set, holds tokens another evaluation gave data this one shares (a
+// render's plan): they keep their tokens, and new keys are numbered after
+// them. A KeyAliases with children is not changed again.
 type KeyAliases struct {
 	opaque *OpaqueKeys
 	parent *KeyAliases
-	next   int
-	byKey  map[string]string
-	byTok  map[string]string
+	// base is the number of this one's first token (the parent's count);
+	// keys[i] is the key of token base+i.
+	base  int
+	byKey map[string]string
+	keys  []string
 }
 
 // opaqueKeys says which maps are opaque and which of their keys the CUE
@@ -69,39 +58,40 @@ type OpaqueKeys struct {
 }
 
 func (o *OpaqueKeys) Aliases(parent *KeyAliases) *KeyAliases {
-	a := &KeyAliases{opaque: o, parent: parent}
-	if parent != nil {
-		a.next = parent.count()
-	}
-	return a
+	return &KeyAliases{opaque: o, parent: parent, base: parent.count()}
 }
 
 func (a *KeyAliases) count() int {
 	if a == nil {
 		return 0
 	}
-	return a.next
+	return a.base + len(a.keys)
 }
 
+// token is the key's token; past tokens.Max tokens, the key itself.
 func (a *KeyAliases) token(key string) string {
 	for p := a; p != nil; p = p.parent {
 		if t, ok := p.byKey[key]; ok {
 			return t
 		}
 	}
-	if a.byKey == nil {
-		a.byKey, a.byTok = map[string]string{}, map[string]string{}
+	t, ok := tokens.Key.Make(a.count())
+	if !ok {
+		return key
 	}
-	t := AliasPrefix + strconv.Itoa(a.next) + "~"
-	a.next++
-	a.byKey[key], a.byTok[t] = t, key
+	if a.byKey == nil {
+		a.byKey = map[string]string{}
+	}
+	a.byKey[key] = t
+	a.keys = append(a.keys, key)
 	return t
 }
 
-func (a *KeyAliases) keyOf(tok string) (string, bool) {
+// keyOf is the key of the nth token.
+func (a *KeyAliases) keyOf(n int) (string, bool) {
 	for p := a; p != nil; p = p.parent {
-		if k, ok := p.byTok[tok]; ok {
-			return k, true
+		if n >= p.base && n < p.count() {
+			return p.keys[n-p.base], true
 		}
 	}
 	return "", false
@@ -230,30 +220,10 @@ func (a *KeyAliases) restoreValue(v any) (any, bool) {
 
 // restoreString puts back the tokens in s.
 func (a *KeyAliases) RestoreString(s string) string {
-	if a.Empty() || !strings.Contains(s, AliasPrefix) {
+	if a.Empty() {
 		return s
 	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, AliasPrefix)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		end := strings.IndexByte(s[i+len(AliasPrefix):], '~')
-		if end < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		tok := s[i : i+len(AliasPrefix)+end+1]
-		key, ok := a.keyOf(tok)
-		if !ok {
-			key = tok
-		}
-		b.WriteString(s[:i])
-		b.WriteString(key)
-		s = s[i+len(tok):]
-	}
+	return tokens.Key.Replace(s, a.keyOf)
 }
 
 // restoreFindings puts back the tokens in findings' text.
@@ -261,7 +231,7 @@ func (a *KeyAliases) RestoreFindings(fs []Finding) []Finding {
 	if a.Empty() {
 		return fs
 	}
-	return RewriteFindings(fs, AliasPrefix, a.RestoreString)
+	return RewriteFindings(fs, tokens.Key.Prefix(), a.RestoreString)
 }
 
 // rewriteFindings returns the findings with text applied to their text

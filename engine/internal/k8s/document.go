@@ -28,6 +28,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"go.yaml.in/yaml/v3"
 )
@@ -891,9 +892,10 @@ func walkPositions(v cue.Value, p, file string, lines map[string]int) {
 
 // childPath extends a Kubernetes field path by a key: spec.trainer for a
 // field, metadata.labels[app.kubernetes.io/name] for a key that is not an
-// identifier.
+// identifier, or that is an opaque key's token (tokens.Key: its key, put
+// back, may be either, and is a map's key).
 func childPath(p, key string) string {
-	if !isIdentifier(key) {
+	if !isIdentifier(key) || strings.HasPrefix(key, tokens.Key.Prefix()) {
 		return p + "[" + key + "]"
 	}
 	if p == "" {
