@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
@@ -86,8 +87,10 @@ type Engine struct {
 	// (keptrials.go).
 	trialCacheDir string
 	rebuilding    atomic.Bool
-	// guard is the load's, while it runs (stall.go).
-	guard atomic.Pointer[evalGuard]
+	// guard is the load's, while it runs (stall.go); evalLimit is the
+	// work each of the load's evaluations may take.
+	guard     atomic.Pointer[evalGuard]
+	evalLimit time.Duration
 	// Recycled counts the swaps, for metrics and tests; defects the panics
 	// recovered (defect.go).
 	recycled atomic.Int64
@@ -278,7 +281,7 @@ const DefaultRecycleAfter = 20000
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (_ *Engine, err error) {
-	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize, trialCacheDir: opts.TrialCacheDir,
+	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize, trialCacheDir: opts.TrialCacheDir, evalLimit: evalLimit,
 		pinnedCopies:  cache.NewLRU[map[string]any](pinnedCopiesSize),
 		existingCache: cache.NewLRU[*stored](existingCacheSize),
 		reviewCache:   cache.NewLRU[*cachedReview](reviewCacheSize)}

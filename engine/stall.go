@@ -25,12 +25,14 @@ import (
 // rather than stall. Work is the CPU time of the load's thread
 // (stall_linux.go; elsewhere the wall clock): a machine busy with other
 // work makes no evaluation look stalled, and an evaluation that used
-// evalLimit of CPU took at least as long on a webhook's wall clock. The evaluation under way is left to finish on the load's
-// goroutine, which ends at the next evaluation it would begin.
+// evalLimit of CPU took at least as long on a webhook's wall clock. The
+// evaluation under way is left to finish on the load's goroutine, which
+// ends at the next evaluation it would begin.
 
 // evalLimit is what one evaluation of the load's may take: a webhook's
-// timeout.
-var evalLimit = 10 * time.Second
+// timeout. An engine's guard reads its own (Engine.evalLimit), which its
+// tests may shorten.
+const evalLimit = 10 * time.Second
 
 // evalGuard is a load's guard: when the evaluation under way began and
 // what it is, and whether the load gave up on it.
@@ -84,7 +86,7 @@ func (e *Engine) inTime() bool {
 	if g == nil {
 		return true
 	}
-	return !g.gaveUp.Load() && g.clock()-g.began.Load() <= int64(evalLimit)
+	return !g.gaveUp.Load() && g.clock()-g.began.Load() <= int64(e.evalLimit)
 }
 
 // clock reads the clock of the load's work, the wall clock until the
@@ -100,7 +102,7 @@ func (g *evalGuard) clock() int64 {
 func wallClock() int64 { return time.Now().UnixNano() }
 
 // guarded runs fn, the load's evaluations, on a goroutine of its own,
-// and fails the load when one of them takes longer than evalLimit. A
+// and fails the load when one of them takes longer than e.evalLimit. A
 // panic of fn's fails the load as a defect (defect.go).
 func (e *Engine) guarded(fn func() error) error {
 	g := &evalGuard{}
@@ -126,7 +128,7 @@ func (e *Engine) guarded(fn func() error) error {
 		}()
 		o.err = fn()
 	}()
-	tick := time.NewTicker(min(evalLimit/10, time.Second))
+	tick := time.NewTicker(min(e.evalLimit/10, time.Second))
 	defer tick.Stop()
 	for {
 		select {
@@ -138,7 +140,7 @@ func (e *Engine) guarded(fn func() error) error {
 			return o.err
 		case <-tick.C:
 			began := g.began.Load()
-			if began == 0 || g.clock()-began <= int64(evalLimit) {
+			if began == 0 || g.clock()-began <= int64(e.evalLimit) {
 				continue
 			}
 			g.gaveUp.Store(true)
@@ -151,7 +153,7 @@ func (e *Engine) guarded(fn func() error) error {
 // admin's comprehensions that may iterate far more than an object asks
 // for, with the others, when there are any.
 func (e *Engine) stalled(what string) Problem {
-	msg := fmt.Sprintf("%s did not end in %s: a webhook has %s (its timeoutSeconds), so every request it evaluates would time out", what, evalLimit, evalLimit)
+	msg := fmt.Sprintf("%s did not end in %s: a webhook has %s (its timeoutSeconds), so every request it evaluates would time out", what, e.evalLimit, e.evalLimit)
 	suspects := e.nestedComprehensions()
 	if len(suspects) == 0 {
 		return Problem{Message: msg + "; the policy's CUE does far more work than its objects ask for"}

@@ -21,8 +21,7 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	if e == nil || e.guard.Load() != nil {
 		t.Fatal("a loaded engine keeps its load's guard")
 	}
-	defer func(limit time.Duration) { evalLimit = limit }(evalLimit)
-	evalLimit = 50 * time.Millisecond
+	e.evalLimit = 50 * time.Millisecond
 
 	doc := Document{Object: map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": map[string]any{"name": "probe", "namespace": "default"}}, File: k8s.ProbeFile + "torch-distributed"}
 	ended := make(chan struct{})
@@ -31,13 +30,13 @@ func TestLoadGivesUpOnAStall(t *testing.T) {
 	err := e.guarded(func() error {
 		defer close(ended)
 		e.begin("the review", doc)
-		burn(20 * evalLimit) // CUE that does not end in time
+		burn(20 * e.evalLimit) // CUE that does not end in time
 		e.begin("the render", doc)
 		continued.Store(true)
 		return nil
 	})
-	if took := time.Since(start); took > 10*evalLimit {
-		t.Errorf("the load gave up after %s, want about %s", took, evalLimit)
+	if took := time.Since(start); took > 10*e.evalLimit {
+		t.Errorf("the load gave up after %s, want about %s", took, e.evalLimit)
 	}
 	want := "the review of TrainJob default/probe, a probe of the runtime torch-distributed (see probes) did not end in 50ms: a webhook has 50ms (its timeoutSeconds), so every request it evaluates would time out"
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -78,6 +77,7 @@ func burn(d time.Duration) {
 // CI runner do) for longer than evalLimit, working less, is no stall;
 // one that works as long is.
 func TestLoadGuardCountsWork(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the thread's CPU clock is read on Linux; elsewhere the guard counts the wall clock")
 	}
@@ -85,26 +85,25 @@ func TestLoadGuardCountsWork(t *testing.T) {
 	if e == nil {
 		t.FailNow()
 	}
-	defer func(limit time.Duration) { evalLimit = limit }(evalLimit)
-	evalLimit = 100 * time.Millisecond
+	e.evalLimit = 100 * time.Millisecond
 	err := e.guarded(func() error {
 		e.begin("the review", Document{})
-		time.Sleep(5 * evalLimit) // waits, works not
-		burn(evalLimit / 4)
+		time.Sleep(5 * e.evalLimit) // waits, works not
+		burn(e.evalLimit / 4)
 		e.begin("the render", Document{})
 		return nil
 	})
 	if err != nil {
-		t.Errorf("an evaluation that waited %s and worked %s: %v, want no stall", 5*evalLimit, evalLimit/4, err)
+		t.Errorf("an evaluation that waited %s and worked %s: %v, want no stall", 5*e.evalLimit, e.evalLimit/4, err)
 	}
 	e.guard.Store(nil)
 	err = e.guarded(func() error {
 		e.begin("the review", Document{})
-		burn(20 * evalLimit)
+		burn(20 * e.evalLimit)
 		e.begin("the render", Document{})
 		return nil
 	})
 	if err == nil || !strings.Contains(err.Error(), "the review did not end in 100ms") {
-		t.Errorf("an evaluation that worked %s: %v, want the stall", 20*evalLimit, err)
+		t.Errorf("an evaluation that worked %s: %v, want the stall", 20*e.evalLimit, err)
 	}
 }
