@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -42,6 +38,12 @@ var keptTrials = cache.NewLRU[[]Problem](keptTrialsSize)
 // trialsVersion changes when what a kept outcome holds does.
 const trialsVersion = "cuetrainer trials 1"
 
+// keptOutcome is a trial outcome as a cache directory keeps it.
+type keptOutcome struct {
+	Version  string    `json:"version"`
+	Problems []Problem `json:"problems"`
+}
+
 // triedPolicy is tryPolicy's outcome: kept, or tried and then kept. An
 // engine without its memos (Options.NoMemo) tries afresh, and keeps
 // nothing.
@@ -56,10 +58,7 @@ func (e *Engine) triedPolicy() []Problem {
 	dir := e.trialsDir()
 	if dir != nil {
 		if data, ok := dir.Get(key); ok {
-			var kept struct {
-				Version  string    `json:"version"`
-				Problems []Problem `json:"problems"`
-			}
+			var kept keptOutcome
 			if json.Unmarshal(data, &kept) == nil && kept.Version == trialsVersion {
 				keptTrials.Put(key, kept.Problems)
 				return append([]Problem(nil), kept.Problems...)
@@ -73,7 +72,7 @@ func (e *Engine) triedPolicy() []Problem {
 	}
 	keptTrials.Put(key, append([]Problem(nil), problems...))
 	if dir != nil {
-		if data, err := json.Marshal(map[string]any{"version": trialsVersion, "problems": problems}); err == nil {
+		if data, err := json.Marshal(keptOutcome{Version: trialsVersion, Problems: problems}); err == nil {
 			dir.Put(key, data)
 		}
 	}
@@ -91,19 +90,18 @@ func (e *Engine) trialsDir() *cache.Dir {
 
 // trialsKey is a hash of all a load's trials depend on.
 func (e *Engine) trialsKey() string {
-	h := sha256.New()
-	field := func(w io.Writer, s string) { fmt.Fprintf(w, "%d:%s", len(s), s) }
-	field(h, trialsVersion)
-	field(h, cache.ExecutableID())
-	field(h, cueVersion())
+	h := value.NewContentHash()
+	h.Str(trialsVersion)
+	h.Str(cache.ExecutableID())
+	h.Str(cueVersion())
 	for _, name := range value.SortedKeys(e.sources) {
-		field(h, name)
-		field(h, e.src.Display(name))
-		field(h, string(e.sources[name]))
+		h.Str(name)
+		h.Str(e.src.Display(name))
+		h.Str(string(e.sources[name]))
 	}
 	for _, m := range e.manifests {
-		field(h, m.display)
-		field(h, string(m.data))
+		h.Str(m.display)
+		h.Str(string(m.data))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return h.Sum()
 }

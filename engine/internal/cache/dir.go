@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"io"
 	"os"
@@ -69,7 +70,7 @@ func (d *Dir) trim() {
 			all = append(all, aged{e.Name(), info.ModTime().UnixNano()})
 		}
 	}
-	slices.SortFunc(all, func(a, b aged) int { return int(min(max(a.mod-b.mod, -1), 1)) })
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.mod, b.mod) })
 	for _, a := range all[:max(len(all)-d.max, 0)] {
 		os.Remove(filepath.Join(d.path, a.name))
 	}
