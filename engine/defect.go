@@ -16,6 +16,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // Defects.
@@ -326,7 +327,7 @@ func (e *Engine) panicsWithout(files map[string][]byte, d *Defect) (panics bool)
 			panics = true // the compilation itself: still to blame
 		}
 	}()
-	instances := loadInstances(root, files, "./schemas", "./runtimes")
+	instances := source.Instances(files, "./schemas", "./runtimes")
 	for _, inst := range instances {
 		if inst.Err != nil {
 			return true

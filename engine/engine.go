@@ -6,8 +6,6 @@ package engine
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -17,9 +15,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/load"
 
-	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/cache"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
@@ -39,9 +35,8 @@ const (
 	DefaultCRDPartMemoSize = 8192
 )
 
-// root is where the embedded module is laid out for the CUE loader. It
-// exists only in the loader's overlay.
-const root = "/cuetrainer"
+// root is where the embedded module is laid out for the CUE loader.
+const root = source.Root
 
 // Options say what to load besides the embedded CUE.
 type Options struct {
@@ -302,27 +297,8 @@ func New(opts Options) (_ *Engine, err error) {
 		}
 	}()
 	files := map[string][]byte{}
-	err = fs.WalkDir(cuetrainer.CUE, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(cuetrainer.CUE, p)
-		if err != nil {
-			return err
-		}
-		name := path.Join(root, p)
-		files[name] = data
-		e.src.Add(name, p, false)
-		if rest, ok := strings.CutPrefix(p, genDir+"/"); ok {
-			// The same package by its own import path (genDir).
-			legacy := path.Join(root, "cue.mod/gen", rest)
-			files[legacy] = data
-			e.src.Add(legacy, p, false)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the embedded CUE: %w", err)
+	if err := source.Embedded(files, e.src); err != nil {
+		return nil, err
 	}
 	e.embeddedOnly = len(opts.PolicyDirs) == 0
 	for i, dir := range opts.PolicyDirs {
@@ -336,7 +312,7 @@ func New(opts Options) (_ *Engine, err error) {
 	}
 
 	e.sources = files
-	e.instances = loadInstances(root, files, "./schemas", "./runtimes")
+	e.instances = source.Instances(files, "./schemas", "./runtimes")
 	for _, inst := range e.instances {
 		if inst.Err != nil {
 			return nil, loadError(e.loadSummary(), e.src.CUEProblems(inst.Err))
@@ -379,10 +355,10 @@ func (e *Engine) build() error {
 	}
 	var keyReads [][]string
 	if len(e.policyFiles) > 0 {
-		var problems []Problem
 		e.begin("the lint", Document{})
-		problems, keyReads, e.renderObjects = e.lintPolicy(c)
-		if err := loadError(e.loadSummary(), problems); err != nil {
+		r := e.lintPolicy(c)
+		keyReads, e.renderObjects = r.KeyReads, r.ObjectIDs
+		if err := loadError(e.loadSummary(), r.Problems); err != nil {
 			return err
 		}
 	}
@@ -718,20 +694,6 @@ func (e *Engine) Evaluations() Evaluations {
 		Mutations: e.mutationsMade.Load(),
 		CRDParts:  e.crdPartsMade.Load(),
 	}
-}
-
-// loadInstances loads packages from files, by absolute name under root,
-// with a registry that fetches no module (the embedded module has no
-// dependencies; without it cue/load would go to $CUE_REGISTRY or
-// registry.cue.works). cue/load's Overlay falls back to the host's files
-// for names it does not hold; its FS option would not, but in v0.17.1 it
-// cannot resolve cue.mod/gen imports (see genDir).
-func loadInstances(root string, files map[string][]byte, pkgs ...string) []*build.Instance {
-	overlay := map[string]load.Source{}
-	for name, data := range files {
-		overlay[name] = load.FromBytes(data)
-	}
-	return load.Instances(pkgs, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, Registry: noRegistry{}})
 }
 
 // hasSuffix reports whether p ends with suffix.

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,10 +9,9 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
-	"cuelang.org/go/mod/modfile"
-	"cuelang.org/go/mod/module"
 
 	"github.com/cuetrainer/cuetrainer"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // An admin's policy is pure CUE: it reads the objects the engine gives it
@@ -40,19 +37,6 @@ var pureStdlib = map[string]bool{
 	"regexp": true, "strconv": true, "strings": true, "struct": true,
 	"text/tabwriter": true, "text/template": true, "time": true, "uuid": true,
 }
-
-// modulePath is the embedded module's path (cue.mod/module.cue).
-const modulePath = "cuetrainer.dev/cuetrainer"
-
-// genDir holds the generated Kubernetes and JobSet packages, by their Go
-// import paths: packages of the module, imported as genPrefix + path.
-// The loader also serves each under its own path from the module's
-// cue.mod/gen, so that a policy may import k8s.io/api/core/v1 as CUE's
-// generated packages are usually imported.
-const (
-	genDir    = "schemas/gen"
-	genPrefix = modulePath + "/" + genDir + "/"
-)
 
 // checkPolicy returns why a policy file may not be loaded, a problem per
 // refused import or attribute, each at its file:line:column; none when it
@@ -90,7 +74,7 @@ func checkPolicy(f *ast.File) []Problem {
 // may: CUE's standard library but tool/..., and the packages the binary
 // carries: the module's own, the Kubernetes and JobSet types among them
 // (cuetrainer.dev/cuetrainer/schemas/gen/k8s.io/api/core/v1), and the same
-// types by their own import paths (k8s.io/api/core/v1, see genPrefix).
+// types by their own import paths (k8s.io/api/core/v1, see source.GenPrefix).
 func importRefusal(p string) string {
 	ip := ast.ParseImportPath(p)
 	first, _, _ := strings.Cut(ip.Path, "/")
@@ -102,29 +86,11 @@ func importRefusal(p string) string {
 			return ""
 		}
 		return "not a package of CUE's standard library a policy may import"
-	case ip.Path == modulePath || strings.HasPrefix(ip.Path, modulePath+"/"):
+	case ip.Path == source.ModulePath || strings.HasPrefix(ip.Path, source.ModulePath+"/"):
 		return ""
 	}
-	if info, err := fs.Stat(cuetrainer.CUE, path.Join(genDir, ip.Path)); err == nil && info.IsDir() {
+	if info, err := fs.Stat(cuetrainer.CUE, path.Join(source.GenDir, ip.Path)); err == nil && info.IsDir() {
 		return ""
 	}
 	return "a policy may import only CUE's standard library and the packages cuetrainer carries; this one would be fetched from a module registry"
-}
-
-// noRegistry is the module registry of the engine's loader: the embedded
-// module has no dependencies, so nothing may be fetched.
-type noRegistry struct{}
-
-var errNoRegistry = errors.New("cuetrainer fetches no CUE modules")
-
-func (noRegistry) ModFile(context.Context, module.Version) (*modfile.File, error) {
-	return nil, errNoRegistry
-}
-
-func (noRegistry) Fetch(context.Context, module.Version) (module.SourceLoc, error) {
-	return module.SourceLoc{}, errNoRegistry
-}
-
-func (noRegistry) ModuleVersions(context.Context, string) ([]string, error) {
-	return nil, errNoRegistry
 }

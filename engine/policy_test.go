@@ -3,19 +3,15 @@ package engine
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/load"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // writePolicy writes files into a new policy directory.
@@ -196,7 +192,7 @@ func TestPolicyAllowedImports(t *testing.T) {
 	}
 	sort.Strings(pkgs)
 	pkgs = append(pkgs, "k8s.io/api/core/v1", "sigs.k8s.io/jobset/api/jobset/v1alpha2",
-		genPrefix+"k8s.io/api/core/v1", modulePath+"/runtimes")
+		source.GenPrefix+"k8s.io/api/core/v1", source.ModulePath+"/runtimes")
 	var b strings.Builder
 	b.WriteString("package schemas\n\nimport (\n")
 	for i, p := range pkgs {
@@ -271,46 +267,6 @@ admission: "trainer.kubeflow.org/v1alpha1": TrainJob: webhook: envProbe: [{
 	}
 	if strings.Contains(err.Error(), secret) {
 		t.Errorf("an environment variable reached the load's error: %v", err)
-	}
-}
-
-// TestLoaderFetchesNoModule: the engine's loader never asks a module
-// registry, whatever $CUE_REGISTRY says; the same load with cue/load's
-// default registry does ask it.
-func TestLoaderFetchesNoModule(t *testing.T) {
-	var asked atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		http.NotFound(w, r)
-	}))
-	defer srv.Close()
-	t.Setenv("CUE_REGISTRY", strings.TrimPrefix(srv.URL, "http://")+"+insecure")
-	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-
-	const root = "/m"
-	files := map[string][]byte{
-		"/m/cue.mod/module.cue": []byte("module: \"test.example/m@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"example.com/dep@v0\": v: \"v0.0.1\"\n"),
-		"/m/x/x.cue":            []byte("package x\n\nimport \"example.com/dep@v0\"\n\ny: dep.y\n"),
-	}
-	insts := loadInstances(root, files, "./x")
-	if insts[0].Err == nil {
-		t.Fatal("a package from a registry was loaded")
-	}
-	if !strings.Contains(errors.Details(insts[0].Err, nil), "cuetrainer fetches no CUE modules") {
-		t.Errorf("the load failed otherwise: %v", errors.Details(insts[0].Err, nil))
-	}
-	if n := asked.Load(); n != 0 {
-		t.Errorf("the registry was asked %d times", n)
-	}
-
-	// The control: the same files with cue/load's default registry.
-	overlay := map[string]load.Source{}
-	for name, data := range files {
-		overlay[name] = load.FromBytes(data)
-	}
-	load.Instances([]string{"./x"}, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
-	if asked.Load() == 0 {
-		t.Error("the default registry was not asked either: this test shows nothing")
 	}
 }
 

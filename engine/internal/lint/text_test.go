@@ -1,4 +1,4 @@
-package engine
+package lint
 
 import (
 	"regexp/syntax"

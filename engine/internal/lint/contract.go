@@ -1,4 +1,4 @@
-package engine
+package lint
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ var renderFields = map[string]bool{contract.FieldRenderParts: true, contract.Fie
 // checkContract checks the sites of the admin's declarations.
 func (l *linter) checkContract() {
 	served := l.servedKinds()
-	reviews := l.c.reviews
+	reviews := l.in.Reviews
 	// A label two frameworks list is said once.
 	sharedLabels := map[string]bool{}
 	for _, st := range append(l.sites, l.computedKindSites()...) {
@@ -87,7 +87,7 @@ func (l *linter) checkContract() {
 			if name == "numNodes" || field != "#MLPolicy" {
 				continue
 			}
-			if !l.c.schemas.LookupPath(cue.MakePath(contract.SelFrameworks, cue.Str(name))).Exists() {
+			if !l.in.Schemas.LookupPath(cue.MakePath(contract.SelFrameworks, cue.Str(name))).Exists() {
 				l.problem(st.pos, "#MLPolicy.%s has no frameworks entry: the runtime checks and the one-policy rule know a framework by it; add frameworks: %s: {labels: [%q]} (the trainer.kubeflow.org/framework labels it runs)", name, name, name)
 			}
 		}
@@ -231,9 +231,9 @@ func (l *linter) objectFieldNames() map[string]bool {
 			walkSchema(sub, depth+1)
 		}
 	}
-	for apiVersion, kinds := range l.c.reviews {
+	for apiVersion, kinds := range l.in.Reviews {
 		for kind := range kinds {
-			walkSchema(crd.Schema(l.e.src, l.c.schemas, apiVersion, kind), 0)
+			walkSchema(crd.Schema(l.in.Src, l.in.Schemas, apiVersion, kind), 0)
 		}
 	}
 	seen := map[reflect.Type]bool{}
@@ -336,7 +336,7 @@ func (l *linter) computedKindSites() []site {
 	}
 	var out []site
 	for _, field := range value.SortedKeys(byKindFields) {
-		root := l.c.schemas.LookupPath(cue.MakePath(cue.Str(field)))
+		root := l.in.Schemas.LookupPath(cue.MakePath(cue.Str(field)))
 		versions, err := root.Fields()
 		if err != nil {
 			continue
@@ -352,7 +352,7 @@ func (l *linter) computedKindSites() []site {
 					continue
 				}
 				for _, pos := range source.ConjunctPositions(kinds.Value()) {
-					if pos.IsValid() && l.e.src.IsPolicyFile(pos.Filename()) {
+					if pos.IsValid() && l.in.Src.IsPolicyFile(pos.Filename()) {
 						out = append(out, site{path: path, pos: pos})
 						break
 					}
@@ -388,8 +388,8 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 		return
 	}
 	if _, ok := reviews[apiVersion][kind]; ok {
-		if _, renders := l.c.renders[apiVersion][kind]; renderFields[field] && !renders {
-			kinds := value.SortedKeys(l.c.renders[apiVersion])
+		if _, renders := l.in.Renders[apiVersion][kind]; renderFields[field] && !renders {
+			kinds := value.SortedKeys(l.in.Renders[apiVersion])
 			msg := fmt.Sprintf("%s: %s %s has no render, so nothing of this runs", field, apiVersion, kind)
 			if len(kinds) > 0 {
 				msg += fmt.Sprintf("; the kinds of %s with a render are %s", apiVersion, strings.Join(kinds, ", "))
@@ -431,7 +431,7 @@ func (l *linter) checkRenderPart(st site) {
 	apiVersion, kind, name := st.path[1].Unquoted(), st.path[2].Unquoted(), st.path[3].Unquoted()
 	planned := l.plannedParts(apiVersion, kind)
 	// A framework's part is chosen by its name.
-	frameworks := source.FieldNames(l.c.schemas.LookupPath(contract.PathFrameworks))
+	frameworks := source.FieldNames(l.in.Schemas.LookupPath(contract.PathFrameworks))
 	if containsString(planned, name) || containsString(frameworks, name) {
 		return
 	}
@@ -537,7 +537,7 @@ func isNamedMap(v cue.Value) bool {
 // render part sets #counts, which the render reads).
 func (l *linter) identUses() map[string]int {
 	uses := map[string]int{}
-	for _, inst := range l.e.instances {
+	for _, inst := range l.in.Instances {
 		for _, f := range inst.Files {
 			ast.Walk(f, func(n ast.Node) bool {
 				if id, ok := n.(*ast.Ident); ok {
@@ -565,7 +565,7 @@ func (l *linter) checkListsOnce() {
 			continue
 		}
 		seen[where] = true
-		op, args := l.c.schemas.LookupPath(cue.MakePath(st.path...)).Expr()
+		op, args := l.in.Schemas.LookupPath(cue.MakePath(st.path...)).Expr()
 		if op != cue.AndOp {
 			continue
 		}
@@ -578,7 +578,7 @@ func (l *linter) checkListsOnce() {
 			}
 			if list, ok := src.(*ast.ListLit); ok && !slices.ContainsFunc(list.Elts, isEllipsis) {
 				pos := a.Pos()
-				at = append(at, fmt.Sprintf("%s:%d", l.e.src.Display(pos.Filename()), pos.Line()))
+				at = append(at, fmt.Sprintf("%s:%d", l.in.Src.Display(pos.Filename()), pos.Line()))
 				varies = varies || slices.ContainsFunc(list.Elts, isComprehension)
 			}
 		}
@@ -631,18 +631,18 @@ func (l *linter) checkEditGroups() {
 			}
 		}
 	}
-	for _, f := range l.e.cueFiles() {
+	for _, f := range l.in.cueFiles() {
 		walk(f.Decls, nil)
 	}
 	for _, name := range value.SortedKeys(groups) {
 		ds := groups[name]
 		for _, d := range ds {
-			if !l.e.src.IsPolicyFile(d.file) {
+			if !l.in.Src.IsPolicyFile(d.file) {
 				continue
 			}
 			for _, other := range ds {
 				if other.owner != d.owner || other.file != d.file {
-					at := fmt.Sprintf("%s:%d", l.e.src.Display(other.pos.Filename()), other.pos.Line())
+					at := fmt.Sprintf("%s:%d", l.in.Src.Display(other.pos.Filename()), other.pos.Line())
 					l.problem(d.pos, "edits.%s is also a group of %s (%s): a render and its parts and plan are one to CUE, so the two groups' ops would unify item by item and fail a render where they differ; give this group a name of its own", name, other.owner, at)
 					break
 				}
@@ -750,7 +750,7 @@ func (l *linter) objectIDs() []string {
 	seen := map[string]bool{}
 	l.objectGoTypes = map[string]reflect.Type{}
 	add := func(d ast.Decl) { l.addObject(seen, d) }
-	for _, f := range l.e.cueFiles() {
+	for _, f := range l.in.cueFiles() {
 		ast.Walk(f, func(n ast.Node) bool {
 			fd, ok := n.(*ast.Field)
 			if !ok {
@@ -833,7 +833,7 @@ func (l *linter) checkObjectNames() {
 		for _, id := range source.FieldNames(objects) {
 			obj := objects.LookupPath(cue.MakePath(cue.Str(id)))
 			name := obj.LookupPath(contract.PathMetadataName)
-			if s, err := name.String(); err == nil && l.e.src.IsPolicyFile(name.Pos().Filename()) {
+			if s, err := name.String(); err == nil && l.in.Src.IsPolicyFile(name.Pos().Filename()) {
 				l.problem(name.Pos(), "the object %q is named %q whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob (\"\\(#name)-%s\")", id, s, s)
 			}
 			kind, _ := obj.LookupPath(contract.PathKind).String()
@@ -841,7 +841,7 @@ func (l *linter) checkObjectNames() {
 				data := obj.LookupPath(cue.MakePath(cue.Str(field)))
 				for _, key := range source.FieldNames(data) {
 					at := data.LookupPath(cue.MakePath(cue.Str(key)))
-					if errs := validation.IsConfigMapKey(key); len(errs) > 0 && l.e.src.IsPolicyFile(at.Pos().Filename()) {
+					if errs := validation.IsConfigMapKey(key); len(errs) > 0 && l.in.Src.IsPolicyFile(at.Pos().Filename()) {
 						l.problem(at.Pos(), "the %s %q has the %s key %q, which the API server refuses (a key is a file's name when the %s is mounted): %s", kind, id, field, key, kind, strings.Join(errs, "; "))
 					}
 				}
@@ -849,15 +849,15 @@ func (l *linter) checkObjectNames() {
 		}
 	}
 	// The renders and their parts, as the compilation read them.
-	for _, apiVersion := range value.SortedKeys(l.c.renders) {
-		for _, kind := range value.SortedKeys(l.c.renders[apiVersion]) {
-			check(l.c.renders[apiVersion][kind].LookupPath(contract.PathObjects))
+	for _, apiVersion := range value.SortedKeys(l.in.Renders) {
+		for _, kind := range value.SortedKeys(l.in.Renders[apiVersion]) {
+			check(l.in.Renders[apiVersion][kind].LookupPath(contract.PathObjects))
 		}
 	}
-	for _, apiVersion := range value.SortedKeys(l.c.parts) {
-		for _, kind := range value.SortedKeys(l.c.parts[apiVersion]) {
-			for _, part := range value.SortedKeys(l.c.parts[apiVersion][kind]) {
-				check(l.c.parts[apiVersion][kind][part].LookupPath(contract.PathObjects))
+	for _, apiVersion := range value.SortedKeys(l.in.Parts) {
+		for _, kind := range value.SortedKeys(l.in.Parts[apiVersion]) {
+			for _, part := range value.SortedKeys(l.in.Parts[apiVersion][kind]) {
+				check(l.in.Parts[apiVersion][kind][part].LookupPath(contract.PathObjects))
 			}
 		}
 	}
@@ -1023,12 +1023,12 @@ type literalProblem struct {
 // literalProblems are what schema refuses of a struct literal's literal
 // fields (literalFields), one per field.
 func (l *linter) literalProblems(schema cue.Value, s *ast.StructLit) []literalProblem {
-	err := schema.Unify(l.c.ctx.BuildExpr(literalFields(s))).Validate()
+	err := schema.Unify(l.in.Ctx.BuildExpr(literalFields(s))).Validate()
 	if err == nil {
 		return nil
 	}
 	var out []literalProblem
-	for _, p := range l.e.src.CUEProblemList(err) {
+	for _, p := range l.in.Src.CUEProblemList(err) {
 		// "<the item's path>.<field>: <what is wrong>", and the schema's
 		// positions on the lines after.
 		first, _, _ := strings.Cut(p.Message, "\n")
@@ -1145,7 +1145,7 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 	if len(steps) > 0 && steps[0].name == "status" {
 		// The status subresource: the API server drops what a create or
 		// an update of the object writes to its status.
-		if sub, err := l.c.schemas.LookupPath(cue.MakePath(append([]cue.Selector{contract.SelCRDs, kind}, contract.PathCRDStatus.Selectors()...)...)).Bool(); err == nil && sub {
+		if sub, err := l.in.Schemas.LookupPath(cue.MakePath(append([]cue.Selector{contract.SelCRDs, kind}, contract.PathCRDStatus.Selectors()...)...)).Bool(); err == nil && sub {
 			l.problem(steps[0].pos, "%s has a status subresource, so the API server drops the status a create or an update writes: the mutation would never be kept", kind.Unquoted())
 			return
 		}
@@ -1276,7 +1276,7 @@ func (l *linter) checkMutationValue(at []cue.Selector, name string, s *ast.Struc
 		case *ast.BasicLit:
 			if op == "merge" {
 				refuse(v.Pos(), "op merge adds an object's fields")
-			} else if lit := l.c.ctx.BuildExpr(v); lit.Err() == nil && schema.Unify(lit).Err() != nil {
+			} else if lit := l.in.Ctx.BuildExpr(v); lit.Err() == nil && schema.Unify(lit).Err() != nil {
 				refuse(v.Pos(), "the value is %s", v.Value)
 			}
 		}

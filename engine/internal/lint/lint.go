@@ -1,4 +1,11 @@
-package engine
+// Package lint holds the checks of an admin's CUE that run at load: the
+// mistakes CUE itself accepts (a misspelled top-level field, whose rule
+// never runs; a read of a field the object cannot have, always absent; two
+// defaults for one field, which CUE drops both; a default of another type
+// than the field), each found in the admin's files' syntax and its meaning
+// looked up in the compiled schemas. Its input is the load's output
+// (Input); it knows no session, render or trial.
+package lint
 
 import (
 	"fmt"
@@ -9,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"cuelang.org/go/cue/build"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -23,38 +32,87 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// The checks of this file find, at load, the mistakes in an admin's CUE
-// that CUE itself accepts: a misspelled top-level field (the rule under it
-// never runs), a read of a field the object cannot have (always absent),
-// two defaults for one field (CUE drops both) and a default of another
-// type than the field. Each is found in the admin's files' syntax, its
-// meaning looked up in the compiled schemas.
+// Input is what the checks read of a load: the compiled CUE, the files and
+// the declarations the engine decoded from it.
+type Input struct {
+	// Ctx is the CUE runtime Schemas was compiled in; Schemas the package
+	// schemas, the admin's files in it.
+	Ctx     *cue.Context
+	Schemas cue.Value
+	// Reviews are the kinds' reviews (with their CRD checks), Renders how
+	// each kind that renders is rendered, Parts the render parts, by
+	// apiVersion, kind (and part).
+	Reviews map[string]map[string]cue.Value
+	Renders map[string]map[string]cue.Value
+	Parts   map[string]map[string]map[string]cue.Value
+	// Src names the loader's files and says which are the admin's;
+	// Instances are the compiled instances (schemas first), whose files
+	// are every file compiled; Files the admin's files, parsed, by the
+	// loader's names.
+	Src       *source.Files
+	Instances []*build.Instance
+	Files     map[string]*ast.File
+	// Root is where the embedded module is laid out for the loader, and
+	// MarkerFile the file it makes of the admin's validation markers
+	// (MarkerBounds, crd/markers.go).
+	Root         string
+	MarkerFile   string
+	MarkerBounds []crd.MarkerBound
+	// RuntimeKind is the kind a review's context.runtime is read as: the
+	// first runtimeKinds registers (the runtime kinds share their spec).
+	RuntimeKind string
+	// PlanReads are the input paths each kind's plan declares it reads,
+	// LookupReads those its lookups read (by operation), MutatorReads
+	// those its mutator reads, when it says; by apiVersion and kind.
+	PlanReads    map[string]map[string][][]string
+	LookupReads  map[string]map[string]map[string][][]string
+	MutatorReads map[string]map[string][][]string
+}
 
-// lintPolicy checks every policy file against the compiled CUE. It also
-// returns the paths of the maps whose keys the policy's rules read as data
-// (see opaqueKeys).
-//
-// objectIDs are the ids of the objects the renders declare (objectIDs),
-// nil when a render declares one under a computed label: a render then
-// knows which ids it may meet.
-func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]string, objectIDs []string) {
+// cueFiles are the syntax of every file the engine compiles: its own
+// schemas and runtimes and the policy directories' files, which the
+// loader parses into the same instances.
+func (in *Input) cueFiles() []*ast.File {
+	var files []*ast.File
+	for _, inst := range in.Instances {
+		files = append(files, inst.Files...)
+	}
+	return files
+}
+
+// Report is what the checks found.
+type Report struct {
+	// Problems are the admin's mistakes, at their file and line.
+	Problems []source.Problem
+	// KeyReads are the paths of the maps whose keys the admin's rules read
+	// as data (iterate, index by a computed key, constrain by a pattern):
+	// such a map reaches them with its keys, not as tokens.
+	KeyReads [][]string
+	// ObjectIDs are the ids of the objects the renders declare, nil when
+	// a render declares one under a computed label: a render then knows
+	// which ids it may meet.
+	ObjectIDs []string
+}
+
+// Run checks every one of the admin's files against the compiled CUE.
+func Run(in *Input) (r Report) {
 	// A check that meets CUE it does not expect is cuetrainer's defect:
 	// the load says so, rather than the process dying.
 	defer func() {
-		if r := recover(); r != nil {
-			problems = append(problems, Problem{Message: fmt.Sprintf("cuetrainer's check of the policy failed (%v): please report it, with the policy", r)})
+		if x := recover(); x != nil {
+			r.Problems = append(r.Problems, source.Problem{Message: fmt.Sprintf("cuetrainer's check of the policy failed (%v): please report it, with the policy", x)})
 		}
 	}()
-	l := newLinter(e, c)
-	for _, name := range value.SortedKeys(e.policyFiles) {
-		l.walkDecls(e.policyFiles[name].file.Decls, lpath{ok: true}, true)
-		l.checkRegexps(e.policyFiles[name].file)
-		l.checkKeyLiterals(e.policyFiles[name].file)
-		l.checkRuntimeOptionals(e.policyFiles[name].file)
-		l.checkAttributes(e.policyFiles[name].file)
+	l := newLinter(in)
+	for _, name := range value.SortedKeys(in.Files) {
+		l.walkDecls(in.Files[name].Decls, lpath{ok: true}, true)
+		l.checkRegexps(in.Files[name])
+		l.checkKeyLiterals(in.Files[name])
+		l.checkRuntimeOptionals(in.Files[name])
+		l.checkAttributes(in.Files[name])
 	}
-	for _, name := range value.SortedKeys(e.policyFiles) {
-		l.checkDefinitionArgs(e.policyFiles[name].file)
+	for _, name := range value.SortedKeys(in.Files) {
+		l.checkDefinitionArgs(in.Files[name])
 	}
 	l.checkHelperReads()
 	l.checkContextReads()
@@ -73,14 +131,15 @@ func (e *Engine) lintPolicy(c *compiled) (problems []Problem, keyReads [][]strin
 	l.checkMarkerKinds()
 	l.checkRenderRefs()
 	l.checkObjectNames()
+	r = Report{Problems: l.problems, KeyReads: l.keyReads}
 	if ids := l.objectIDs(); !l.objectsOpen {
-		objectIDs = ids
+		r.ObjectIDs = ids
 	}
-	return l.problems, l.keyReads, objectIDs
+	return r
 }
 
-func newLinter(e *Engine, c *compiled) *linter {
-	return &linter{e: e, c: c, pkg: e.instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}, numbers: map[string]int{}}
+func newLinter(in *Input) *linter {
+	return &linter{in: in, pkg: in.Instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}, numbers: map[string]int{}}
 }
 
 // lpath is a field's path from the package's root (the root's: none, ok);
@@ -103,8 +162,7 @@ func (p lpath) child(sel cue.Selector, ok bool) lpath {
 func (p lpath) String() string { return cue.MakePath(p.sels...).String() }
 
 type linter struct {
-	e   *Engine
-	c   *compiled
+	in  *Input
 	pkg string
 	// known are the keys with a meaning (knownKeys), as the compiled CUE
 	// has them: the engine reads its own after the lint. knownRead says
@@ -115,7 +173,7 @@ type linter struct {
 	// identifier that refers to the field resolves to).
 	paths    map[ast.Node]lpath
 	defaults map[string]*defaultSite
-	problems []Problem
+	problems []source.Problem
 	// sites are the fields declared near the top level, where the
 	// contract's names are (kinds, frameworks, render parts).
 	sites []site
@@ -211,7 +269,7 @@ type defaultSite struct {
 }
 
 func (l *linter) problem(pos token.Pos, format string, args ...any) {
-	l.problems = append(l.problems, l.e.src.ProblemAt(pos, format, args...))
+	l.problems = append(l.problems, l.in.Src.ProblemAt(pos, format, args...))
 }
 
 // walkDecls walks a struct's declarations at path p; top says they are
@@ -524,13 +582,13 @@ func (l *linter) lookup(p lpath) cue.Value {
 func (l *linter) at(sels []cue.Selector) (cue.Value, []cue.Selector) {
 	l.depth++
 	defer func() { l.depth-- }()
-	v := l.c.schemas
+	v := l.in.Schemas
 	var cur []cue.Selector
 	for _, s := range sels {
 		cur = append(cur, s)
 		if mapped := l.schemaPath(cur); !samePath(mapped, cur) {
 			cur = mapped
-			v = l.c.schemas.LookupPath(optional(cur))
+			v = l.in.Schemas.LookupPath(optional(cur))
 		} else if s.LabelType() == cue.IndexLabel {
 			v = l.item(v, s)
 		} else {
@@ -540,7 +598,7 @@ func (l *linter) at(sels []cue.Selector) (cue.Value, []cue.Selector) {
 			// A value computed from data the load does not have, which
 			// says the schema it follows.
 			cur = []cue.Selector{cue.Def(name)}
-			v = l.c.schemas.LookupPath(cue.MakePath(cur...))
+			v = l.in.Schemas.LookupPath(cue.MakePath(cur...))
 			continue
 		}
 		for range 10 {
@@ -548,7 +606,7 @@ func (l *linter) at(sels []cue.Selector) (cue.Value, []cue.Selector) {
 				break
 			}
 			root, p := referenceOf(v)
-			if len(p) == 0 || root != l.c.schemas && !root.Equals(l.c.schemas) {
+			if len(p) == 0 || root != l.in.Schemas && !root.Equals(l.in.Schemas) {
 				break
 			}
 			next := l.schemaPath(p)
@@ -580,7 +638,7 @@ func (l *linter) item(list cue.Value, s cue.Selector) cue.Value {
 		return list.LookupPath(cue.MakePath(s))
 	}
 	if !l.oneItem.Exists() {
-		l.oneItem = l.c.ctx.CompileString("[_]")
+		l.oneItem = l.in.Ctx.CompileString("[_]")
 	}
 	return list.Unify(l.oneItem).LookupPath(cue.MakePath(cue.Index(0)))
 }
@@ -682,7 +740,7 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		// A render's plan is its kind's plan.
 		return with([]cue.Selector{contract.SelPlans, sels[1], sels[2]}, 5)
 	case str(3) == contract.FieldContext && str(4) == contract.FieldRuntime:
-		if kind := l.runtimeKind(); kind != "" {
+		if kind := l.in.RuntimeKind; kind != "" {
 			return with([]cue.Selector{contract.SelAdmission, sels[1], cue.Str(kind), contract.SelObject}, 5)
 		}
 	case str(0) == contract.FieldAdmission && str(3) == contract.FieldContext && str(4) != "":
@@ -704,7 +762,7 @@ func (l *linter) filed(name string) ([]cue.Selector, bool) {
 	if l.contextKinds == nil {
 		// Read here: the load reads them for the engine after the lint.
 		l.contextKinds = map[string]map[string]string{}
-		_ = l.c.schemas.LookupPath(contract.PathContextKinds).Decode(&l.contextKinds)
+		_ = l.in.Schemas.LookupPath(contract.PathContextKinds).Decode(&l.contextKinds)
 	}
 	for _, apiVersion := range value.SortedKeys(l.contextKinds) {
 		for _, kind := range value.SortedKeys(l.contextKinds[apiVersion]) {
@@ -726,7 +784,7 @@ func (l *linter) filed(name string) ([]cue.Selector, bool) {
 // kind the load knows (kindSchema); false when a
 // condition the input decides (or anything else) hides the lookup.
 func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, bool) {
-	found := l.c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldLookups), apiVersion, kind, contract.SelObjects, name))
+	found := l.in.Schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldLookups), apiVersion, kind, contract.SelObjects, name))
 	group, err1 := found.LookupPath(cue.MakePath(contract.SelLookupGroup)).String()
 	k, err2 := found.LookupPath(cue.MakePath(contract.SelLookupKind)).String()
 	if err1 != nil || err2 != nil {
@@ -740,9 +798,9 @@ func (l *linter) lookedUp(apiVersion, kind, name cue.Selector) ([]cue.Selector, 
 func (l *linter) kindSchema(group, kind string) ([]cue.Selector, bool) {
 	if group == "" && k8s.CoreKinds()[kind] {
 		at := []cue.Selector{cue.Hid(contract.FieldCoreV1, l.pkg), cue.Def(kind)}
-		return at, l.c.schemas.LookupPath(cue.MakePath(at...)).Exists()
+		return at, l.in.Schemas.LookupPath(cue.MakePath(at...)).Exists()
 	}
-	crd := l.c.schemas.LookupPath(cue.MakePath(contract.SelCRDs, cue.Str(kind)))
+	crd := l.in.Schemas.LookupPath(cue.MakePath(contract.SelCRDs, cue.Str(kind)))
 	if g, err := crd.LookupPath(contract.PathCRDGroup).String(); err != nil || g != group {
 		return nil, false
 	}
@@ -759,7 +817,7 @@ func (l *linter) objectSchema(apiVersion, kind cue.Selector) []cue.Selector {
 	if !apiVersion.IsString() || !kind.IsString() {
 		return review
 	}
-	crd := l.c.schemas.LookupPath(cue.MakePath(contract.SelCRDs, kind))
+	crd := l.in.Schemas.LookupPath(cue.MakePath(contract.SelCRDs, kind))
 	group, err1 := crd.LookupPath(contract.PathCRDGroup).String()
 	version, err2 := crd.LookupPath(contract.PathCRDVersion).String()
 	if err1 != nil || err2 != nil || group+"/"+version != apiVersion.Unquoted() {
@@ -772,7 +830,7 @@ func (l *linter) objectSchema(apiVersion, kind cue.Selector) []cue.Selector {
 // its "*" items as any index of a list.
 func (l *linter) partPath(part []cue.Selector) ([]cue.Selector, bool) {
 	var path []string
-	if l.c.schemas.LookupPath(cue.MakePath(part...)).LookupPath(contract.PathCRDPartPath).Decode(&path) != nil {
+	if l.in.Schemas.LookupPath(cue.MakePath(part...)).LookupPath(contract.PathCRDPartPath).Decode(&path) != nil {
 		return nil, false
 	}
 	sels := make([]cue.Selector, len(path))
@@ -783,15 +841,6 @@ func (l *linter) partPath(part []cue.Selector) ([]cue.Selector, bool) {
 		}
 	}
 	return sels, true
-}
-
-// runtimeKind is the kind a review's context.runtime is read as: the
-// first runtimeKinds registers (the runtime kinds share their spec).
-func (l *linter) runtimeKind() string {
-	for _, key := range value.SortedKeys(l.e.runtimeKinds) {
-		return l.e.runtimeKinds[key].Kind
-	}
-	return ""
 }
 
 // optional is the path of sels, whose fields may be optional ones.
@@ -1073,7 +1122,7 @@ func (l *linter) keyText(x ast.Expr) (string, bool) {
 // named reports whether the CUE's sources hold s as a literal or a label.
 func (l *linter) named(s string) bool {
 	if l.namedStrings == nil {
-		l.namedStrings = k8s.NamedStrings(l.e.instances)
+		l.namedStrings = k8s.NamedStrings(l.in.Instances)
 	}
 	return l.namedStrings[s]
 }
@@ -1318,7 +1367,7 @@ func (l *linter) checkDefaults() {
 		name := d.path.sels[len(d.path.sels)-1].String()
 		var others []string
 		for i, m := range d.markers[1:] {
-			others = append(others, fmt.Sprintf("*%s at %s", d.values[i+1], l.e.src.Position(m.Filename(), m.Line(), m.Column())))
+			others = append(others, fmt.Sprintf("*%s at %s", d.values[i+1], l.in.Src.Position(m.Filename(), m.Line(), m.Column())))
 		}
 		var msg string
 		if len(others) > 0 {
@@ -1328,8 +1377,8 @@ func (l *linter) checkDefaults() {
 		}
 		var where []string
 		for _, pos := range source.ConjunctPositions(v) {
-			if pos.IsValid() && !l.e.src.IsPolicyFile(pos.Filename()) {
-				where = append(where, l.e.src.Position(pos.Filename(), pos.Line(), pos.Column()))
+			if pos.IsValid() && !l.in.Src.IsPolicyFile(pos.Filename()) {
+				where = append(where, l.in.Src.Position(pos.Filename(), pos.Line(), pos.Column()))
 			}
 		}
 		if len(where) > 0 {
@@ -1478,10 +1527,10 @@ func (l *linter) checkDefaultBounds(terms []ast.Expr, p lpath) {
 	if def == nil || len(others) == 0 || literalKind(def.X) == "" {
 		return
 	}
-	value := l.c.ctx.BuildExpr(def.X)
+	value := l.in.Ctx.BuildExpr(def.X)
 	var texts []string
 	for _, t := range others {
-		if value.Unify(l.c.ctx.BuildExpr(t)).Validate() == nil {
+		if value.Unify(l.in.Ctx.BuildExpr(t)).Validate() == nil {
 			return
 		}
 		text, err := format.Node(t)
@@ -1608,13 +1657,13 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool) {
 	switch field {
 	case contract.FieldLookups:
-		byOp, ok := l.e.lookupReads[apiVersion][kind]
+		byOp, ok := l.in.LookupReads[apiVersion][kind]
 		return byOp[contract.OpUpdate], ok
 	case contract.FieldPlans:
-		paths, ok := l.e.planReads[apiVersion][kind]
+		paths, ok := l.in.PlanReads[apiVersion][kind]
 		return paths, ok
 	}
-	paths, ok := l.e.mutatorReads[apiVersion][kind]
+	paths, ok := l.in.MutatorReads[apiVersion][kind]
 	return paths, ok
 }
 
@@ -1666,7 +1715,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 			if !ok {
 				continue
 			}
-			def := l.c.schemas.LookupPath(cue.MakePath(p.sels...))
+			def := l.in.Schemas.LookupPath(cue.MakePath(p.sels...))
 			if !def.Exists() || def.IncompleteKind() != cue.StructKind {
 				continue
 			}
@@ -1701,7 +1750,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 				// for an int) fails the helper when the rule fires.
 				if lit, ok := field.Value.(*ast.BasicLit); ok {
 					param := def.LookupPath(cue.MakePath(cue.Def(name)))
-					if v := l.c.ctx.BuildExpr(lit); v.Err() == nil && param.Exists() && param.Unify(v).Err() != nil {
+					if v := l.in.Ctx.BuildExpr(lit); v.Err() == nil && param.Exists() && param.Unify(v).Err() != nil {
 						l.problem(lit.Pos(), "%s's parameter %s is %v, and this argument is %s: the helper would fail when the rule fires", id.Name, name, param.IncompleteKind(), lit.Value)
 					}
 				}
@@ -1747,7 +1796,7 @@ func (l *linter) checkKeyLiterals(f *ast.File) {
 	var entries map[string]struct {
 		Keys map[string]bool `json:"keys"`
 	}
-	_ = l.c.schemas.LookupPath(contract.PathKnownKeys).Decode(&entries)
+	_ = l.in.Schemas.LookupPath(contract.PathKnownKeys).Decode(&entries)
 	for _, m := range entries {
 		for k := range m.Keys {
 			known[k] = true
@@ -1943,7 +1992,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		}
 		// A registry's entries (@values): any other value is refused by
 		// the webhook that reads the registry.
-		if allowed, registered, err := crd.RegistryValues(l.c.schemas, schema); err == nil && l.checkOneOf(x.Op, lit, allowed, func(never, outcome string) string {
+		if allowed, registered, err := crd.RegistryValues(l.in.Schemas, schema); err == nil && l.checkOneOf(x.Op, lit, allowed, func(never, outcome string) string {
 			return fmt.Sprintf("%s is one of %s on every object the webhooks admit (the values of %s: they refuse any other), never %s, so this comparison is always %s", name, crd.QuoteEach(allowed), registered, never, outcome)
 		}) {
 			return
@@ -1956,7 +2005,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	if !schema.Exists() || schema.Err() != nil || fixed || schema.IncompleteKind() == cue.TopKind {
 		return
 	}
-	value := l.c.ctx.BuildExpr(lit)
+	value := l.in.Ctx.BuildExpr(lit)
 	ordering := x.Op != token.EQL && x.Op != token.NEQ
 	if ordering && lit.Kind == token.STRING && schema.IncompleteKind()&cue.StringKind != 0 {
 		// Versions ordered as text: "v2.10" < "v2.3".
@@ -2068,7 +2117,7 @@ func isDefaultOf(read ast.Expr, lit *ast.BasicLit) bool {
 func (l *linter) knownKeys() k8s.KnownKeys {
 	if !l.knownRead {
 		l.knownRead = true
-		l.known, _ = k8s.ReadKnownKeys(l.c.schemas)
+		l.known, _ = k8s.ReadKnownKeys(l.in.Schemas)
 	}
 	return l.known
 }
@@ -2490,7 +2539,7 @@ func (l *linter) checkContains(x *ast.CallExpr) {
 	if !item.Exists() || item.Err() != nil || item.IncompleteKind() == cue.TopKind {
 		return
 	}
-	value := l.c.ctx.BuildExpr(lit)
+	value := l.in.Ctx.BuildExpr(lit)
 	if value.Err() != nil || item.Unify(value).Err() == nil {
 		return
 	}
@@ -2520,7 +2569,7 @@ func (l *linter) checkContainsRead(among *ast.ListLit, read ast.Expr) {
 		if !ok || lit.Kind == token.NULL {
 			continue
 		}
-		if value := l.c.ctx.BuildExpr(lit); value.Err() == nil && schema.Unify(value).Err() != nil {
+		if value := l.in.Ctx.BuildExpr(lit); value.Err() == nil && schema.Unify(value).Err() != nil {
 			never = append(never, lit)
 		}
 	}
@@ -2640,7 +2689,7 @@ func (l *linter) checkContextReads() {
 		lookedUpFor[name] = append(lookedUpFor[name], st.path[2].Unquoted())
 	}
 	filed := map[string]bool{}
-	kinds := l.c.schemas.LookupPath(contract.PathContextKinds)
+	kinds := l.in.Schemas.LookupPath(contract.PathContextKinds)
 	for _, apiVersion := range source.FieldNames(kinds) {
 		byKind := kinds.LookupPath(cue.MakePath(cue.Str(apiVersion)))
 		for _, kind := range source.FieldNames(byKind) {
@@ -2760,7 +2809,7 @@ func isRulePath(sels []cue.Selector) bool {
 // whatever the object.
 func (l *linter) checkOpenRules() {
 	for _, st := range l.rules {
-		v := l.c.schemas.LookupPath(cue.MakePath(st.path...))
+		v := l.in.Schemas.LookupPath(cue.MakePath(st.path...))
 		if v.Err() != nil || v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
 			continue
 		}
@@ -2773,17 +2822,17 @@ func (l *linter) checkOpenRules() {
 // runtime's replicatedJobs or a container's env written so has none, and
 // the runtime renders without them, in silence.
 func (l *linter) checkOpenRuntimeLists() {
-	it, err := l.c.schemas.LookupPath(contract.PathClusterTrainingRuntimes).Fields()
+	it, err := l.in.Schemas.LookupPath(contract.PathClusterTrainingRuntimes).Fields()
 	for err == nil && it.Next() {
-		if p := l.e.src.WrittenAt(it.Value()); !p.IsValid() || !l.e.src.IsPolicyFile(p.Filename()) {
+		if p := l.in.Src.WrittenAt(it.Value()); !p.IsValid() || !l.in.Src.IsPolicyFile(p.Filename()) {
 			continue
 		}
 		it.Value().Walk(func(v cue.Value) bool {
 			if v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
 				return true
 			}
-			where := l.e.src.WrittenAt(v)
-			if !where.IsValid() || !l.e.src.IsPolicyFile(where.Filename()) {
+			where := l.in.Src.WrittenAt(v)
+			if !where.IsValid() || !l.in.Src.IsPolicyFile(where.Filename()) {
 				return true
 			}
 			l.problem(where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(contract.PathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
@@ -2797,11 +2846,11 @@ func (l *linter) checkOpenRuntimeLists() {
 // string) goes to the CRD, which the API server then checks against
 // every runtime's value, refusing each as of the wrong type.
 func (l *linter) checkMarkerKinds() {
-	for _, b := range l.e.markerBounds {
+	for _, b := range l.in.MarkerBounds {
 		if b.Kind == 0 {
 			continue
 		}
-		v := l.c.schemas.LookupPath(cue.MakePath(b.Selectors()...))
+		v := l.in.Schemas.LookupPath(cue.MakePath(b.Selectors()...))
 		if !v.Exists() {
 			continue
 		}
@@ -2895,7 +2944,7 @@ func (l *linter) checkRenderRefs() {
 		steps := literalSteps(from)
 		if len(steps) >= 2 && steps[0].name == contract.FieldMerged {
 			// A merge of the render's kind, by name.
-			names := source.FieldNames(l.c.schemas.LookupPath(cue.MakePath(append(contract.PathMerges.Selectors(), r.path[1], r.path[2])...)))
+			names := source.FieldNames(l.in.Schemas.LookupPath(cue.MakePath(append(contract.PathMerges.Selectors(), r.path[1], r.path[2])...)))
 			if !slices.Contains(names, steps[1].name) {
 				msg := fmt.Sprintf("merged has no %s (the merges of %s are %s), so the base would copy nothing", steps[1].name, r.path[2].Unquoted(), strings.Join(names, ", "))
 				if sug := source.Suggest(steps[1].name, names); sug != "" {
@@ -2905,10 +2954,10 @@ func (l *linter) checkRenderRefs() {
 			}
 			continue
 		}
-		if len(steps) < 2 || steps[0].name != contract.FieldRuntime || l.runtimeKind() == "" {
+		if len(steps) < 2 || steps[0].name != contract.FieldRuntime || l.in.RuntimeKind == "" {
 			continue
 		}
-		base := []cue.Selector{contract.SelAdmission, r.path[1], cue.Str(l.runtimeKind()), contract.SelObject}
+		base := []cue.Selector{contract.SelAdmission, r.path[1], cue.Str(l.in.RuntimeKind), contract.SelObject}
 		if pos, msg, found := l.stepsProblem(base, contract.FieldRuntime, steps[1:], "the base would copy nothing"); found {
 			l.problem(pos, "%s", msg)
 		}
@@ -2938,7 +2987,7 @@ func (l *linter) checkAttributes(f *ast.File) {
 				l.problem(a.Pos(), "%s: cuetrainer sets no tags, so the field would keep its value as written: write the value", a.Text)
 			case key == "schema":
 				name := strings.TrimSpace(strings.SplitN(body, ",", 2)[0])
-				if !strings.HasPrefix(name, "#") || !l.c.schemas.LookupPath(cue.MakePath(cue.Def(name))).Exists() {
+				if !strings.HasPrefix(name, "#") || !l.in.Schemas.LookupPath(cue.MakePath(cue.Def(name))).Exists() {
 					msg := fmt.Sprintf("%s names %q, which is no definition of the schemas: the field's reads would not be checked against a schema", a.Text, name)
 					if sug := source.Suggest(name, l.definitionNames()); sug != "" {
 						msg += fmt.Sprintf(": did you mean %s?", sug)
@@ -2946,7 +2995,7 @@ func (l *linter) checkAttributes(f *ast.File) {
 					l.problem(a.Pos(), "%s", msg)
 				}
 			case key == crd.AttrValues:
-				if _, _, err := crd.ValuesAt(l.c.schemas, body); err != nil {
+				if _, _, err := crd.ValuesAt(l.in.Schemas, body); err != nil {
 					l.problem(a.Pos(), "%v: the comparisons of the field would not be checked against its values", err)
 				}
 			case !slices.Contains(fieldAttributes, key):
@@ -2962,7 +3011,7 @@ func (l *linter) checkAttributes(f *ast.File) {
 // definitionNames are the names of the schemas' top-level definitions.
 func (l *linter) definitionNames() []string {
 	var names []string
-	it, err := l.c.schemas.Fields(cue.Definitions(true))
+	it, err := l.in.Schemas.Fields(cue.Definitions(true))
 	if err != nil {
 		return nil
 	}
@@ -3002,7 +3051,7 @@ func (l *linter) checkOptionalDefault(f *ast.Field) {
 func (l *linter) checkGuardedFields() {
 	for _, st := range l.guardedFields {
 		n := len(st.path)
-		parent := l.c.schemas.LookupPath(optional(st.path[:n-1]))
+		parent := l.in.Schemas.LookupPath(optional(st.path[:n-1]))
 		name := st.path[n-1]
 		if !parent.Exists() || parent.Err() != nil || parent.IncompleteKind() != cue.StructKind || parent.Allows(name) {
 			continue
@@ -3024,11 +3073,11 @@ func (l *linter) checkGuardedFields() {
 // allowed.
 func (l *linter) checkClosedFields() {
 	for _, st := range l.inDefinitions {
-		parent := l.c.schemas.LookupPath(optional(st.path[:len(st.path)-1]))
+		parent := l.in.Schemas.LookupPath(optional(st.path[:len(st.path)-1]))
 		name := st.path[len(st.path)-1]
 		// (A site of an admin's file: TestLintFindsNothingInTheSchemas walks
 		// the shipped ones, whose types have such fields.)
-		if !st.optional && !strings.HasPrefix(st.pos.Filename(), root+"/") && l.shipped(parent) {
+		if !st.optional && !strings.HasPrefix(st.pos.Filename(), l.in.Root+"/") && l.shipped(parent) {
 			// A field every object must give, added to a type cuetrainer
 			// ships: its runtimes (and every object made before) have
 			// none, and each would be refused.
@@ -3069,7 +3118,7 @@ func (l *linter) checkClosedFields() {
 // files (a type it ships, which a policy extends).
 func (l *linter) shipped(v cue.Value) bool {
 	for _, p := range source.ConjunctPositions(v) {
-		if p.IsValid() && !l.e.src.IsPolicyFile(p.Filename()) && p.Filename() != markerFile {
+		if p.IsValid() && !l.in.Src.IsPolicyFile(p.Filename()) && p.Filename() != l.in.MarkerFile {
 			return true
 		}
 	}
@@ -3128,8 +3177,8 @@ func (l *linter) checkDeclared() {
 // files, declarations' labels included.
 func (l *linter) policyIdentUses() map[string]int {
 	uses := map[string]int{}
-	for _, name := range value.SortedKeys(l.e.policyFiles) {
-		ast.Walk(l.e.policyFiles[name].file, func(n ast.Node) bool {
+	for _, name := range value.SortedKeys(l.in.Files) {
+		ast.Walk(l.in.Files[name], func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
 				uses[id.Name]++
 			}
