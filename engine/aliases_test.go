@@ -73,10 +73,10 @@ func TestOpaqueKeys(t *testing.T) {
 	// The spy iterates label keys, which makes the engine hand labels over
 	// with their keys (TestKeyReadingRuleSeesTheKeys): it looks here at
 	// what the shipped rules get, opaque labels and annotations.
-	if len(e.opaque.Suffixes) != 1 {
-		t.Fatalf("opaque maps %v, want the annotations alone", e.opaque.Suffixes)
+	if len(e.decl.Opaque.Suffixes) != 1 {
+		t.Fatalf("opaque maps %v, want the annotations alone", e.decl.Opaque.Suffixes)
 	}
-	e.opaque.Suffixes = [][]string{{"metadata", "labels"}, {"metadata", "annotations"}}
+	e.decl.Opaque.Suffixes = [][]string{{"metadata", "labels"}, {"metadata", "annotations"}}
 	s := e.NewSession(SessionOptions{})
 	r := s.Admit(readOne(t, opaqueJob))
 	if r.Rejected() {

@@ -122,7 +122,7 @@ func (k *carrying) candidates(objs ...map[string]any) {
 func (k *carrying) visit(v any, p carriedPath, rest []string) {
 	if len(rest) == 0 {
 		s, ok := v.(string)
-		if ok && !(k.mode == carryUnnamed && k.e.opaque.Named[s]) && k.c.meets(p, s) {
+		if ok && !(k.mode == carryUnnamed && k.e.decl.Opaque.Named[s]) && k.c.meets(p, s) {
 			if k.at[s] == 0 {
 				k.order = append(k.order, s)
 			}

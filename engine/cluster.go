@@ -93,7 +93,7 @@ func (s *Session) find(ctx context.Context, input map[string]any, l contract.Loo
 // clusterScoped reports whether the engine knows the kind for
 // cluster-scoped (clusterKinds).
 func (e *Engine) clusterScoped(group, kind string) bool {
-	return e.clusterKinds[kind+"."+group]
+	return e.decl.ClusterKinds[kind+"."+group]
 }
 
 // clusterGet reads an object from the session's cluster once: one
@@ -235,9 +235,9 @@ func (e *Engine) existing(obj map[string]any) *stored {
 // #Context field that holds them and name.
 func (s *Session) clusterContext(ctx context.Context) (map[string]map[string]any, error) {
 	out := map[string]map[string]any{}
-	apiVersions := value.SortedKeys(s.e.contextKinds)
+	apiVersions := value.SortedKeys(s.e.decl.ContextKinds)
 	for _, apiVersion := range apiVersions {
-		kinds := s.e.contextKinds[apiVersion]
+		kinds := s.e.decl.ContextKinds[apiVersion]
 		names := make([]string, 0, len(kinds))
 		for k := range kinds {
 			names = append(names, k)

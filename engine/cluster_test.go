@@ -12,6 +12,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/load"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"sigs.k8s.io/yaml"
 )
@@ -772,7 +773,7 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
 func TestWithoutServerManaged(t *testing.T) {
 	spec := map[string]any{"a": 1}
 	obj := map[string]any{"metadata": map[string]any{"name": "x", "managedFields": []any{1}}, "spec": spec}
-	e := &Engine{serverManaged: [][]string{{"metadata", "managedFields"}, {"status"}, {"spec", "a", "b"}}}
+	e := &Engine{decl: load.Declarations{ServerManaged: [][]string{{"metadata", "managedFields"}, {"status"}, {"spec", "a", "b"}}}}
 	got := e.withoutServerManaged(obj)
 	if want := map[string]any{"metadata": map[string]any{"name": "x"}, "spec": spec}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)

@@ -20,6 +20,7 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/load"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -116,21 +117,8 @@ type Engine struct {
 	mutationsMade atomic.Int64
 	crdPartsMade  atomic.Int64
 
-	// merges are the strategic merges a render needs first.
-	merges map[string]map[string]map[string]contract.Merge
-	// typedParts are the parts of a kind's objects Kubeflow reads as Go
-	// types (typedParts, k8s/typed.go), by apiVersion and kind, in name order.
-	typedParts map[string]map[string][]k8s.TypedPart
-	// planReads are the input paths each kind's plan reads, lookupReads
-	// those its lookups read, by operation (lookupPaths).
-	planReads   map[string]map[string][][]string
-	lookupReads map[string]map[string]map[string][][]string
-	// mutatorReads are the input paths each kind's mutator reads, when it
-	// says (absent: the whole object).
-	mutatorReads map[string]map[string][][]string
-	// mutatorNeeds are, by kind, what each mutation of its mutator needs of
-	// a request (#Mutator.needs), when every mutation says.
-	mutatorNeeds map[string]map[string][][]string
+	// decl are the compiled CUE's declarations, decoded (internal/load).
+	decl load.Declarations
 	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
 	// renderMemo the renders (by identities, and alike by content),
 	// reviewMemo the reviews and mutateMemo the mutations (all nil with
@@ -143,35 +131,11 @@ type Engine struct {
 	// crdPartMemo keeps the errors of CRD check parts (crdparts.go), nil
 	// with NoMemo.
 	crdPartMemo *cache.LRU[[]Finding]
-	// groups are the API groups whose every kind must have a review.
-	groups map[string]bool
-	// groupHints say what serves a group no review does (groupHints).
-	groupHints map[string]string
-	// knownKeys are the label and annotation keys with a meaning
-	// (knownKeys, k8s/metakeys.go).
-	knownKeys k8s.KnownKeys
 	// renderObjects are the ids of the objects the renders, their parts and
 	// plans declare, sorted; nil when not all are known (no policy files,
 	// whose own renders the tests keep in step; an id under a computed
 	// label). A render's edit, generator or sum of another id is a defect.
 	renderObjects []string
-	// contextKinds maps apiVersion and kind to the #Context field that holds
-	// such objects, by name.
-	contextKinds map[string]map[string]string
-	// owned are the kinds renders create, by apiVersion.
-	owned map[string]map[string]bool
-	// runtimeKinds are the kinds a TrainJob's runtimeRef may name, by
-	// their registry key (runtimeKinds).
-	runtimeKinds map[string]runtimeKind
-	// clusterKinds are the kinds the engine knows for cluster-scoped, by
-	// "<kind>.<group>": runtime kinds not namespaced, and kinds whose CRD
-	// (crds) has scope Cluster.
-	clusterKinds map[string]bool
-	// opaque says which map keys reach an evaluation as tokens.
-	opaque *k8s.OpaqueKeys
-	// serverManaged are the paths of the fields a schema-checked review and
-	// objects read from a cluster are not given (serverManaged).
-	serverManaged [][]string
 	// builtin are the shipped runtimes and those policies declare, as
 	// authored, in name order; builtinByRelease the same admitted, per
 	// release vetted for, and builtinReported those the rules find fault with or warn of (BuiltinFindings).
@@ -341,16 +305,15 @@ func (e *Engine) build() error {
 	if err != nil {
 		return err
 	}
-	if err := c.schemas.LookupPath(contract.PathRuntimeKinds).Decode(&e.runtimeKinds); err != nil {
-		return e.cueError("reading runtimeKinds", err)
-	}
-	if e.clusterKinds, err = e.readClusterKinds(c); err != nil {
+	if err := e.decl.ReadKinds(e.src, c.schemas); err != nil {
 		return err
 	}
 	if err := e.checkManifests(c); err != nil {
 		return err
 	}
-	if err := e.readInputReads(c); err != nil {
+	if problems, err := e.decl.ReadInputReads(e.src, c.plans, c.lookups, c.mutators); err != nil {
+		return err
+	} else if err := loadError(e.loadSummary(), problems); err != nil {
 		return err
 	}
 	var keyReads [][]string
@@ -363,43 +326,10 @@ func (e *Engine) build() error {
 		}
 	}
 	e.cur.Store(c)
-	if err := e.readTypedParts(c); err != nil {
-		return err
-	}
-	if err := c.schemas.LookupPath(contract.PathMerges).Decode(&e.merges); err != nil {
-		return e.cueError("reading merges", err)
-	}
-	if err := c.schemas.LookupPath(contract.PathGroups).Decode(&e.groups); err != nil {
-		return e.cueError("reading groups", err)
-	}
-	if err := c.schemas.LookupPath(contract.PathGroupHints).Decode(&e.groupHints); err != nil {
-		return e.cueError("reading groupHints", err)
-	}
-	if e.knownKeys, err = k8s.ReadKnownKeys(c.schemas); err != nil {
-		return e.cueError("reading knownKeys", err)
-	}
-	if err := c.schemas.LookupPath(contract.PathContextKinds).Decode(&e.contextKinds); err != nil {
-		return e.cueError("reading contextKinds", err)
-	}
-	if err := c.schemas.LookupPath(contract.PathOwned).Decode(&e.owned); err != nil {
-		return e.cueError("reading owned", err)
-	}
-	e.opaque = &k8s.OpaqueKeys{Named: k8s.NamedStrings(e.instances)}
-	if err := c.schemas.LookupPath(contract.PathOpaqueMaps).Decode(&e.opaque.Suffixes); err != nil {
-		return e.cueError("reading opaqueMaps", err)
-	}
 	// A map whose keys a policy's rule reads as data (iterates them,
 	// matches them) reaches the rules with its keys.
-	e.opaque.Suffixes = slices.DeleteFunc(e.opaque.Suffixes, func(suffix []string) bool {
-		return slices.ContainsFunc(keyReads, func(p []string) bool { return hasSuffix(p, suffix) })
-	})
-	if err := c.schemas.LookupPath(contract.PathServerManaged).Decode(&e.serverManaged); err != nil {
-		return e.cueError("reading serverManaged", err)
-	}
-	for _, p := range e.serverManaged {
-		if len(p) == 0 {
-			return fmt.Errorf("serverManaged: an empty path")
-		}
+	if err := e.decl.ReadServing(e.src, c.schemas, e.instances, keyReads); err != nil {
+		return err
 	}
 	if err := e.loadBuiltin(c); err != nil {
 		return err
@@ -541,117 +471,6 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 	return c, nil
 }
 
-// readInputReads reads which paths of the input each kind's plan, lookups
-// and mutator are given (their `reads`), before the policy's lint, which
-// checks an admin's rules' reads against them.
-func (e *Engine) readInputReads(c *compiled) error {
-	e.planReads = map[string]map[string][][]string{}
-	for apiVersion, kinds := range c.plans {
-		e.planReads[apiVersion] = map[string][][]string{}
-		for kind, v := range kinds {
-			var reads map[string][]string
-			if err := v.LookupPath(contract.PathReads).Decode(&reads); err != nil {
-				return e.cueError("reading plans", err)
-			}
-			e.planReads[apiVersion][kind] = pathsByName(reads)
-		}
-	}
-	e.lookupReads = map[string]map[string]map[string][][]string{}
-	for apiVersion, kinds := range c.lookups {
-		e.lookupReads[apiVersion] = map[string]map[string][][]string{}
-		for kind, v := range kinds {
-			var reads, updateReads map[string][]string
-			if err := v.LookupPath(contract.PathReads).Decode(&reads); err != nil {
-				return e.cueError("reading lookups", err)
-			}
-			if err := v.LookupPath(contract.PathUpdateReads).Decode(&updateReads); err != nil {
-				return e.cueError("reading lookups", err)
-			}
-			named := pathsByName(reads)
-			e.lookupReads[apiVersion][kind] = map[string][][]string{
-				contract.OpCreate: named,
-				contract.OpUpdate: append(slices.Clone(named), pathsByName(updateReads)...),
-			}
-		}
-	}
-	e.mutatorReads = map[string]map[string][][]string{}
-	e.mutatorNeeds = map[string]map[string][][]string{}
-	for apiVersion, kinds := range c.mutators {
-		for kind, v := range kinds {
-			if err := e.readMutatorNeeds(apiVersion, kind, v); err != nil {
-				return err
-			}
-			r := v.LookupPath(contract.PathReads)
-			if !r.Exists() {
-				continue
-			}
-			var byName map[string][]string
-			if err := r.Decode(&byName); err != nil {
-				return e.cueError("reading mutators", err)
-			}
-			if e.mutatorReads[apiVersion] == nil {
-				e.mutatorReads[apiVersion] = map[string][][]string{}
-			}
-			e.mutatorReads[apiVersion][kind] = pathsByName(byName)
-		}
-	}
-	return nil
-}
-
-// readMutatorNeeds reads what a kind's mutations need of a request
-// (#Mutator.needs) into mutatorNeeds, when every mutation says: the
-// mutator is then not evaluated for a request that has none of what one
-// of them needs. A name that is no mutation's fails the load.
-func (e *Engine) readMutatorNeeds(apiVersion, kind string, v cue.Value) error {
-	var needs map[string][]string
-	if err := v.LookupPath(contract.PathNeeds).Decode(&needs); err != nil {
-		return e.cueError("reading mutators", err)
-	}
-	var names []string
-	if it, err := v.LookupPath(contract.PathMutations).Fields(); err == nil {
-		for it.Next() {
-			names = append(names, it.Selector().Unquoted())
-		}
-	}
-	var problems []Problem
-	for _, name := range value.SortedKeys(needs) {
-		if !slices.Contains(names, name) {
-			msg := fmt.Sprintf("needs: %s is no mutation of mutators: %q: %s (%s), so what it says would hold for none", name, apiVersion, kind, strings.Join(names, ", "))
-			if sug := source.Suggest(name, names); sug != "" {
-				msg += fmt.Sprintf(": did you mean %s?", sug)
-			}
-			problems = append(problems, e.src.ProblemAt(e.src.WrittenAt(v.LookupPath(cue.MakePath(append(contract.PathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
-		}
-	}
-	if err := loadError(e.loadSummary(), problems); err != nil {
-		return err
-	}
-	var byMutation [][]string
-	for _, name := range names {
-		if len(needs[name]) == 0 {
-			return nil // made whatever the request: evaluated for each
-		}
-		byMutation = append(byMutation, needs[name])
-	}
-	if len(byMutation) > 0 {
-		if e.mutatorNeeds[apiVersion] == nil {
-			e.mutatorNeeds[apiVersion] = map[string][][]string{}
-		}
-		e.mutatorNeeds[apiVersion][kind] = byMutation
-	}
-	return nil
-}
-
-// pathsByName is the paths of a `reads` struct (a path by name), in the
-// order of their names.
-func pathsByName(byName map[string][]string) [][]string {
-	var paths [][]string
-	for _, name := range value.SortedKeys(byName) {
-		paths = append(paths, byName[name])
-	}
-	return paths
-}
-
 // compiled returns the CUE runtime to evaluate one object with, and
 // starts a fresh one when this one has served its share.
 func (e *Engine) compiled() *compiled {
@@ -696,11 +515,6 @@ func (e *Engine) Evaluations() Evaluations {
 	}
 }
 
-// hasSuffix reports whether p ends with suffix.
-func hasSuffix(p, suffix []string) bool {
-	return len(p) >= len(suffix) && slices.Equal(p[len(p)-len(suffix):], suffix)
-}
-
 // byKind reads a struct of values by apiVersion and kind.
 func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Value, error) {
 	out := map[string]map[string]cue.Value{}
@@ -722,73 +536,14 @@ func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Va
 	return out, nil
 }
 
-// readTypedParts reads typedParts: each part's type must be one the engine
-// knows (typedTypes).
-func (e *Engine) readTypedParts(c *compiled) error {
-	var byName map[string]map[string]map[string]k8s.TypedPart
-	if err := c.schemas.LookupPath(contract.PathTypedParts).Decode(&byName); err != nil {
-		return e.cueError("reading typedParts", err)
-	}
-	e.typedParts = map[string]map[string][]k8s.TypedPart{}
-	for apiVersion, kinds := range byName {
-		e.typedParts[apiVersion] = map[string][]k8s.TypedPart{}
-		for kind, parts := range kinds {
-			for _, name := range value.SortedKeys(parts) {
-				p := parts[name]
-				if p.T = k8s.TypedTypes[p.Type]; p.T == nil {
-					return fmt.Errorf("typedParts: %s %s %s: no Go type %q (the engine knows %s)", apiVersion, kind, name, p.Type, strings.Join(value.SortedKeys(k8s.TypedTypes), ", "))
-				}
-				e.typedParts[apiVersion][kind] = append(e.typedParts[apiVersion][kind], p)
-			}
-		}
-	}
-	return nil
-}
-
 // typed is obj, an object of the kind the document names, with its typed
 // parts as Kubeflow's controller reads them (k8s/typed.go).
 func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
-	parts := e.typedParts[doc.APIVersion()][doc.Kind()]
+	parts := e.decl.TypedParts[doc.APIVersion()][doc.Kind()]
 	if len(parts) == 0 || obj == nil {
 		return obj
 	}
 	return k8s.TypedView(obj, parts)
-}
-
-// runtimeKind is a kind a TrainJob's runtimeRef may name (runtimeKinds).
-type runtimeKind struct {
-	Group      string `json:"group"`
-	Kind       string `json:"kind"`
-	Namespaced bool   `json:"namespaced"`
-}
-
-// readClusterKinds reads the kinds a policy's CUE says are cluster-scoped: the
-// runtime kinds registered as not namespaced, and the kinds whose CRD has
-// scope Cluster.
-func (e *Engine) readClusterKinds(c *compiled) (map[string]bool, error) {
-	out := map[string]bool{}
-	for key, k := range e.runtimeKinds {
-		if !k.Namespaced {
-			out[key] = true
-		}
-	}
-	it, err := c.schemas.LookupPath(contract.PathCRDs).Fields()
-	for err == nil && it.Next() {
-		var group, scope string
-		if group, err = it.Value().LookupPath(contract.PathCRDGroup).String(); err != nil {
-			break
-		}
-		if scope, err = it.Value().LookupPath(contract.PathCRDScope).String(); err != nil {
-			break
-		}
-		if scope == contract.CRDScopeCluster {
-			out[it.Selector().Unquoted()+"."+group] = true
-		}
-	}
-	if err != nil {
-		return nil, e.cueError("reading crds", err)
-	}
-	return out, nil
 }
 
 // loadBuiltin reads the shipped runtimes out of the runtimes package.
@@ -800,8 +555,8 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 	// A runtime that exists from the start is of a cluster-wide runtime
 	// kind: the load has no namespace for another.
 	var clusterWide []string
-	for _, key := range value.SortedKeys(e.runtimeKinds) {
-		if k := e.runtimeKinds[key]; !k.Namespaced {
+	for _, key := range value.SortedKeys(e.decl.RuntimeKinds) {
+		if k := e.decl.RuntimeKinds[key]; !k.Namespaced {
 			clusterWide = append(clusterWide, k.Kind)
 		}
 	}
@@ -896,8 +651,8 @@ func (e *Engine) Renders(k Kind) bool {
 // Owned returns the kinds renders create, sorted.
 func (e *Engine) Owned() []Kind {
 	var out []Kind
-	for _, av := range value.SortedKeys(e.owned) {
-		for _, k := range value.SortedKeys(e.owned[av]) {
+	for _, av := range value.SortedKeys(e.decl.Owned) {
+		for _, k := range value.SortedKeys(e.decl.Owned[av]) {
 			out = append(out, Kind{av, k})
 		}
 	}
@@ -925,7 +680,7 @@ func (e *Engine) Summarized() []Kind {
 // withoutServerManaged returns obj without the fields the API server manages
 // (serverManaged), copying only the maps on their paths; obj is unchanged.
 func (e *Engine) withoutServerManaged(obj map[string]any) map[string]any {
-	for _, p := range e.serverManaged {
+	for _, p := range e.decl.ServerManaged {
 		obj = without(obj, p)
 	}
 	return obj

@@ -58,7 +58,7 @@ func misfit(obj map[string]any) string {
 // watch it, and that a kind the cluster has not fails its apply.
 func (rn *rendering) misfit(obj map[string]any) string {
 	d := Document{Object: obj}
-	owned := rn.s.e.owned
+	owned := rn.s.e.decl.Owned
 	if !owned[d.APIVersion()][d.Kind()] {
 		why := fmt.Sprintf("no render owns %s %s (owned): the controller does not watch it, and a kind the cluster has not fails its apply", d.APIVersion(), d.Kind())
 		if kinds := value.SortedKeys(owned[d.APIVersion()]); len(kinds) > 0 {

@@ -54,9 +54,9 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 // and updateReads on an UPDATE.
 func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
 	if op == contract.OpUpdate {
-		return e.lookupReads[apiVersion][kind][contract.OpUpdate]
+		return e.decl.LookupReads[apiVersion][kind][contract.OpUpdate]
 	}
-	return e.lookupReads[apiVersion][kind][contract.OpCreate]
+	return e.decl.LookupReads[apiVersion][kind][contract.OpCreate]
 }
 
 // realOld is the old object's paths the lookups read.
@@ -73,7 +73,7 @@ func realOld(doc Document, req Request, reads [][]string, unchanged bool) map[st
 // evaluateLookups evaluates the kind's lookups on the input's and the old
 // object's paths they read.
 func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input, old map[string]any) *lookupRefs {
-	a := s.e.opaque.Aliases(nil)
+	a := s.e.decl.Opaque.Aliases(nil)
 	rctx := map[string]any{}
 	if req.Operation != "" {
 		rctx[contract.FieldOperation] = req.Operation

@@ -86,7 +86,7 @@ func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
 	}
 	var out map[string]any
 	var object map[string]any // typed, once a merge has patches
-	merges := e.merges[doc.APIVersion()][doc.Kind()]
+	merges := e.decl.Merges[doc.APIVersion()][doc.Kind()]
 	for _, name := range value.SortedKeys(merges) {
 		m := merges[name]
 		if len(value.Collect(doc.Object, m.Patches)) == 0 {

@@ -58,7 +58,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	if !ok {
 		return nil
 	}
-	read := value.Project(input, s.e.planReads[apiVersion][kind])
+	read := value.Project(input, s.e.decl.PlanReads[apiVersion][kind])
 	key := apiVersion + "/" + kind + "\x00"
 	if runtime != nil {
 		key += runtime.contentKey()
@@ -73,7 +73,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	if p, ok := c.planCache.Get(key); ok {
 		return p
 	}
-	a := s.e.opaque.Aliases(nil)
+	a := s.e.decl.Opaque.Aliases(nil)
 	ctx := map[string]any{contract.FieldMerged: a.Alias(merged)}
 	facts := []any{}
 	if runtime != nil {

@@ -17,7 +17,6 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/lint"
-	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // policyFile is one of an admin's CUE files, as loaded.
@@ -343,19 +342,12 @@ func (e *Engine) policyASTs() map[string]*ast.File {
 // data (see opaqueKeys) and the ids of the objects the renders declare
 // (renderObjects).
 func (e *Engine) lintPolicy(c *compiled) lint.Report {
-	in := &lint.Input{
+	return lint.Run(&lint.Input{
 		Ctx: c.ctx, Schemas: c.schemas, Reviews: c.reviews, Renders: c.renders, Parts: c.parts,
 		Src: e.src, Instances: e.instances, Files: e.policyASTs(),
 		Root: root, MarkerFile: markerFile, MarkerBounds: e.markerBounds,
-		PlanReads: e.planReads, LookupReads: e.lookupReads, MutatorReads: e.mutatorReads,
-	}
-	// The first kind runtimeKinds registers: the runtime kinds share
-	// their spec.
-	for _, key := range value.SortedKeys(e.runtimeKinds) {
-		in.RuntimeKind = e.runtimeKinds[key].Kind
-		break
-	}
-	return lint.Run(in)
+		Decl: &e.decl,
+	})
 }
 
 // policyLooks are the paths of the values the admin's files look at

@@ -92,8 +92,8 @@ admission: (#APIVersion): TrainJob: {
 	}
 	// The embedded rules read no key as data: the maps stay opaque.
 	e := testEngine(t)
-	if len(e.opaque.Suffixes) != 2 {
-		t.Errorf("opaque maps %v, want labels and annotations", e.opaque.Suffixes)
+	if len(e.decl.Opaque.Suffixes) != 2 {
+		t.Errorf("opaque maps %v, want labels and annotations", e.decl.Opaque.Suffixes)
 	}
 }
 

@@ -367,7 +367,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 			if meant := source.Suggest(n.ref.Kind, value.SortedKeys(k8s.CoreKinds())); meant != "" {
 				why += fmt.Sprintf(": did you mean %s?", meant)
 			}
-		case e.groups[n.ref.Group]:
+		case e.decl.Groups[n.ref.Group]:
 			why = fmt.Sprintf("every kind of %s has a review, and none is named so", n.ref.Group)
 		default:
 			continue
@@ -391,10 +391,10 @@ func (e *Engine) lookupKinds(c *compiled) map[string]map[string]bool {
 		}
 		known[group][kind] = true
 	}
-	for _, k := range e.runtimeKinds {
+	for _, k := range e.decl.RuntimeKinds {
 		add(k.Group, k.Kind)
 	}
-	for _, byKind := range []map[string]map[string]bool{e.owned, kindSet(e.contextKinds), kindSet(c.reviews)} {
+	for _, byKind := range []map[string]map[string]bool{e.decl.Owned, kindSet(e.decl.ContextKinds), kindSet(c.reviews)} {
 		for apiVersion, kinds := range byKind {
 			group, _, _ := strings.Cut(apiVersion, "/")
 			if !strings.Contains(apiVersion, "/") {
@@ -440,7 +440,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
-	a := e.opaque.Aliases(nil)
+	a := e.decl.Opaque.Aliases(nil)
 	whole := a.Alias(doc.Object)
 	for _, update := range []bool{false, true} {
 		op := contract.OpCreate
@@ -529,7 +529,7 @@ func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 // first such mutation, in the admin's file where it is.
 func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Request, runtime string) *Problem {
 	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
-	if _, declared := e.mutatorReads[doc.APIVersion()][doc.Kind()]; !ok || !declared {
+	if _, declared := e.decl.MutatorReads[doc.APIVersion()][doc.Kind()]; !ok || !declared {
 		return nil
 	}
 	now := req.Now.UTC().Format(time.RFC3339)
@@ -740,7 +740,7 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 		}
 		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
 			doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), id, doc.APIVersion(), doc.Kind(), id)}
-		lookups, _ := c.lookupsValue(doc, e.opaque.Aliases(nil).Alias(doc.Object), map[string]any{contract.FieldOperation: contract.OpCreate})
+		lookups, _ := c.lookupsValue(doc, e.decl.Opaque.Aliases(nil).Alias(doc.Object), map[string]any{contract.FieldOperation: contract.OpCreate})
 		e.atLookup(&p, lookups, contract.PathLookupExisting.Append(cue.Str(id)).Append(contract.PathReads.Selectors()...))
 		return &p
 	}

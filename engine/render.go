@@ -297,7 +297,7 @@ func (rn *rendering) mergeTemplate() bool {
 	if rn.runtime != nil {
 		rn.facts = append(rn.facts, rn.runtimeObject)
 	}
-	merges := rn.s.e.merges[rn.apiVersion][rn.kind]
+	merges := rn.s.e.decl.Merges[rn.apiVersion][rn.kind]
 	rn.merged = map[string]any{}
 	for _, name := range value.SortedKeys(merges) {
 		v, err := mergeInto(merges[name], rn.object, rn.runtimeObject)
@@ -317,9 +317,9 @@ func (rn *rendering) mergeTemplate() bool {
 func (rn *rendering) plan(aliases **k8s.KeyAliases) bool {
 	rn.p = rn.s.planFor(rn.c, rn.apiVersion, rn.kind, rn.runtime, rn.object, rn.merged)
 	if rn.p != nil {
-		rn.a = rn.s.e.opaque.Aliases(rn.p.aliases)
+		rn.a = rn.s.e.decl.Opaque.Aliases(rn.p.aliases)
 	} else {
-		rn.a = rn.s.e.opaque.Aliases(nil)
+		rn.a = rn.s.e.decl.Opaque.Aliases(nil)
 	}
 	*aliases = rn.a
 	if rn.p != nil && rn.p.err != nil {

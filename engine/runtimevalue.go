@@ -33,7 +33,7 @@ func (c *compiled) sharedRuntime(e *Engine, runtime *stored) *sharedRuntime {
 	if sr, ok := c.sharedRuntimes.Get(key); ok {
 		return sr
 	}
-	a := e.opaque.Aliases(nil)
+	a := e.decl.Opaque.Aliases(nil)
 	aliased := a.Alias(runtime.doc.Object)
 	sr := &sharedRuntime{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return c.ctx.Encode(aliased) }}}
 	c.sharedRuntimes.Put(key, sr)

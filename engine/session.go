@@ -468,7 +468,7 @@ func (s *Session) commit(r Result, st *stored) Result {
 func (s *Session) keep(doc Document) Result {
 	r := Result{Doc: doc}
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
-	if s.e.groups[k8s.GroupOf(apiVersion)] {
+	if s.e.decl.Groups[k8s.GroupOf(apiVersion)] {
 		kinds := value.SortedKeys(s.e.cur.Load().reviews[apiVersion])
 		detail := fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)
 		if meant := source.Suggest(kind, kinds); meant != "" {
@@ -487,7 +487,7 @@ func (s *Session) keep(doc Document) Result {
 			Supported: kinds, Detail: detail}}
 		return r
 	}
-	hint := s.e.groupHints[k8s.GroupOf(apiVersion)]
+	hint := s.e.decl.GroupHints[k8s.GroupOf(apiVersion)]
 	if served := s.servedAs(kind); len(served) > 0 {
 		// One of our kinds in a group or version we do not serve: an
 		// older API's document, which the cluster would not take.
@@ -507,7 +507,7 @@ func (s *Session) keep(doc Document) Result {
 		return r
 	}
 	s.seen[key] = doc
-	if f, ok := s.e.contextKinds[apiVersion][kind]; ok {
+	if f, ok := s.e.decl.ContextKinds[apiVersion][kind]; ok {
 		if s.context[f] == nil {
 			s.context[f] = map[string]any{}
 		}
@@ -533,11 +533,11 @@ func (s *Session) keep(doc Document) Result {
 // the one given: the same apiVersion and a kind a letter or two away, or
 // the same kind and an apiVersion a letter or two away; "" when none is.
 func (e *Engine) nearContextKind(apiVersion, kind string) string {
-	if meant := source.Suggest(kind, value.SortedKeys(e.contextKinds[apiVersion])); meant != "" {
+	if meant := source.Suggest(kind, value.SortedKeys(e.decl.ContextKinds[apiVersion])); meant != "" {
 		return apiVersion + " " + meant
 	}
 	var versions []string
-	for av, kinds := range e.contextKinds {
+	for av, kinds := range e.decl.ContextKinds {
 		if _, ok := kinds[kind]; ok && k8s.GroupOf(av) == k8s.GroupOf(apiVersion) {
 			versions = append(versions, av)
 		}
@@ -553,7 +553,7 @@ func (e *Engine) nearContextKind(apiVersion, kind string) string {
 func (s *Session) servedAs(kind string) []string {
 	var served []string
 	for apiVersion, kinds := range s.e.cur.Load().reviews {
-		if _, ok := kinds[kind]; ok && s.e.groups[k8s.GroupOf(apiVersion)] {
+		if _, ok := kinds[kind]; ok && s.e.decl.Groups[k8s.GroupOf(apiVersion)] {
 			served = append(served, apiVersion)
 		}
 	}
@@ -611,7 +611,7 @@ func (s *Session) evaluate(ctx context.Context, doc Document, req Request) (Resu
 	}
 	// A label or annotation key that means nothing but looks as if it
 	// should (k8s/metakeys.go); the review's warnings may be a cache's.
-	if found := s.e.knownKeys.Findings(doc.Object); len(found) > 0 {
+	if found := s.e.decl.KnownKeys.Findings(doc.Object); len(found) > 0 {
 		r.Warnings = append(slices.Clip(r.Warnings), found...)
 	}
 	return r, st
@@ -866,7 +866,7 @@ func (ad *admission) review() bool {
 			ad.runtimeValue, parent = ad.shared.values.Acquire(), ad.shared.aliases
 		}
 	}
-	ad.a = s.e.opaque.Aliases(parent)
+	ad.a = s.e.decl.Opaque.Aliases(parent)
 	cx := requestContext(ad.req, ad.a)
 	if ad.req.SchemaChecked && !ad.unifySchema {
 		cx[contract.FieldSchemaChecked] = true
@@ -979,7 +979,7 @@ func (ad *admission) decode() bool {
 		fs = a.RestoreFindings(fs)
 		if phase == contract.PhaseWebhook {
 			// Kubeflow's webhooks print typed values.
-			fs = k8s.TypedValues(s.e.typedParts[ad.doc.APIVersion()][ad.doc.Kind()], fs)
+			fs = k8s.TypedValues(s.e.decl.TypedParts[ad.doc.APIVersion()][ad.doc.Kind()], fs)
 		}
 		r.Errors = append(r.Errors, fs...)
 	}
@@ -1163,7 +1163,7 @@ func (e *Engine) asServerHasIt(doc Document) Document {
 // something of the request that req has not (mutatorNeeds): the mutator
 // would make no edit.
 func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
-	byMutation, ok := e.mutatorNeeds[apiVersion][kind]
+	byMutation, ok := e.decl.MutatorNeeds[apiVersion][kind]
 	if !ok {
 		return false
 	}
@@ -1290,7 +1290,7 @@ func (ms *mutations) made(doc Document) (map[string]any, error) {
 // the old one: the paths its reads name, when it names them, else the
 // whole objects.
 func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any, map[string]any) {
-	reads, ok := e.mutatorReads[doc.APIVersion()][doc.Kind()]
+	reads, ok := e.decl.MutatorReads[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return doc.Object, old
 	}
@@ -1303,7 +1303,7 @@ func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any,
 // mutatorValue is the kind's mutator m evaluated for in and old, the
 // operation and the time, and the tokens of their opaque keys.
 func (s *Session) mutatorValue(c *compiled, m cue.Value, in, old map[string]any, op, now string) (cue.Value, *k8s.KeyAliases) {
-	a := s.e.opaque.Aliases(nil)
+	a := s.e.decl.Opaque.Aliases(nil)
 	cx := requestContext(Request{Operation: op, OldObject: old}, a)
 	// A mutator alone is given the time (a review is the same whenever it
 	// is asked).

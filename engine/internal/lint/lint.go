@@ -27,6 +27,7 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/load"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -58,15 +59,19 @@ type Input struct {
 	Root         string
 	MarkerFile   string
 	MarkerBounds []crd.MarkerBound
-	// RuntimeKind is the kind a review's context.runtime is read as: the
-	// first runtimeKinds registers (the runtime kinds share their spec).
-	RuntimeKind string
-	// PlanReads are the input paths each kind's plan declares it reads,
-	// LookupReads those its lookups read (by operation), MutatorReads
-	// those its mutator reads, when it says; by apiVersion and kind.
-	PlanReads    map[string]map[string][][]string
-	LookupReads  map[string]map[string]map[string][][]string
-	MutatorReads map[string]map[string][][]string
+	// Decl are the declarations read before the checks
+	// (Declarations.ReadKinds, ReadInputReads): the runtime kinds, and
+	// the reads each kind's plan, lookups and mutator declare.
+	Decl *load.Declarations
+}
+
+// runtimeKind is the kind a review's context.runtime is read as: the
+// first runtimeKinds registers (the runtime kinds share their spec).
+func (in *Input) runtimeKind() string {
+	for _, key := range value.SortedKeys(in.Decl.RuntimeKinds) {
+		return in.Decl.RuntimeKinds[key].Kind
+	}
+	return ""
 }
 
 // cueFiles are the syntax of every file the engine compiles: its own
@@ -740,7 +745,7 @@ func (l *linter) schemaPath(sels []cue.Selector) []cue.Selector {
 		// A render's plan is its kind's plan.
 		return with([]cue.Selector{contract.SelPlans, sels[1], sels[2]}, 5)
 	case str(3) == contract.FieldContext && str(4) == contract.FieldRuntime:
-		if kind := l.in.RuntimeKind; kind != "" {
+		if kind := l.in.runtimeKind(); kind != "" {
 			return with([]cue.Selector{contract.SelAdmission, sels[1], cue.Str(kind), contract.SelObject}, 5)
 		}
 	case str(0) == contract.FieldAdmission && str(3) == contract.FieldContext && str(4) != "":
@@ -1651,19 +1656,19 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 }
 
 // declaredReads are the paths a mutator's, a lookup's or a plan's `reads`
-// (and a lookup's `updateReads`) name, as the load read them (readInputReads);
-// false when it names none (a mutator without reads is given the whole
-// object).
+// (and a lookup's `updateReads`) name, as the load read them
+// (load.Declarations.ReadInputReads); false when it names none (a mutator
+// without reads is given the whole object).
 func (l *linter) declaredReads(field, apiVersion, kind string) ([][]string, bool) {
 	switch field {
 	case contract.FieldLookups:
-		byOp, ok := l.in.LookupReads[apiVersion][kind]
+		byOp, ok := l.in.Decl.LookupReads[apiVersion][kind]
 		return byOp[contract.OpUpdate], ok
 	case contract.FieldPlans:
-		paths, ok := l.in.PlanReads[apiVersion][kind]
+		paths, ok := l.in.Decl.PlanReads[apiVersion][kind]
 		return paths, ok
 	}
-	paths, ok := l.in.MutatorReads[apiVersion][kind]
+	paths, ok := l.in.Decl.MutatorReads[apiVersion][kind]
 	return paths, ok
 }
 
@@ -2954,10 +2959,10 @@ func (l *linter) checkRenderRefs() {
 			}
 			continue
 		}
-		if len(steps) < 2 || steps[0].name != contract.FieldRuntime || l.in.RuntimeKind == "" {
+		if len(steps) < 2 || steps[0].name != contract.FieldRuntime || l.in.runtimeKind() == "" {
 			continue
 		}
-		base := []cue.Selector{contract.SelAdmission, r.path[1], cue.Str(l.in.RuntimeKind), contract.SelObject}
+		base := []cue.Selector{contract.SelAdmission, r.path[1], cue.Str(l.in.runtimeKind()), contract.SelObject}
 		if pos, msg, found := l.stepsProblem(base, contract.FieldRuntime, steps[1:], "the base would copy nothing"); found {
 			l.problem(pos, "%s", msg)
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/cuetrainer/cuetrainer"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/load"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
-	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // embedded is what the checks read of a load of cuetrainer's own CUE
@@ -36,14 +36,9 @@ func embedded(t *testing.T) *Input {
 	if err := schemas.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	var kinds map[string]struct{ Kind string }
-	if err := schemas.LookupPath(contract.PathRuntimeKinds).Decode(&kinds); err != nil || len(kinds) == 0 {
-		t.Fatalf("runtimeKinds %v: %v", kinds, err)
-	}
-	in := &Input{Ctx: ctx, Schemas: schemas, Src: src, Instances: insts, Root: source.Root}
-	for _, key := range value.SortedKeys(kinds) {
-		in.RuntimeKind = kinds[key].Kind
-		break
+	in := &Input{Ctx: ctx, Schemas: schemas, Src: src, Instances: insts, Root: source.Root, Decl: &load.Declarations{}}
+	if err := in.Decl.ReadKinds(src, schemas); err != nil || len(in.Decl.RuntimeKinds) == 0 {
+		t.Fatalf("runtimeKinds %v: %v", in.Decl.RuntimeKinds, err)
 	}
 	return in
 }
