@@ -191,7 +191,7 @@ func baselineCase(tb testing.TB, caseName string, numNodes int32) (*Session, Res
 	s, tj := renderInput(tb, caseName)
 	c := s.e.cur.Load()
 	doc := Document{Object: tj.Object}
-	runtime, _, _, err := s.resolve(context.Background(), doc, s.lookupRefs(c, doc, c.ctx.Encode(s.e.decl.Opaque.Aliases(nil).Alias(tj.Object)), nil))
+	runtime, _, _, err := s.resolve(context.Background(), doc, s.lookupRefs(c, doc, c.Ctx.Encode(s.e.decl.Opaque.Aliases(nil).Alias(tj.Object)), nil))
 	if err != nil || runtime == nil {
 		tb.Fatalf("no runtime for the case: %v", err)
 	}

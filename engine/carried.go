@@ -344,7 +344,7 @@ func (c *compiled) meets(p carriedPath, s string) bool {
 	if ok, kept := c.meetsCache.Get(key); kept {
 		return ok
 	}
-	ok := p.value.Unify(c.ctx.Encode(s)).Validate(cue.Concrete(true)) == nil
+	ok := p.value.Unify(c.Ctx.Encode(s)).Validate(cue.Concrete(true)) == nil
 	c.meetsCache.Put(key, ok)
 	return ok
 }
@@ -479,11 +479,11 @@ func anySlice(ss []string) []any {
 
 // carriedPaths reads `carried`: each kind's entries, by name.
 func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath, error) {
-	byKind, err := e.byKind(c, contract.FieldCarried)
+	byKind, err := c.ByKind(e.src, contract.FieldCarried)
 	if err != nil {
 		return nil, err
 	}
-	str := c.ctx.CompileString("string")
+	str := c.Ctx.CompileString("string")
 	out := map[string]map[string][]carriedPath{}
 	for apiVersion, kinds := range byKind {
 		out[apiVersion] = map[string][]carriedPath{}

@@ -173,7 +173,7 @@ func (ad *admission) crdPartFindings(object map[string]any) ([]Finding, error) {
 			// value of the review's own would be evaluated again, schema
 			// and all.
 			self, _ := ad.a.AliasAt(p.data, p.keys)
-			v := part.value.Unify(ad.c.ctx.Encode(map[string]any{contract.FieldSelf: self, contract.FieldAt: p.at}))
+			v := part.value.Unify(ad.c.Ctx.Encode(map[string]any{contract.FieldSelf: self, contract.FieldAt: p.at}))
 			fs, err := k8s.DecodeFindings(e.src, v.LookupPath(contract.PathReview[contract.PhaseCRD]), contract.PhaseCRD)
 			if err != nil {
 				return nil, fmt.Errorf("part %s: %w", part.name, err)

@@ -19,7 +19,7 @@ func (e *Engine) CRDs() (_ []map[string]any, err error) {
 			err = e.recovered(r, "the CRDs", c)
 		}
 	}()
-	crds := c.schemas.LookupPath(contract.PathCRDs)
+	crds := c.Schemas.LookupPath(contract.PathCRDs)
 	var out []map[string]any
 	it, err := crds.Fields()
 	if err != nil {
@@ -66,7 +66,7 @@ func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
 		}
 	}
 	if !ok {
-		schema = crd.Schema(e.src, e.cur.Load().schemas, apiVersion, kind)
+		schema = crd.Schema(e.src, e.cur.Load().Schemas, apiVersion, kind)
 	}
 	e.schemas.byKey[key] = schema
 	return schema

@@ -33,7 +33,7 @@ func TestEmbeddedCRDSchemas(t *testing.T) {
 		kind := k8s.Str(spec["names"].(map[string]any)["kind"])
 		for _, ver := range spec["versions"].([]any) {
 			apiVersion := k8s.Str(spec["group"]) + "/" + k8s.Str(ver.(map[string]any)["name"])
-			made[crd.SchemaKey(apiVersion, kind)] = crd.Schema(e.src, e.cur.Load().schemas, apiVersion, kind)
+			made[crd.SchemaKey(apiVersion, kind)] = crd.Schema(e.src, e.cur.Load().Schemas, apiVersion, kind)
 			byKey[crd.SchemaKey(apiVersion, kind)] = kindOf{apiVersion, kind}
 		}
 	}

@@ -192,12 +192,12 @@ func (e *Engine) policyRules(c *compiled, k Kind, sort string) (names []string, 
 	var blocks []cue.Value
 	switch sort {
 	case sortReview:
-		review := c.reviews[k.APIVersion][k.Kind]
+		review := c.Reviews[k.APIVersion][k.Kind]
 		for _, p := range []cue.Path{contract.PathReview[contract.PhaseCRD], contract.PathReview[contract.PhaseWebhook], contract.PathReview[contract.PhasePolicy], contract.PathReviewWarnings} {
 			blocks = append(blocks, review.LookupPath(p))
 		}
 	case sortMutation:
-		blocks = append(blocks, c.mutators[k.APIVersion][k.Kind].LookupPath(contract.PathMutations))
+		blocks = append(blocks, c.Mutators[k.APIVersion][k.Kind].LookupPath(contract.PathMutations))
 	}
 	for _, block := range blocks {
 		it, err := block.Fields()

@@ -170,19 +170,9 @@ type Engine struct {
 
 // compiled is the CUE compiled into one runtime.
 type compiled struct {
-	ctx     *cue.Context
-	schemas cue.Value
-	// reviews holds the review of each admitted kind, by apiVersion and
-	// kind; lookups what a review needs the engine to find first; renders
-	// how each kind that renders is rendered.
-	reviews map[string]map[string]cue.Value
-	// checked holds the same reviews without the CRD's checks
-	// (crdChecks), for objects the API server has checked
-	// (Request.SchemaChecked).
-	checked map[string]map[string]cue.Value
-	// policyCRD names the kinds a policy adds CRD checks or parts to,
-	// which a schema-checked request is reviewed with (policyCRDKinds).
-	policyCRD map[string]map[string]bool
+	// Program is the compiled CUE and the values read out of it
+	// (internal/load).
+	*load.Program
 	// crdParts are each kind's CRD check parts (crdparts.go), in the
 	// CUE's order.
 	crdParts map[string]map[string][]crdPart
@@ -191,36 +181,13 @@ type compiled struct {
 	carried map[string]map[string][]carriedPath
 	// meetsCache keeps whether a value meets a carried entry's constraint.
 	meetsCache *cache.LRU[bool]
-	lookups    map[string]map[string]cue.Value
-	renders    map[string]map[string]cue.Value
-	plans      map[string]map[string]cue.Value
 	planCache  *planCache
 	// sharedRuntimes are the runtimes encoded for reviews to share
 	// (runtimevalue.go), by content; nil with Options.NoMemo.
 	sharedRuntimes *cache.LRU[*sharedRuntime]
-	// parts are the render parts (renderParts) by apiVersion, kind and
-	// name; combined the renders with the parts a plan chose, by
-	// apiVersion, kind and the parts' names.
-	parts map[string]map[string]map[string]cue.Value
-	// controllers are the parts of renders only a controller reads
-	// (controllers), by apiVersion and kind.
-	controllers map[string]map[string]cue.Value
-	// renderChecks are the checks of renders only the load's trial
-	// renders evaluate (renderChecks), by apiVersion and kind.
-	renderChecks map[string]map[string]cue.Value
-	// declaredChecks are the checks of the objects a policy declares in
-	// CUE (declaredChecks), by apiVersion and kind: the load's alone.
-	declaredChecks map[string]map[string]cue.Value
-	// refusals are what the cluster refuses of the objects renders build,
-	// by their apiVersion and kind: the load's trial renders' alone.
-	refusals map[string]map[string]cue.Value
-	// mutators are the kinds' mutating webhooks' rules (mutators).
-	mutators map[string]map[string]cue.Value
-	// probes make documents to try a policy's rules on, from each
-	// runtime, by the runtime's apiVersion and kind (probes).
-	probes      map[string]map[string]cue.Value
+	// combined are the renders with the parts a plan chose, by apiVersion,
+	// kind and the parts' names.
 	combined    sync.Map
-	runtimes    cue.Value
 	evaluations atomic.Int64
 }
 
@@ -305,13 +272,13 @@ func (e *Engine) build() error {
 	if err != nil {
 		return err
 	}
-	if err := e.decl.ReadKinds(e.src, c.schemas); err != nil {
+	if err := e.decl.ReadKinds(e.src, c.Schemas); err != nil {
 		return err
 	}
 	if err := e.checkManifests(c); err != nil {
 		return err
 	}
-	if problems, err := e.decl.ReadInputReads(e.src, c.plans, c.lookups, c.mutators); err != nil {
+	if problems, err := e.decl.ReadInputReads(e.src, c.Plans, c.Lookups, c.Mutators); err != nil {
 		return err
 	} else if err := loadError(e.loadSummary(), problems); err != nil {
 		return err
@@ -328,7 +295,7 @@ func (e *Engine) build() error {
 	e.cur.Store(c)
 	// A map whose keys a policy's rule reads as data (iterates them,
 	// matches them) reaches the rules with its keys.
-	if err := e.decl.ReadServing(e.src, c.schemas, e.instances, keyReads); err != nil {
+	if err := e.decl.ReadServing(e.src, c.Schemas, e.instances, keyReads); err != nil {
 		return err
 	}
 	if err := e.loadBuiltin(c); err != nil {
@@ -356,49 +323,19 @@ func (e *Engine) compile(opts ...cuecontext.Option) (*compiled, error) {
 // compileInstances builds instances (the loaded ones, or a variant of
 // them: defect.go's culprits) into a fresh CUE runtime.
 func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontext.Option) (*compiled, error) {
-	c := &compiled{ctx: cuecontext.New(opts...), planCache: newPlanCache(e.planCacheMax), meetsCache: cache.NewLRU[bool](DefaultLookupMemoSize)}
+	p, problems, err := load.Compile(e.src, instances, opts...)
+	if problems != nil {
+		return nil, loadError(e.loadSummary(), problems)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &compiled{Program: p, planCache: newPlanCache(e.planCacheMax), meetsCache: cache.NewLRU[bool](DefaultLookupMemoSize)}
 	if e.memos {
 		c.sharedRuntimes = cache.NewLRU[*sharedRuntime](max(e.planCacheMax, DefaultPlanCacheSize))
 	}
-	values := make([]cue.Value, len(instances))
-	for i, inst := range instances {
-		values[i] = c.ctx.BuildInstance(inst)
-		if err := values[i].Validate(); err != nil {
-			return nil, loadError(e.loadSummary(), e.src.CUEProblemsIn(err, values[i]))
-		}
-	}
-	c.schemas, c.runtimes = values[0], values[1]
-	var err error
-	if c.checked, err = e.byKind(c, contract.FieldAdmission); err != nil {
-		return nil, err
-	}
-	crdChecks, err := e.byKind(c, contract.FieldCRDChecks)
-	if err != nil {
-		return nil, err
-	}
-	// A review with its kind's CRD checks is made once, here: a request
-	// unifies it with the object once, as it does the review alone.
-	c.reviews = map[string]map[string]cue.Value{}
-	for apiVersion, kinds := range c.checked {
-		c.reviews[apiVersion] = map[string]cue.Value{}
-		for kind, review := range kinds {
-			if checks, ok := crdChecks[apiVersion][kind]; ok {
-				review = review.Unify(checks)
-				if err := review.Validate(); err != nil {
-					return nil, e.cueError("adding the CRD checks of "+kind, err)
-				}
-			}
-			c.reviews[apiVersion][kind] = review
-		}
-	}
-	// crdChecks for a kind without a review are a policy's mistake
-	// (checkKind says so at load).
-	partsByKind, err := e.byKind(c, contract.FieldCRDCheckParts)
-	if err != nil {
-		return nil, err
-	}
 	c.crdParts = map[string]map[string][]crdPart{}
-	for apiVersion, kinds := range partsByKind {
+	for apiVersion, kinds := range p.CRDCheckParts {
 		c.crdParts[apiVersion] = map[string][]crdPart{}
 		for kind, v := range kinds {
 			if c.crdParts[apiVersion][kind], err = e.crdPartsOf(v); err != nil {
@@ -406,68 +343,10 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 			}
 		}
 	}
-	// A policy's CRD checks are not in the CRD the API server holds (the
-	// TrainJob's is Kubeflow's), so a schema-checked request of their kind
-	// is reviewed with them, parts and all: the object passed the API
-	// server's own checks, which the shipped ones copy, so only the
-	// policy's can find anything.
-	c.policyCRD = e.policyCRDKinds(crdChecks, partsByKind)
-	for apiVersion, kinds := range c.policyCRD {
-		for kind := range kinds {
-			if review, ok := c.reviews[apiVersion][kind]; ok {
-				c.checked[apiVersion][kind] = review
-			}
-		}
-	}
 	if c.carried, err = e.carriedPaths(c); err != nil {
 		return nil, err
 	}
 	e.withoutPolicyReads(c.carried)
-	if c.lookups, err = e.byKind(c, contract.FieldLookups); err != nil {
-		return nil, err
-	}
-	if c.renders, err = e.byKind(c, contract.FieldRender); err != nil {
-		return nil, err
-	}
-	if c.plans, err = e.byKind(c, contract.FieldPlans); err != nil {
-		return nil, err
-	}
-	if c.controllers, err = e.byKind(c, contract.FieldControllers); err != nil {
-		return nil, err
-	}
-	if c.renderChecks, err = e.byKind(c, contract.FieldRenderChecks); err != nil {
-		return nil, err
-	}
-	if c.declaredChecks, err = e.byKind(c, contract.FieldDeclaredChecks); err != nil {
-		return nil, err
-	}
-	if c.refusals, err = e.byKind(c, contract.FieldRefusals); err != nil {
-		return nil, err
-	}
-	if c.mutators, err = e.byKind(c, contract.FieldMutators); err != nil {
-		return nil, err
-	}
-	if c.probes, err = e.byKind(c, contract.FieldProbes); err != nil {
-		return nil, err
-	}
-	parts, err := e.byKind(c, contract.FieldRenderParts)
-	if err != nil {
-		return nil, err
-	}
-	c.parts = map[string]map[string]map[string]cue.Value{}
-	for apiVersion, kinds := range parts {
-		c.parts[apiVersion] = map[string]map[string]cue.Value{}
-		for kind, v := range kinds {
-			c.parts[apiVersion][kind] = map[string]cue.Value{}
-			it, err := v.Fields()
-			if err != nil {
-				return nil, e.cueError("reading renderParts", err)
-			}
-			for it.Next() {
-				c.parts[apiVersion][kind][it.Selector().Unquoted()] = it.Value()
-			}
-		}
-	}
 	return c, nil
 }
 
@@ -515,27 +394,6 @@ func (e *Engine) Evaluations() Evaluations {
 	}
 }
 
-// byKind reads a struct of values by apiVersion and kind.
-func (e *Engine) byKind(c *compiled, field string) (map[string]map[string]cue.Value, error) {
-	out := map[string]map[string]cue.Value{}
-	it, err := c.schemas.LookupPath(cue.ParsePath(field)).Fields()
-	if err != nil {
-		return nil, e.cueError("reading "+field, err)
-	}
-	for it.Next() {
-		apiVersion := it.Selector().Unquoted()
-		kinds, err := it.Value().Fields()
-		if err != nil {
-			return nil, e.cueError("reading "+field, err)
-		}
-		out[apiVersion] = map[string]cue.Value{}
-		for kinds.Next() {
-			out[apiVersion][kinds.Selector().Unquoted()] = kinds.Value()
-		}
-	}
-	return out, nil
-}
-
 // typed is obj, an object of the kind the document names, with its typed
 // parts as Kubeflow's controller reads them (k8s/typed.go).
 func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
@@ -560,7 +418,7 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 			clusterWide = append(clusterWide, k.Kind)
 		}
 	}
-	for i, pkg := range []cue.Value{c.runtimes, c.schemas} {
+	for i, pkg := range []cue.Value{c.Runtimes, c.Schemas} {
 		v := pkg.LookupPath(contract.PathClusterTrainingRuntimes)
 		if !v.Exists() {
 			continue
@@ -633,7 +491,7 @@ type Kind struct{ APIVersion, Kind string }
 // Admitted returns the kinds the engine admits (has a review for), sorted.
 func (e *Engine) Admitted() []Kind {
 	var out []Kind
-	reviews := e.cur.Load().reviews
+	reviews := e.cur.Load().Reviews
 	for _, av := range value.SortedKeys(reviews) {
 		for _, k := range value.SortedKeys(reviews[av]) {
 			out = append(out, Kind{av, k})
@@ -644,7 +502,7 @@ func (e *Engine) Admitted() []Kind {
 
 // Renders reports whether the engine renders objects of the kind.
 func (e *Engine) Renders(k Kind) bool {
-	_, ok := e.cur.Load().renders[k.APIVersion][k.Kind]
+	_, ok := e.cur.Load().Renders[k.APIVersion][k.Kind]
 	return ok
 }
 
@@ -661,7 +519,7 @@ func (e *Engine) Owned() []Kind {
 
 // Mutates reports whether the kind has a mutator (a mutating webhook).
 func (e *Engine) Mutates(k Kind) bool {
-	_, ok := e.cur.Load().mutators[k.APIVersion][k.Kind]
+	_, ok := e.cur.Load().Mutators[k.APIVersion][k.Kind]
 	return ok
 }
 
@@ -670,7 +528,7 @@ func (e *Engine) Mutates(k Kind) bool {
 func (e *Engine) Summarized() []Kind {
 	var out []Kind
 	for _, k := range e.Admitted() {
-		if e.cur.Load().reviews[k.APIVersion][k.Kind].LookupPath(contract.PathReviewSummary).Exists() {
+		if e.cur.Load().Reviews[k.APIVersion][k.Kind].LookupPath(contract.PathReviewSummary).Exists() {
 			out = append(out, k)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // kind has none), from the memo when the same reads were looked up before.
 // unchanged says the request updates the object to itself.
 func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged bool) *lookupRefs {
-	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
+	if _, ok := c.Lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
 	reads := s.e.lookupPaths(doc.APIVersion(), doc.Kind(), req.Operation)
@@ -82,7 +82,7 @@ func (s *Session) evaluateLookups(c *compiled, doc Document, req Request, input,
 		rctx[contract.FieldOld] = a.Alias(old)
 	}
 	s.e.lookupsMade.Add(1)
-	return s.lookupRefs(c, doc, c.ctx.Encode(a.Alias(input)), rctx)
+	return s.lookupRefs(c, doc, c.Ctx.Encode(a.Alias(input)), rctx)
 }
 
 // readOfExisting is what a render is given of the existing objects: of

@@ -25,7 +25,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 	groups := rn.do.groups // in applyEdits' order
 	for gi, g := range groups {
 		at := cue.MakePath(contract.SelEdits, cue.Str(g.Name))
-		if !rn.s.e.fromPolicy(rn.rv.LookupPath(at)) {
+		if !rn.s.e.src.FromPolicy(rn.rv.LookupPath(at)) {
 			continue
 		}
 		for i, e := range g.Ops {

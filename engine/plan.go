@@ -54,7 +54,7 @@ func newPlanCache(max int) *planCache {
 // runtime, the merges and the input paths the plan reads, from the cache
 // when that was evaluated before.
 func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored, input map[string]any, merged map[string]any) *plan {
-	pv, ok := c.plans[apiVersion][kind]
+	pv, ok := c.Plans[apiVersion][kind]
 	if !ok {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 	}
 	ctx[contract.FieldQuantities] = k8s.Quantities(facts...)
 	in := map[string]any{contract.FieldInput: a.Alias(read), contract.FieldContext: ctx}
-	p := &plan{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return pv.Unify(c.ctx.Encode(in)) }}}
+	p := &plan{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return pv.Unify(c.Ctx.Encode(in)) }}}
 	v := p.values.Make()
 	if p.err = v.Err(); p.err == nil {
 		var oerr *outputError
@@ -120,14 +120,14 @@ func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []st
 		// A framework's part is chosen by its name; a framework may have
 		// none (its render is the shared one's). A part a plan names
 		// by hand exists: the load checks it (checkPlannedParts).
-		if part, ok := c.parts[apiVersion][kind][name]; ok {
+		if part, ok := c.Parts[apiVersion][kind][name]; ok {
 			v = v.Unify(part)
 		}
 	}
-	if ctl, ok := c.controllers[apiVersion][kind]; ok && controller {
+	if ctl, ok := c.Controllers[apiVersion][kind]; ok && controller {
 		v = v.Unify(ctl)
 	}
-	if checks, ok := c.renderChecks[apiVersion][kind]; ok && trial {
+	if checks, ok := c.RenderChecks[apiVersion][kind]; ok && trial {
 		v = v.Unify(checks)
 	}
 	c.combined.Store(key, v)

@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
-	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/lint"
@@ -133,7 +131,7 @@ func (e *Engine) checkManifests(c *compiled) error {
 			if d.Err != nil {
 				continue
 			}
-			if _, ok := c.checked[d.APIVersion()][d.Kind()]; !ok {
+			if _, ok := c.Checked[d.APIVersion()][d.Kind()]; !ok {
 				continue
 			}
 			problems = append(problems, Problem{File: m.display, Line: d.Line,
@@ -271,52 +269,6 @@ func mustGetwd() string {
 	return wd
 }
 
-// policyCRDKinds are the kinds whose CRD checks (crdChecks' crd rules)
-// or CRD check parts a policy file declares, by apiVersion and kind.
-func (e *Engine) policyCRDKinds(checks, parts map[string]map[string]cue.Value) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	mark := func(apiVersion, kind string, v cue.Value) {
-		it, err := v.Fields()
-		if err != nil {
-			return
-		}
-		for it.Next() {
-			if e.fromPolicy(it.Value()) {
-				if out[apiVersion] == nil {
-					out[apiVersion] = map[string]bool{}
-				}
-				out[apiVersion][kind] = true
-				return
-			}
-		}
-	}
-	for apiVersion, kinds := range checks {
-		for kind, v := range kinds {
-			mark(apiVersion, kind, v.LookupPath(cue.MakePath(cue.Str(string(contract.PhaseCRD)))))
-		}
-	}
-	for apiVersion, kinds := range parts {
-		for kind, v := range kinds {
-			mark(apiVersion, kind, v)
-		}
-	}
-	return out
-}
-
-// fromPolicy says whether a policy file writes (some of) v.
-func (e *Engine) fromPolicy(v cue.Value) bool {
-	op, args := v.Expr()
-	if op != cue.AndOp {
-		args = []cue.Value{v}
-	}
-	for _, a := range args {
-		if e.src.IsPolicyFile(a.Pos().Filename()) {
-			return true
-		}
-	}
-	return false
-}
-
 // cueFiles are the syntax of every file the engine compiles: its own
 // schemas and runtimes and the policy directories' files, which the
 // loader parses into the same instances.
@@ -343,8 +295,8 @@ func (e *Engine) policyASTs() map[string]*ast.File {
 // (renderObjects).
 func (e *Engine) lintPolicy(c *compiled) lint.Report {
 	return lint.Run(&lint.Input{
-		Ctx: c.ctx, Schemas: c.schemas, Reviews: c.reviews, Renders: c.renders, Parts: c.parts,
-		Src: e.src, Instances: e.instances, Files: e.policyASTs(),
+		Program: c.Program,
+		Src:     e.src, Instances: e.instances, Files: e.policyASTs(),
 		Root: root, MarkerFile: markerFile, MarkerBounds: e.markerBounds,
 		Decl: &e.decl,
 	})

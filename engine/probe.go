@@ -266,7 +266,7 @@ func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, 
 // error is the admin's, at the line of the field its path names; a check
 // that cannot be evaluated, at its own.
 func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
-	checks, ok := c.declaredChecks[st.doc.APIVersion()][st.doc.Kind()]
+	checks, ok := c.DeclaredChecks[st.doc.APIVersion()][st.doc.Kind()]
 	if !ok {
 		return nil
 	}
@@ -394,7 +394,7 @@ func (e *Engine) lookupKinds(c *compiled) map[string]map[string]bool {
 	for _, k := range e.decl.RuntimeKinds {
 		add(k.Group, k.Kind)
 	}
-	for _, byKind := range []map[string]map[string]bool{e.decl.Owned, kindSet(e.decl.ContextKinds), kindSet(c.reviews)} {
+	for _, byKind := range []map[string]map[string]bool{e.decl.Owned, kindSet(e.decl.ContextKinds), kindSet(c.Reviews)} {
 		for apiVersion, kinds := range byKind {
 			group, _, _ := strings.Cut(apiVersion, "/")
 			if !strings.Contains(apiVersion, "/") {
@@ -437,7 +437,7 @@ func groupKind(group, kind string) string {
 // do not name, and the memo would keep what it named for objects that
 // differ there.
 func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Problem {
-	if _, ok := c.lookups[doc.APIVersion()][doc.Kind()]; !ok {
+	if _, ok := c.Lookups[doc.APIVersion()][doc.Kind()]; !ok {
 		return nil
 	}
 	a := e.decl.Opaque.Aliases(nil)
@@ -467,7 +467,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 				return p
 			}
 		}
-		got := s.lookupRefs(c, doc, c.ctx.Encode(read), ctxOf(read))
+		got := s.lookupRefs(c, doc, c.Ctx.Encode(read), ctxOf(read))
 		if !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), want, got, doc.APIVersion(), doc.Kind())}
@@ -481,7 +481,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 			continue
 		}
 		tokens := a.Alias(in)
-		got, ok := t.restoreRefs(s.lookupRefs(c, doc, c.ctx.Encode(tokens), ctxOf(tokens)))
+		got, ok := t.restoreRefs(s.lookupRefs(c, doc, c.Ctx.Encode(tokens), ctxOf(tokens)))
 		if !ok || !reflect.DeepEqual(want, got) {
 			p := Problem{Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), want, got)}
@@ -528,7 +528,7 @@ func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 // made otherwise for objects that differ there. The problem is at the
 // first such mutation, in the admin's file where it is.
 func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Request, runtime string) *Problem {
-	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
+	m, ok := c.Mutators[doc.APIVersion()][doc.Kind()]
 	if _, declared := e.decl.MutatorReads[doc.APIVersion()][doc.Kind()]; !ok || !declared {
 		return nil
 	}
@@ -560,7 +560,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 // whose webhook has a time, and left out where the engine skips it (vet,
 // render). The problem is at the mutation.
 func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtime string) *Problem {
-	m := c.mutators[doc.APIVersion()][doc.Kind()]
+	m := c.Mutators[doc.APIVersion()][doc.Kind()]
 	var needs map[string][]string
 	if err := m.LookupPath(contract.PathNeeds).Decode(&needs); err != nil || len(needs) == 0 {
 		return nil
@@ -588,7 +588,7 @@ func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtim
 func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document, created map[string]any, runtime string) *Problem {
 	again := Document{Object: created}
 	in, old := e.mutatorInput(again, created)
-	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, contract.OpUpdate, probeTime.UTC().Format(time.RFC3339))
+	ms := s.mutations(c, c.Mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, old, contract.OpUpdate, probeTime.UTC().Format(time.RFC3339))
 	if ms.err != nil {
 		return nil // said of the update of the probe to itself
 	}
@@ -625,7 +625,7 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 	}
 	in, _ := e.mutatorInput(doc, nil)
 	s := e.NewSession(SessionOptions{})
-	ms := s.mutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, nil, contract.OpCreate, probeTime.UTC().Format(time.RFC3339))
+	ms := s.mutations(c, c.Mutators[doc.APIVersion()][doc.Kind()], doc.Kind(), in, nil, contract.OpCreate, probeTime.UTC().Format(time.RFC3339))
 	for _, r := range ms.rules {
 		out, err := (&mutations{rules: []ruleEdits{r}}).made(doc)
 		if err != nil || out == nil {
@@ -641,7 +641,7 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 	// No one mutation alone: they do together.
 	p := Problem{Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
 		doc.Kind(), runtime, together.Errors[0].String())}
-	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(c.mutators[doc.APIVersion()][doc.Kind()].LookupPath(contract.PathMutations)))
+	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(c.Mutators[doc.APIVersion()][doc.Kind()].LookupPath(contract.PathMutations)))
 	return &p
 }
 
@@ -831,7 +831,7 @@ func (e *Engine) findingRule(r Result, f Finding) (cue.Value, bool) {
 	if f.Rule == "" {
 		return cue.Value{}, false
 	}
-	v := e.cur.Load().reviews[r.Doc.APIVersion()][r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
+	v := e.cur.Load().Reviews[r.Doc.APIVersion()][r.Doc.Kind()].LookupPath(cue.MakePath(cue.Str(string(f.Phase)), cue.Str(f.Rule)))
 	p := e.src.WrittenAt(v)
 	return v, p.IsValid() && e.src.IsPolicyFile(p.Filename())
 }
@@ -904,8 +904,8 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 	var part string
 	var at cue.Value
 	for _, name := range first.parts {
-		v := c.schemas.LookupPath(cue.MakePath(contract.SelRenderParts, cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(name)))
-		if e.fromPolicy(v) {
+		v := c.Schemas.LookupPath(cue.MakePath(contract.SelRenderParts, cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(name)))
+		if e.src.FromPolicy(v) {
 			part, at = name, v
 			break
 		}
@@ -956,7 +956,7 @@ type probeVariant struct {
 // {runtime, documents, variants, follows}, for the runtime's kind. Each
 // document's file names the runtime they come from.
 func (e *Engine) probes(c *compiled, st *stored) ([]Document, []probeVariant, []probeFollows, error) {
-	p, ok := c.probes[st.doc.APIVersion()][st.doc.Kind()]
+	p, ok := c.Probes[st.doc.APIVersion()][st.doc.Kind()]
 	if !ok {
 		return nil, nil, nil, nil
 	}
@@ -1107,7 +1107,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		}
 		// At the rule that looks at the values, where it is.
 		pr := Problem{Message: fmt.Sprintf("rule %s looks at values the review is given as tokens (%s, at %s): %s. A rule may carry such a value over, or look at it through the entry's value; one that looks otherwise switches the entry off, in a policy file: %s: carry: false",
-			rule.Rule, entry, e.src.SourceOf(c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
+			rule.Rule, entry, e.src.SourceOf(c.Schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
 		where := rule.Source
 		if where == "" {
 			base, ok := contract.PathReview[rule.Phase]
@@ -1115,7 +1115,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 				base = contract.PathReviewWarnings
 			}
 			sels := append(base.Selectors(), cue.Str(rule.Rule))
-			where = e.src.SourceOf(c.reviews[doc.APIVersion()][doc.Kind()].LookupPath(cue.MakePath(sels...)))
+			where = e.src.SourceOf(c.Reviews[doc.APIVersion()][doc.Kind()].LookupPath(cue.MakePath(sels...)))
 		}
 		pr.File, pr.Line, pr.Column = splitWhere(where)
 		return &pr
@@ -1229,7 +1229,7 @@ func reviewDifference(want, got Result) (string, *Finding) {
 // carriedProblem is a problem of one carried entry, at the entry.
 func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string) Problem {
 	p := Problem{Message: fmt.Sprintf("carried: %q: %s: %s: %s", apiVersion, kind, name, msg)}
-	v := c.schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
+	v := c.Schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
 	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(v))
 	return p
 }
@@ -1282,14 +1282,14 @@ const probeName = "cuetrainer-probe"
 // load at object.
 func (e *Engine) checkReviewObjects(c *compiled) []Problem {
 	var problems []Problem
-	for _, apiVersion := range value.SortedKeys(c.reviews) {
-		for _, kind := range value.SortedKeys(c.reviews[apiVersion]) {
-			review := c.reviews[apiVersion][kind]
-			if !e.fromPolicy(review) {
+	for _, apiVersion := range value.SortedKeys(c.Reviews) {
+		for _, kind := range value.SortedKeys(c.Reviews[apiVersion]) {
+			review := c.Reviews[apiVersion][kind]
+			if !e.src.FromPolicy(review) {
 				continue // the shipped reviews make their objects of input
 			}
 			input := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": probeName, "namespace": "default"}}
-			rv := review.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: input, contract.FieldContext: map[string]any{contract.FieldOperation: contract.OpCreate}}))
+			rv := review.Unify(c.Ctx.Encode(map[string]any{contract.FieldInput: input, contract.FieldContext: map[string]any{contract.FieldOperation: contract.OpCreate}}))
 			if v := rv.LookupPath(contract.PathObjectName); v.Exists() {
 				if name, err := v.String(); err != nil || name == probeName {
 					continue // made of the input, or its schema says why not

@@ -19,7 +19,7 @@ func (e *Engine) ReadCUE(file string, data []byte) (docs []Document) {
 			docs = []Document{{File: file, Line: 1, Err: e.recovered(r, "the CUE document "+file, c)}}
 		}
 	}()
-	v := c.ctx.CompileBytes(data, cue.Filename(file))
+	v := c.Ctx.CompileBytes(data, cue.Filename(file))
 	if err := v.Validate(cue.Concrete(true)); err != nil {
 		return []Document{{File: file, Line: k8s.CUEErrLine(err), Err: fmt.Errorf("CUE: %s", e.Details(err))}}
 	}

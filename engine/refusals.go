@@ -66,7 +66,7 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 // policyEdits says whether an edit group of the render is the policy's.
 func (rn *rendering) policyEdits() bool {
 	for _, g := range rn.do.groups {
-		if rn.s.e.fromPolicy(rn.rv.LookupPath(cue.MakePath(contract.SelEdits, cue.Str(g.Name)))) {
+		if rn.s.e.src.FromPolicy(rn.rv.LookupPath(cue.MakePath(contract.SelEdits, cue.Str(g.Name)))) {
 			return true
 		}
 	}
@@ -77,7 +77,7 @@ func (rn *rendering) policyEdits() bool {
 // kind the CUE says nothing of.
 func (rn *rendering) refused(obj map[string]any) []Finding {
 	d := Document{Object: obj}
-	checks, ok := rn.c.refusals[d.APIVersion()][d.Kind()]
+	checks, ok := rn.c.Refusals[d.APIVersion()][d.Kind()]
 	if !ok {
 		return nil
 	}

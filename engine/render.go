@@ -180,7 +180,7 @@ func (s *Session) renderOnce(r Result, opts RenderOptions, deferGens bool) Rende
 // the result's errors (or a controller's skip).
 func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases **k8s.KeyAliases) Rendered {
 	c := s.runtime()
-	renderer, ok := c.renders[r.Doc.APIVersion()][r.Doc.Kind()]
+	renderer, ok := c.Renders[r.Doc.APIVersion()][r.Doc.Kind()]
 	if !ok || r.Object == nil {
 		return Rendered{}
 	}
@@ -377,7 +377,7 @@ func (rn *rendering) evaluate() bool {
 		}
 		cctx[contract.FieldMerged] = rn.pv.LookupPath(contract.PathPlanMerged)
 	}
-	rn.rv = rn.renderer.Unify(rn.c.ctx.Encode(map[string]any{contract.FieldInput: rn.a.Alias(rn.object), contract.FieldContext: cctx}))
+	rn.rv = rn.renderer.Unify(rn.c.Ctx.Encode(map[string]any{contract.FieldInput: rn.a.Alias(rn.object), contract.FieldContext: cctx}))
 	if rn.s.opts.Controller {
 		var d ControllerDirectives // decoded apart: rn stays on the stack
 		if err := value.DecodeJSON(rn.rv.LookupPath(contract.PathController), &d); err != nil {

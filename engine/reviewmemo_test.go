@@ -295,7 +295,7 @@ func TestMutatorReadsOnCorpora(t *testing.T) {
 	checked := 0
 	for _, f := range value.SortedKeys(corpus) {
 		for i, d := range corpus[f] {
-			if _, ok := c.mutators[d.APIVersion()][d.Kind()]; d.Err != nil || d.Object == nil || !ok {
+			if _, ok := c.Mutators[d.APIVersion()][d.Kind()]; d.Err != nil || d.Object == nil || !ok {
 				continue
 			}
 			older := value.DeepCopy(d.Object).(map[string]any)

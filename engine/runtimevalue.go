@@ -35,7 +35,7 @@ func (c *compiled) sharedRuntime(e *Engine, runtime *stored) *sharedRuntime {
 	}
 	a := e.decl.Opaque.Aliases(nil)
 	aliased := a.Alias(runtime.doc.Object)
-	sr := &sharedRuntime{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return c.ctx.Encode(aliased) }}}
+	sr := &sharedRuntime{aliases: a, values: cache.ValuePool{Make: func() cue.Value { return c.Ctx.Encode(aliased) }}}
 	c.sharedRuntimes.Put(key, sr)
 	return sr
 }

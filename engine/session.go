@@ -469,13 +469,13 @@ func (s *Session) keep(doc Document) Result {
 	r := Result{Doc: doc}
 	apiVersion, kind := doc.APIVersion(), doc.Kind()
 	if s.e.decl.Groups[k8s.GroupOf(apiVersion)] {
-		kinds := value.SortedKeys(s.e.cur.Load().reviews[apiVersion])
+		kinds := value.SortedKeys(s.e.cur.Load().Reviews[apiVersion])
 		detail := fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)
 		if meant := source.Suggest(kind, kinds); meant != "" {
 			detail += fmt.Sprintf(": did you mean %q?", meant)
 		} else if len(kinds) == 0 {
 			var served []string
-			for av := range s.e.cur.Load().reviews {
+			for av := range s.e.cur.Load().Reviews {
 				if k8s.GroupOf(av) == k8s.GroupOf(apiVersion) {
 					served = append(served, av)
 				}
@@ -552,7 +552,7 @@ func (e *Engine) nearContextKind(apiVersion, kind string) string {
 // servedAs are the apiVersions that serve a kind of our groups, sorted.
 func (s *Session) servedAs(kind string) []string {
 	var served []string
-	for apiVersion, kinds := range s.e.cur.Load().reviews {
+	for apiVersion, kinds := range s.e.cur.Load().Reviews {
 		if _, ok := kinds[kind]; ok && s.e.decl.Groups[k8s.GroupOf(apiVersion)] {
 			served = append(served, apiVersion)
 		}
@@ -766,7 +766,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 		ad.r.Errors = k8s.WithCELNote(size, ad.schema, contract.PhaseCRD)
 		return false
 	}
-	ad.kindReview = ad.c.reviews[doc.APIVersion()][doc.Kind()]
+	ad.kindReview = ad.c.Reviews[doc.APIVersion()][doc.Kind()]
 	// An update of the object to itself (the controller's review of a
 	// stored object): the old object is the object, encoded once.
 	ad.unchanged = value.SameMap(ad.req.OldObject, doc.Object)
@@ -774,7 +774,7 @@ func (ad *admission) inputs(ctx context.Context) bool {
 		ad.req.OldObject = nil
 	}
 	if ad.req.SchemaChecked {
-		ad.kindReview = ad.c.checked[doc.APIVersion()][doc.Kind()]
+		ad.kindReview = ad.c.Checked[doc.APIVersion()][doc.Kind()]
 		// Nor are the fields the API server writes itself evaluated.
 		ad.doc.Object = s.e.withoutServerManaged(doc.Object)
 		if ad.req.OldObject != nil {
@@ -843,11 +843,11 @@ func (ad *admission) lookups(ctx context.Context) bool {
 // encode encodes the object and the old one once.
 func (ad *admission) encode() {
 	ad.input = ad.a.Alias(ad.doc.Object)
-	ad.encoded = ad.c.ctx.Encode(ad.input)
+	ad.encoded = ad.c.Ctx.Encode(ad.input)
 	if ad.unchanged {
 		ad.cx[contract.FieldOld] = ad.encoded
 	} else if old, ok := ad.cx[contract.FieldOld]; ok {
-		ad.cx[contract.FieldOld] = ad.c.ctx.Encode(old)
+		ad.cx[contract.FieldOld] = ad.c.Ctx.Encode(old)
 	}
 }
 
@@ -902,7 +902,7 @@ func (ad *admission) review() bool {
 	cx[contract.FieldQuantities] = k8s.Quantities(facts...)
 
 	ad.s.e.reviewsMade.Add(1)
-	ad.rv = ad.kindReview.Unify(ad.c.ctx.Encode(map[string]any{contract.FieldInput: ad.encoded, contract.FieldContext: cx}))
+	ad.rv = ad.kindReview.Unify(ad.c.Ctx.Encode(map[string]any{contract.FieldInput: ad.encoded, contract.FieldContext: cx}))
 	return true
 }
 
@@ -929,7 +929,7 @@ func (ad *admission) decode() bool {
 		r.Errors = append(metaErrors, a.RestoreFindings(fs)...)
 		return ad.keep(nil)
 	}
-	parts := (!ad.req.SchemaChecked || ad.c.policyCRD[ad.doc.APIVersion()][ad.doc.Kind()]) && len(ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()]) > 0
+	parts := (!ad.req.SchemaChecked || ad.c.PolicyCRD[ad.doc.APIVersion()][ad.doc.Kind()]) && len(ad.c.crdParts[ad.doc.APIVersion()][ad.doc.Kind()]) > 0
 	var decoded map[string]any
 	if !ad.req.VerdictOnly || parts {
 		if err := object.Decode(&decoded); err != nil {
@@ -1072,7 +1072,7 @@ func (s *Session) Mutate(doc Document, req Request) (map[string]any, error) {
 		return nil, nil
 	}
 	c := s.e.compiled()
-	m, ok := c.mutators[doc.APIVersion()][doc.Kind()]
+	m, ok := c.Mutators[doc.APIVersion()][doc.Kind()]
 	if !ok || s.e.mutatesNothing(doc.APIVersion(), doc.Kind(), req) {
 		return nil, nil
 	}
@@ -1134,7 +1134,7 @@ func (s *Session) fallbackMutations(doc Document, in, old map[string]any, op, no
 	if err != nil {
 		return &mutations{defect: &Defect{What: fmt.Sprintf("the mutations of %s", tried(Result{Doc: doc})), Panic: "the fallback runtime does not compile: " + err.Error()}}
 	}
-	ms, d := s.tryMutations(c, c.mutators[doc.APIVersion()][doc.Kind()], doc, in, old, op, now)
+	ms, d := s.tryMutations(c, c.Mutators[doc.APIVersion()][doc.Kind()], doc, in, old, op, now)
 	if d != nil {
 		return &mutations{defect: d}
 	}
@@ -1310,7 +1310,7 @@ func (s *Session) mutatorValue(c *compiled, m cue.Value, in, old map[string]any,
 	if now != "" {
 		cx[contract.FieldNow] = now
 	}
-	return m.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: a.Alias(in), contract.FieldContext: cx})), a
+	return m.Unify(c.Ctx.Encode(map[string]any{contract.FieldInput: a.Alias(in), contract.FieldContext: cx})), a
 }
 
 // MutationError is a mutator that cannot be carried out: the CUE's defect,
@@ -1346,11 +1346,11 @@ func (s *Session) lookupRefs(c *compiled, doc Document, input cue.Value, rctx ma
 // lookupsValue is the kind's lookups evaluated for input (its values, or
 // an encoded cue.Value) and rctx; ok false when the kind has none.
 func (c *compiled) lookupsValue(doc Document, input any, rctx map[string]any) (v cue.Value, ok bool) {
-	lk, ok := c.lookups[doc.APIVersion()][doc.Kind()]
+	lk, ok := c.Lookups[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return cue.Value{}, false
 	}
-	return lk.Unify(c.ctx.Encode(map[string]any{contract.FieldInput: input, contract.FieldContext: rctx})), true
+	return lk.Unify(c.Ctx.Encode(map[string]any{contract.FieldInput: input, contract.FieldContext: rctx})), true
 }
 
 // refsOf decodes what evaluated lookups v name.
@@ -1451,7 +1451,7 @@ func (s *Session) Listed() []Listed {
 
 // admits reports whether the CUE has a review for the kind.
 func (e *Engine) admits(apiVersion, kind string) bool {
-	_, ok := e.cur.Load().reviews[apiVersion][kind]
+	_, ok := e.cur.Load().Reviews[apiVersion][kind]
 	return ok
 }
 

@@ -36,16 +36,9 @@ import (
 // Input is what the checks read of a load: the compiled CUE, the files and
 // the declarations the engine decoded from it.
 type Input struct {
-	// Ctx is the CUE runtime Schemas was compiled in; Schemas the package
-	// schemas, the admin's files in it.
-	Ctx     *cue.Context
-	Schemas cue.Value
-	// Reviews are the kinds' reviews (with their CRD checks), Renders how
-	// each kind that renders is rendered, Parts the render parts, by
-	// apiVersion, kind (and part).
-	Reviews map[string]map[string]cue.Value
-	Renders map[string]map[string]cue.Value
-	Parts   map[string]map[string]map[string]cue.Value
+	// Program is the compiled CUE: the package schemas (the admin's
+	// files in it), the kinds' reviews, renders and render parts.
+	*load.Program
 	// Src names the loader's files and says which are the admin's;
 	// Instances are the compiled instances (schemas first), whose files
 	// are every file compiled; Files the admin's files, parsed, by the

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/parser"
 
 	"github.com/cuetrainer/cuetrainer"
@@ -31,13 +30,12 @@ func embedded(t *testing.T) *Input {
 	if insts[0].Err != nil {
 		t.Fatal(insts[0].Err)
 	}
-	ctx := cuecontext.New()
-	schemas := ctx.BuildInstance(insts[0])
-	if err := schemas.Validate(); err != nil {
-		t.Fatal(err)
+	p, problems, err := load.Compile(src, insts)
+	if problems != nil || err != nil {
+		t.Fatal(problems, err)
 	}
-	in := &Input{Ctx: ctx, Schemas: schemas, Src: src, Instances: insts, Root: source.Root, Decl: &load.Declarations{}}
-	if err := in.Decl.ReadKinds(src, schemas); err != nil || len(in.Decl.RuntimeKinds) == 0 {
+	in := &Input{Program: p, Src: src, Instances: insts, Root: source.Root, Decl: &load.Declarations{}}
+	if err := in.Decl.ReadKinds(src, p.Schemas); err != nil || len(in.Decl.RuntimeKinds) == 0 {
 		t.Fatalf("runtimeKinds %v: %v", in.Decl.RuntimeKinds, err)
 	}
 	return in

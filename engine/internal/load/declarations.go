@@ -1,7 +1,8 @@
-// Package load holds what the engine reads of the compiled CUE once per
-// load: the top-level declarations decoded into Go values
-// (Declarations), read-only after the load, which the admission, the
-// render and the checks of an admin's CUE all read.
+// Package load holds the CUE compiled into one runtime and the values read
+// out of it (Program, made by Compile for each runtime the engine
+// recycles), and the top-level declarations decoded into Go values once
+// per load (Declarations): read-only after they are made, they are what
+// the admission, the render and the checks of an admin's CUE all read.
 package load
 
 import (

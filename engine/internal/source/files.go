@@ -133,6 +133,21 @@ func (f *Files) IsPolicyFile(name string) bool {
 	return f.policy[name]
 }
 
+// FromPolicy says whether an admin's file writes (some of) v: v itself,
+// or one of the values it unifies.
+func (f *Files) FromPolicy(v cue.Value) bool {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		args = []cue.Value{v}
+	}
+	for _, a := range args {
+		if f.IsPolicyFile(a.Pos().Filename()) {
+			return true
+		}
+	}
+	return false
+}
+
 // CUEProblems turns CUE errors into problems: each at its first position
 // in an admin's file when it has one (the others follow in the message),
 // else at its first position. The errors CUE gives for a value that
