@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
-	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // writePolicy writes files into a new policy directory.
@@ -181,36 +179,6 @@ func TestPolicyFilesLeftOut(t *testing.T) {
 	}
 }
 
-// TestPolicyAllowedImports: a policy may import every package of CUE's
-// standard library but tool/..., and the Kubernetes types cuetrainer
-// carries; each import resolves, so none of the list is made up.
-func TestPolicyAllowedImports(t *testing.T) {
-	t.Parallel()
-	var pkgs []string
-	for p := range pureStdlib {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
-	pkgs = append(pkgs, "k8s.io/api/core/v1", "sigs.k8s.io/jobset/api/jobset/v1alpha2",
-		source.GenPrefix+"k8s.io/api/core/v1", source.ModulePath+"/runtimes")
-	var b strings.Builder
-	b.WriteString("package schemas\n\nimport (\n")
-	for i, p := range pkgs {
-		fmt.Fprintf(&b, "\tp%d %q\n", i, p)
-	}
-	b.WriteString(")\n\n")
-	for i := range pkgs {
-		// Referring to each import keeps the loader from calling it unused.
-		fmt.Fprintf(&b, "_p%d: p%d\n", i, i)
-	}
-	dir := writePolicy(t, map[string]string{"imports.cue": b.String()})
-	if _, err := New(Options{PolicyDirs: []string{dir}}); err != nil {
-		t.Fatalf("a policy importing %v:\n%v", pkgs, err)
-	}
-}
-
-// TestExamplePoliciesLoad: the policies the repository ships load, and
-// what they add works.
 func TestExamplePoliciesLoad(t *testing.T) {
 	t.Parallel()
 	e, err := New(Options{PolicyDirs: []string{"../examples/policies/tensorflow", "../examples/policies/ome"}})

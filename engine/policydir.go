@@ -30,7 +30,7 @@ const schemasPackage = "schemas"
 
 // addPolicyDir adds every .cue file below dir, in lexical order, to the
 // schemas package. Files that could read anything besides themselves are
-// refused (checkPolicy), all of a directory's at once, and so are files
+// refused (lint.Refusals), all of a directory's at once, and so are files
 // the loader would leave out or put in another package. Its YAML and JSON
 // files are kept for checkManifests. An empty directory loads (a mounted
 // ConfigMap the admin has yet to fill).
@@ -67,7 +67,7 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 			problems = append(problems, e.src.CUEProblems(err)...)
 			return nil
 		}
-		if why := checkPolicy(pf); len(why) > 0 {
+		if why := lint.Refusals(pf); len(why) > 0 {
 			refused = append(refused, why...)
 			return nil
 		}

@@ -1,4 +1,4 @@
-package engine
+package lint
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 // read files, the environment and the network (under `cue cmd`; the engine
 // runs no tasks, but a policy has no use for them), and an import of a
 // module the binary does not carry would go to a module registry.
-// checkPolicy refuses all of it before the file is compiled.
+// Refusals refuses all of it before the file is compiled.
 
 // pureStdlib are the packages of CUE's standard library (cuelang.org/go
 // v0.17.1 pkg/) a policy may import: all but tool and tool/..., which do
@@ -38,13 +38,13 @@ var pureStdlib = map[string]bool{
 	"text/tabwriter": true, "text/template": true, "time": true, "uuid": true,
 }
 
-// checkPolicy returns why a policy file may not be loaded, a problem per
-// refused import or attribute, each at its file:line:column; none when it
-// may. The file was parsed under the name the user knows it by.
-func checkPolicy(f *ast.File) []Problem {
-	var refused []Problem
+// Refusals are why a policy file may not be loaded, a problem per refused
+// import or attribute, each at its file:line:column; none when it may.
+// The file was parsed under the name the user knows it by.
+func Refusals(f *ast.File) []source.Problem {
+	var refused []source.Problem
 	refuse := func(pos token.Pos, what, why string) {
-		refused = append(refused, Problem{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Message: what + ": " + why})
+		refused = append(refused, source.Problem{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Message: what + ": " + why})
 	}
 	ast.Walk(f, func(n ast.Node) bool {
 		switch n := n.(type) {
