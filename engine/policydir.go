@@ -269,17 +269,6 @@ func mustGetwd() string {
 	return wd
 }
 
-// cueFiles are the syntax of every file the engine compiles: its own
-// schemas and runtimes and the policy directories' files, which the
-// loader parses into the same instances.
-func (e *Engine) cueFiles() []*ast.File {
-	var files []*ast.File
-	for _, inst := range e.instances {
-		files = append(files, inst.Files...)
-	}
-	return files
-}
-
 // policyASTs are the admin's files, parsed, by the loader's names.
 func (e *Engine) policyASTs() map[string]*ast.File {
 	files := make(map[string]*ast.File, len(e.policyFiles))
@@ -297,11 +286,11 @@ func (e *Engine) lintPolicy(c *compiled) lint.Report {
 	return lint.Run(&lint.Input{
 		Program: c.Program,
 		Src:     e.src, Instances: e.instances, Files: e.policyASTs(),
-		Root: root, MarkerFile: markerFile, MarkerBounds: e.markerBounds,
+		MarkerFile: markerFile, MarkerBounds: e.markerBounds,
 		Decl: &e.decl,
 	})
 }
 
 // policyLooks are the paths of the values the admin's files look at
 // (lint.Looks).
-func (e *Engine) policyLooks() [][]string { return lint.Looks(e.cueFiles(), e.policyASTs()) }
+func (e *Engine) policyLooks() [][]string { return lint.Looks(e.instances, e.policyASTs()) }

@@ -631,7 +631,7 @@ func (l *linter) checkEditGroups() {
 			}
 		}
 	}
-	for _, f := range l.in.cueFiles() {
+	for _, f := range cueFiles(l.in.Instances) {
 		walk(f.Decls, nil)
 	}
 	for _, name := range value.SortedKeys(groups) {
@@ -750,7 +750,7 @@ func (l *linter) objectIDs() []string {
 	seen := map[string]bool{}
 	l.objectGoTypes = map[string]reflect.Type{}
 	add := func(d ast.Decl) { l.addObject(seen, d) }
-	for _, f := range l.in.cueFiles() {
+	for _, f := range cueFiles(l.in.Instances) {
 		ast.Walk(f, func(n ast.Node) bool {
 			fd, ok := n.(*ast.Field)
 			if !ok {

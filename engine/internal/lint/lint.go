@@ -46,10 +46,8 @@ type Input struct {
 	Src       *source.Files
 	Instances []*build.Instance
 	Files     map[string]*ast.File
-	// Root is where the embedded module is laid out for the loader, and
-	// MarkerFile the file it makes of the admin's validation markers
-	// (MarkerBounds, crd/markers.go).
-	Root         string
+	// MarkerFile is the file the load makes of the admin's validation
+	// markers (MarkerBounds, crd/markers.go).
 	MarkerFile   string
 	MarkerBounds []crd.MarkerBound
 	// Decl are the declarations read before the checks
@@ -70,9 +68,9 @@ func (in *Input) runtimeKind() string {
 // cueFiles are the syntax of every file the engine compiles: its own
 // schemas and runtimes and the policy directories' files, which the
 // loader parses into the same instances.
-func (in *Input) cueFiles() []*ast.File {
+func cueFiles(instances []*build.Instance) []*ast.File {
 	var files []*ast.File
-	for _, inst := range in.Instances {
+	for _, inst := range instances {
 		files = append(files, inst.Files...)
 	}
 	return files
@@ -3075,7 +3073,7 @@ func (l *linter) checkClosedFields() {
 		name := st.path[len(st.path)-1]
 		// (A site of an admin's file: TestLintFindsNothingInTheSchemas walks
 		// the shipped ones, whose types have such fields.)
-		if !st.optional && !strings.HasPrefix(st.pos.Filename(), l.in.Root+"/") && l.shipped(parent) {
+		if !st.optional && !strings.HasPrefix(st.pos.Filename(), source.Root+"/") && l.shipped(parent) {
 			// A field every object must give, added to a type cuetrainer
 			// ships: its runtimes (and every object made before) have
 			// none, and each would be refused.

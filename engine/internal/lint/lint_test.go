@@ -3,7 +3,6 @@ package lint
 import (
 	"io/fs"
 	"path"
-	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +33,7 @@ func embedded(t *testing.T) *Input {
 	if problems != nil || err != nil {
 		t.Fatal(problems, err)
 	}
-	in := &Input{Program: p, Src: src, Instances: insts, Root: source.Root, Decl: &load.Declarations{}}
+	in := &Input{Program: p, Src: src, Instances: insts, Decl: &load.Declarations{}}
 	if err := in.Decl.ReadKinds(src, p.Schemas); err != nil || len(in.Decl.RuntimeKinds) == 0 {
 		t.Fatalf("runtimeKinds %v: %v", in.Decl.RuntimeKinds, err)
 	}
@@ -92,7 +91,7 @@ func TestLintFindsNothingInTheSchemas(t *testing.T) {
 	}
 	for _, p := range l.keyReads {
 		for _, suffix := range opaqueMaps {
-			if len(p) >= len(suffix) && slices.Equal(p[len(p)-len(suffix):], suffix) {
+			if load.HasSuffix(p, suffix) {
 				t.Errorf("the schemas read the keys of %v as data", p)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -15,15 +16,15 @@ import (
 // (`strings.HasPrefix`, `len`), an index or a unification, not only copied
 // (a field's value, an interpolation, a list's item) or tested for
 // existence (`!= _|_`). A path is a read's labels, its root taken back
-// through the fields, lets and comprehensions that define it, in any of
-// files, every file compiled (`#name: #tj.metadata.name`; `let env =
+// through the fields, lets and comprehensions that define it, in any file
+// of instances, the packages compiled (`#name: #tj.metadata.name`; `let env =
 // *object.spec.trainer.env | []` and `for e in env` make `e.value`
 // env.*.value); "*" stands for an item.
-func Looks(files []*ast.File, policy map[string]*ast.File) [][]string {
+func Looks(instances []*build.Instance, policy map[string]*ast.File) [][]string {
 	if len(policy) == 0 {
 		return nil
 	}
-	a := readAliasesOf(files)
+	a := readAliasesOf(cueFiles(instances))
 	var looks [][]string
 	for _, name := range value.SortedKeys(policy) {
 		var stack []ast.Node
