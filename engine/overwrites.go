@@ -18,8 +18,8 @@ import (
 // checkOverwrites finds, in a trial render with a policy, the first set of
 // an admin's edit group to a scalar that a later group changes, and makes
 // it the group's defect, at the op, naming the group that changes it.
-func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
-	if !rn.s.trial || len(rn.s.e.policyFiles) == 0 {
+func (trialRenders) checkOverwrites(rn *rendering, objects map[string]map[string]any) bool {
+	if len(rn.s.e.policyFiles) == 0 {
 		return true
 	}
 	groups := rn.do.groups // in applyEdits' order
@@ -35,7 +35,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 			if got, ok := editValueAt(objects[e.Object], e.Path); ok && reflect.DeepEqual(got, e.Value) {
 				continue
 			}
-			later, got := rn.overwriter(gi, e)
+			later, got := overwriter(rn, gi, e)
 			if later == "" {
 				continue
 			}
@@ -50,7 +50,7 @@ func (rn *rendering) checkOverwrites(objects map[string]map[string]any) bool {
 // overwriter replays the groups from the first on objects built again and
 // names the first group after groups[gi] that leaves e's path with
 // another value than e's, and the value; "" when none does.
-func (rn *rendering) overwriter(gi int, e edit.Edit) (string, any) {
+func overwriter(rn *rendering, gi int, e edit.Edit) (string, any) {
 	again := map[string]map[string]any{}
 	if !rn.buildObjects(again) {
 		return "", nil

@@ -99,17 +99,17 @@ func (s *Session) planFor(c *compiled, apiVersion, kind string, runtime *stored,
 }
 
 // combine returns the kind's render with the named parts (renderParts), for
-// a controller with the kind's controller part (controllers), and for a
-// trial render with the kind's checks (renderChecks), unified once per set
-// of parts and kept: a render then evaluates only the parts its plan chose,
-// only a controller's what the controller reads, and only the load's the
-// checks of the parts.
-func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string, controller, trial bool) (cue.Value, error) {
+// a controller with the kind's controller part (controllers), and with
+// checks (an observed render: the load's trials) the kind's checks
+// (renderChecks), unified once per set of parts and kept: a render then
+// evaluates only the parts its plan chose, only a controller's what the
+// controller reads, and only the load's the checks of the parts.
+func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []string, controller, checks bool) (cue.Value, error) {
 	key := apiVersion + "/" + kind + "\x00" + strings.Join(parts, "\x00")
 	if controller {
 		key += "\x00\x00controller"
 	}
-	if trial {
+	if checks {
 		key += "\x00\x00trial"
 	}
 	if v, ok := c.combined.Load(key); ok {
@@ -127,8 +127,8 @@ func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []st
 	if ctl, ok := c.Controllers[apiVersion][kind]; ok && controller {
 		v = v.Unify(ctl)
 	}
-	if checks, ok := c.RenderChecks[apiVersion][kind]; ok && trial {
-		v = v.Unify(checks)
+	if rc, ok := c.RenderChecks[apiVersion][kind]; ok && checks {
+		v = v.Unify(rc)
 	}
 	c.combined.Store(key, v)
 	return v, nil

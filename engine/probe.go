@@ -107,7 +107,6 @@ func (e *Engine) tryPolicy() []Problem {
 	// itself then refuses every update (refusesNoChange).
 	tryUpdate := func(doc Document, old map[string]any, created bool) {
 		u := e.NewSession(SessionOptions{})
-		u.trial = true
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: contract.OpUpdate, OldObject: old, Now: probeTime})
 		rulesFailed(r.Errors, r, "on an UPDATE of it to itself")
 		// Said once for the rule, on the first object it refuses so.
@@ -154,7 +153,6 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
-			s.trial = true
 			var created map[string]any // by its create's mutations
 			// The mutating webhook's changes, on a create and on an update
 			// of the object to itself.
@@ -210,7 +208,7 @@ func (e *Engine) tryPolicy() []Problem {
 			if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 				continue
 			}
-			out := s.Render(r, RenderOptions{})
+			out := s.Render(r, trialRender)
 			rulesFailed(out.Errors, r, "")
 			refusedForTheRuntime(st, r, out.Errors)
 			if len(out.Errors) == 0 && !failed[contract.FieldRenderParts] {
@@ -240,7 +238,6 @@ func (e *Engine) tryPolicy() []Problem {
 // reporting the rules that cannot be evaluated.
 func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
 	base := e.NewSession(SessionOptions{})
-	base.trial = true
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
 	r = base.commit(r, held)
 	rulesFailed(r.Errors, r, "")
@@ -250,14 +247,13 @@ func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, 
 	tryUpdate(v.runtime, held.doc.Object, true)
 	for _, doc := range v.documents {
 		s := e.NewSession(SessionOptions{})
-		s.trial = true
 		s.objects[held.key()] = held
 		r := s.Admit(doc)
 		rulesFailed(r.Errors, r, "")
 		if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 			continue
 		}
-		rulesFailed(s.Render(r, RenderOptions{}).Errors, r, "")
+		rulesFailed(s.Render(r, trialRender).Errors, r, "")
 	}
 }
 
@@ -616,7 +612,6 @@ func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document,
 func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[string]any, runtime string) *Problem {
 	admit := func(obj map[string]any) Result {
 		s := e.NewSession(SessionOptions{})
-		s.trial = true
 		return s.Admit(Document{File: doc.File, Line: doc.Line, Object: obj})
 	}
 	together := admit(created)
@@ -925,12 +920,11 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 			continue
 		}
 		s := e.NewSession(SessionOptions{})
-		s.trial = true
 		r := s.Admit(Document{File: doc.File, Object: obj})
 		if r.Rejected() || r.Object == nil {
 			continue
 		}
-		again := s.Render(r, RenderOptions{})
+		again := s.Render(r, trialRender)
 		if len(again.Errors) > 0 || !reflect.DeepEqual(value.AsJSON(first.Objects), value.AsJSON(again.Objects)) {
 			continue
 		}

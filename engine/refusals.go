@@ -25,17 +25,17 @@ import (
 // than before it, at the edit. What the render's objects are refused for
 // before any edit is the runtime's (declaredChecks say so of a runtime
 // declared in CUE).
-func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
-	if !rn.s.trial || len(rn.s.e.policyFiles) == 0 || !rn.policyEdits() {
+func (trialRenders) checkRefusals(rn *rendering, objects map[string]map[string]any) bool {
+	if len(rn.s.e.policyFiles) == 0 || !policyEdits(rn) {
 		return true
 	}
-	pending, again, ok := rn.failing(objects, func(obj map[string]any) bool { return len(rn.refused(obj)) > 0 })
+	pending, again, ok := rn.failing(objects, func(obj map[string]any) bool { return len(refused(rn, obj)) > 0 })
 	if again == nil || !ok {
 		return ok
 	}
 	before := map[string][]string{}
 	for id := range pending {
-		before[id] = refusalTexts(rn.refused(again[id]))
+		before[id] = refusalTexts(refused(rn, again[id]))
 	}
 	// applyEdits sorted the groups in the order it made them.
 	for _, g := range rn.do.groups {
@@ -49,7 +49,7 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 				continue
 			}
 			var added []string
-			for _, f := range refusalTexts(rn.refused(obj)) {
+			for _, f := range refusalTexts(refused(rn, obj)) {
 				if !slices.Contains(before[e.Object], f) {
 					added = append(added, f)
 				}
@@ -64,7 +64,7 @@ func (rn *rendering) checkRefusals(objects map[string]map[string]any) bool {
 }
 
 // policyEdits says whether an edit group of the render is the policy's.
-func (rn *rendering) policyEdits() bool {
+func policyEdits(rn *rendering) bool {
 	for _, g := range rn.do.groups {
 		if rn.s.e.src.FromPolicy(rn.rv.LookupPath(cue.MakePath(contract.SelEdits, cue.Str(g.Name)))) {
 			return true
@@ -75,7 +75,7 @@ func (rn *rendering) policyEdits() bool {
 
 // refused is what the cluster refuses of obj (refusals), nothing for a
 // kind the CUE says nothing of.
-func (rn *rendering) refused(obj map[string]any) []Finding {
+func refused(rn *rendering, obj map[string]any) []Finding {
 	d := Document{Object: obj}
 	checks, ok := rn.c.Refusals[d.APIVersion()][d.Kind()]
 	if !ok {

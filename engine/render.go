@@ -61,6 +61,11 @@ type RenderOptions struct {
 	// exist in the cluster, so that rules that build an object only once
 	// leave them alone.
 	Existing []string
+
+	// observer looks at the render's objects between its stages: the
+	// load's trial renders have one (trialRenders), and every render
+	// after the load none (renderObserver).
+	observer renderObserver
 }
 
 // Render turns an admitted object into the objects a controller applies.
@@ -197,13 +202,51 @@ func (s *Session) render(r Result, opts RenderOptions, deferGens bool, aliases *
 		rn.decodeOutputs() &&
 		rn.buildObjects(objects) &&
 		rn.applyEdits(objects) &&
-		rn.checkOverwrites(objects) &&
+		rn.edited(objects) &&
 		rn.checkFit(objects) &&
-		rn.checkRefusals(objects) &&
+		rn.fitted(objects) &&
 		rn.checkIdentities(objects) &&
 		rn.runGenerators(objects) &&
 		rn.finish(objects)
 	return rn.out
+}
+
+// A renderObserver looks at a render's objects between its stages: the
+// load's trial renders have one (trialRenders, trialrender.go), which
+// checks what only an admin's CUE can get wrong and a render after the
+// load need not pay for. A render with an observer (RenderOptions) also
+// evaluates the kind's renderChecks, keeps the parts the plan chose
+// (Rendered.parts), and is neither taken from the render memo nor kept
+// in it. Each method says whether the render goes on; one that stops it
+// leaves its reason in the render's errors.
+type renderObserver interface {
+	// edited is shown the objects once the edits are made (applyEdits).
+	edited(rn *rendering, objects map[string]map[string]any) bool
+	// fitted is shown them once they fit their kinds (checkFit).
+	fitted(rn *rendering, objects map[string]map[string]any) bool
+}
+
+// edited and fitted show the objects to the render's observer, if any.
+func (rn *rendering) edited(objects map[string]map[string]any) bool {
+	return rn.opts.observer == nil || rn.observe(objects, renderObserver.edited)
+}
+
+func (rn *rendering) fitted(objects map[string]map[string]any) bool {
+	return rn.opts.observer == nil || rn.observe(objects, renderObserver.fitted)
+}
+
+// observe shows the observer a copy of the render and of its map of
+// objects, and takes back what the copy's stages wrote (its errors): what
+// an interface's method is given escapes to the heap, and a render
+// without an observer keeps both on the stack.
+func (rn *rendering) observe(objects map[string]map[string]any, stage func(renderObserver, *rendering, map[string]map[string]any) bool) bool {
+	shown, shownObjects := *rn, make(map[string]map[string]any, len(objects))
+	for id, obj := range objects {
+		shownObjects[id] = obj
+	}
+	ok := stage(rn.opts.observer, &shown, shownObjects)
+	rn.out = shown.out
+	return ok
 }
 
 // rendering is one render under way: what its stages hand on.
@@ -333,12 +376,13 @@ func (rn *rendering) plan(aliases **k8s.KeyAliases) bool {
 	if rn.p != nil {
 		parts = rn.p.out.parts
 	}
-	if rn.s.trial {
+	observed := rn.opts.observer != nil
+	if observed {
 		rn.out.parts = parts // the load's alone: a render memo keeps none
 	}
-	if len(parts) > 0 || rn.s.opts.Controller || rn.s.trial {
+	if len(parts) > 0 || rn.s.opts.Controller || observed {
 		var err error
-		if rn.renderer, err = rn.c.combine(rn.apiVersion, rn.kind, rn.renderer, parts, rn.s.opts.Controller, rn.s.trial); err != nil {
+		if rn.renderer, err = rn.c.combine(rn.apiVersion, rn.kind, rn.renderer, parts, rn.s.opts.Controller, observed); err != nil {
 			return rn.fail("the parts", err)
 		}
 	}

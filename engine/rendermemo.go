@@ -27,7 +27,7 @@ import (
 // renderKey is the key of a render the engine may keep, "" for one it may
 // not.
 func (s *Session) renderKey(r Result, opts RenderOptions) string {
-	if s.e.renderMemo == nil || r.Object == nil || s.trial {
+	if s.e.renderMemo == nil || r.Object == nil || opts.observer != nil {
 		return ""
 	}
 	// Most renders without a memo are vet's, of objects without a uid:
@@ -84,13 +84,17 @@ func (s *Session) renderKey(r Result, opts RenderOptions) string {
 // identities comes first.
 
 // renderAlike renders r with its carried values given as mode says, from
-// the memo when an object alike rendered before.
+// the memo when an object alike rendered before. An observed render (the
+// load's trials: renderObserver) is neither taken from the memo nor kept
+// in it: it evaluates more than a render after the load (renderChecks),
+// its observer must see its objects, and it holds what a kept one does
+// not (the plan's parts).
 func (s *Session) renderAlike(r Result, opts RenderOptions, mode carryMode) Rendered {
 	if mode == carryNone || r.Object == nil {
 		return s.renderOnce(r, opts, false)
 	}
 	t, tokenized := s.carryRender(r, mode, "")
-	memo := s.e.renderMemo != nil
+	memo := s.e.renderMemo != nil && opts.observer == nil
 	var key string
 	if memo {
 		key = renderContentKey(tokenized, opts, s.opts.Controller)

@@ -46,10 +46,6 @@ type SessionOptions struct {
 type Session struct {
 	e    *Engine
 	opts SessionOptions
-	// trial marks the load's sessions that try a policy's rules on the
-	// probes: their renders evaluate the kinds' renderChecks, and are
-	// never kept.
-	trial bool
 	// pinned is the runtime the session evaluates on, when not the one in
 	// force: the fallback's (defect.go).
 	pinned *compiled
