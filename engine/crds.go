@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
@@ -38,36 +37,8 @@ func (e *Engine) CRDs() (_ []map[string]any, err error) {
 	return out, nil
 }
 
-// crdSchemas holds the structural schema of each kind with a CRD, by
-// apiVersion and kind, made from the CUE the first time the kind is read
-// (crdOf): one kind's, not every kind's, so that a run that reads two
-// kinds makes two. One is made at a time.
-type crdSchemas struct {
-	mu    sync.Mutex
-	byKey map[string]map[string]any
-}
-
-// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none.
+// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none
+// (crd.Schemas).
 func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
-	key := apiVersion + "\x00" + kind
-	e.schemas.mu.Lock()
-	defer e.schemas.mu.Unlock()
-	if schema, ok := e.schemas.byKey[key]; ok {
-		return schema
-	}
-	if e.schemas.byKey == nil {
-		e.schemas.byKey = map[string]map[string]any{}
-	}
-	schema, ok := map[string]any(nil), false
-	if e.embeddedOnly {
-		// Made ahead from the same CUE (crd/crdschemas.go).
-		if data, found := crd.EmbeddedSchemas()[crd.SchemaKey(apiVersion, kind)]; found {
-			schema, ok = crd.SchemaFromJSON(data)
-		}
-	}
-	if !ok {
-		schema = crd.Schema(e.src, e.cur.Load().Schemas, apiVersion, kind)
-	}
-	e.schemas.byKey[key] = schema
-	return schema
+	return e.schemas.Of(e.cur.Load().Schemas, apiVersion, kind)
 }

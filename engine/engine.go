@@ -146,11 +146,9 @@ type Engine struct {
 	// declared names the runtimes a policy declares (in package schemas).
 	declared map[string]bool
 
-	// schemas are the kinds' CRD schemas, for pruning nulls (k8s/prune.go);
-	// embeddedOnly says the CUE is the embedded alone, whose schemas are
-	// made ahead (crd/crdschemas.go).
-	schemas      crdSchemas
-	embeddedOnly bool
+	// schemas are the kinds' CRD schemas, for pruning nulls (k8s/prune.go)
+	// and the API server's checks (crd/crdschemas.go).
+	schemas *crd.Schemas
 
 	// src names the loader's files: the files on disk (policy files) or
 	// in the repository (embedded files), and which are the admin's.
@@ -231,7 +229,7 @@ func New(opts Options) (_ *Engine, err error) {
 	if err := source.Embedded(files, e.src); err != nil {
 		return nil, err
 	}
-	e.embeddedOnly = len(opts.PolicyDirs) == 0
+	e.schemas = crd.NewSchemas(e.src, len(opts.PolicyDirs) == 0)
 	for i, dir := range opts.PolicyDirs {
 		if err := e.addPolicyDir(files, i, dir); err != nil {
 			return nil, err

@@ -110,7 +110,7 @@ func (c *compiled) combine(apiVersion, kind string, render cue.Value, parts []st
 		key += "\x00\x00controller"
 	}
 	if checks {
-		key += "\x00\x00trial"
+		key += "\x00\x00checks"
 	}
 	if v, ok := c.combined.Load(key); ok {
 		return v.(cue.Value), nil

@@ -28,8 +28,8 @@ type Rendered struct {
 	// gens are the generators a deferred render did not run yet
 	// (rendermemo.go): each is run on the caller's copy.
 	gens []pendingGen
-	// parts are the render parts the plan chose, in a trial render
-	// (checkFollows).
+	// parts are the render parts the plan chose, in an observed render
+	// (the load's trials: checkFollows).
 	parts []string
 	// defect is the panic that stopped the render, on the fallback too
 	// (defect.go), whose finding is among Errors.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"cuelang.org/go/cue"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
@@ -51,4 +53,47 @@ func SchemaFromJSON(data []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	return value.Numbers(s).(map[string]any), true
+}
+
+// Schemas holds the structural schema of each kind with a CRD, by
+// apiVersion and kind, made the first time the kind is read (Of): one
+// kind's, not every kind's, so that a run that reads two kinds makes two.
+// For the embedded CUE alone they are the schemas made ahead
+// (EmbeddedSchemas). One is made at a time; safe for concurrent use.
+type Schemas struct {
+	src *source.Files
+	// embedded says the CUE is the embedded alone.
+	embedded bool
+
+	mu    sync.Mutex
+	byKey map[string]map[string]any
+}
+
+// NewSchemas holds the schemas of the CUE compiled from src's files;
+// embedded says those are the embedded files alone.
+func NewSchemas(src *source.Files, embedded bool) *Schemas {
+	return &Schemas{src: src, embedded: embedded, byKey: map[string]map[string]any{}}
+}
+
+// Of is the openAPIV3Schema of the kind's CRD, nil when it has none,
+// made from the compiled CUE (schemas: any runtime of it) the first time.
+func (s *Schemas) Of(schemas cue.Value, apiVersion, kind string) map[string]any {
+	key := apiVersion + "\x00" + kind
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if schema, ok := s.byKey[key]; ok {
+		return schema
+	}
+	schema, ok := map[string]any(nil), false
+	if s.embedded {
+		// Made ahead from the same CUE.
+		if data, found := EmbeddedSchemas()[SchemaKey(apiVersion, kind)]; found {
+			schema, ok = SchemaFromJSON(data)
+		}
+	}
+	if !ok {
+		schema = Schema(s.src, schemas, apiVersion, kind)
+	}
+	s.byKey[key] = schema
+	return schema
 }
