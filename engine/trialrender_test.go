@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 // stageRecorder is an observer that notes the stages it is shown, and
@@ -48,17 +49,7 @@ func (r *stageRecorder) fitted(rn *rendering, objects map[string]map[string]any)
 func TestRenderObserverStages(t *testing.T) {
 	t.Parallel()
 	e := testEngine(t)
-	doc := admitAll(t, e.NewSession(SessionOptions{}), "job.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: observed
-  namespace: team-a
-spec:
-  runtimeRef:
-    name: torch-distributed
-  trainer:
-    numNodes: 2
-`)[0]
+	doc := e.NewSession(SessionOptions{}).Admit(readOne(t, wrapper.TrainJob("observed").Namespace("team-a").RuntimeRef("torch-distributed").YAML()))
 	if doc.Rejected() {
 		t.Fatalf("refused: %v", findingStrings(doc.Errors))
 	}
