@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 
@@ -229,7 +230,10 @@ func New(opts Options) (_ *Engine, err error) {
 	if err := source.Embedded(files, e.src); err != nil {
 		return nil, err
 	}
-	e.schemas = crd.NewSchemas(e.src, len(opts.PolicyDirs) == 0)
+	embedded := make(map[string]bool, len(files))
+	for name := range files {
+		embedded[name] = true
+	}
 	for i, dir := range opts.PolicyDirs {
 		if err := e.addPolicyDir(files, i, dir); err != nil {
 			return nil, err
@@ -250,6 +254,17 @@ func New(opts Options) (_ *Engine, err error) {
 	if err := e.checkBuildAttributes(); err != nil {
 		return nil, err
 	}
+	// The files added to the embedded ones: a kind's CRD schema is the
+	// one made ahead unless they reach it.
+	var added []*ast.File
+	for _, inst := range e.instances {
+		for _, f := range inst.Files {
+			if !embedded[f.Filename] {
+				added = append(added, f)
+			}
+		}
+	}
+	e.schemas = crd.NewSchemas(e.src, added)
 	build := e.build
 	if len(e.policyFiles) > 0 {
 		// The admin's CUE may evaluate for as long as it says: the load

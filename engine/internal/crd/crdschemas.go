@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -58,36 +59,48 @@ func SchemaFromJSON(data []byte) (map[string]any, bool) {
 // Schemas holds the structural schema of each kind with a CRD, by
 // apiVersion and kind, made the first time the kind is read (Of): one
 // kind's, not every kind's, so that a run that reads two kinds makes two.
-// For the embedded CUE alone they are the schemas made ahead
-// (EmbeddedSchemas). One is made at a time; safe for concurrent use.
+// A kind whose schema is the embedded CUE's (the CUE is the embedded
+// alone, or the admin's files reach nothing it is made of: reach.go) has
+// the one made ahead (EmbeddedSchemas). One is made at a time; safe for
+// concurrent use.
 type Schemas struct {
 	src *source.Files
-	// embedded says the CUE is the embedded alone.
-	embedded bool
+	// embedded says, of a kind, that its schema is the embedded CUE's.
+	embedded func(kind string) bool
 
 	mu    sync.Mutex
 	byKey map[string]map[string]any
 }
 
-// NewSchemas holds the schemas of the CUE compiled from src's files;
-// embedded says those are the embedded files alone.
-func NewSchemas(src *source.Files, embedded bool) *Schemas {
-	return &Schemas{src: src, embedded: embedded, byKey: map[string]map[string]any{}}
+// NewSchemas holds the schemas of the CUE compiled from src's files:
+// the embedded files and added, the syntax of the files an admin's
+// policy adds to them (none: the embedded CUE alone).
+func NewSchemas(src *source.Files, added []*ast.File) *Schemas {
+	s := &Schemas{src: src, byKey: map[string]map[string]any{}}
+	if len(added) == 0 {
+		s.embedded = func(string) bool { return true }
+		return s
+	}
+	declared, reach := Declared(added), EmbeddedReach()
+	s.embedded = func(kind string) bool {
+		return reach != nil && !Reaches(declared, reach.KindRoots(kind))
+	}
+	return s
 }
 
 // Of is the openAPIV3Schema of the kind's CRD, nil when it has none,
 // made from the compiled CUE (schemas: any runtime of it) the first time.
 func (s *Schemas) Of(schemas cue.Value, apiVersion, kind string) map[string]any {
-	key := apiVersion + "\x00" + kind
+	key := SchemaKey(apiVersion, kind)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if schema, ok := s.byKey[key]; ok {
 		return schema
 	}
 	schema, ok := map[string]any(nil), false
-	if s.embedded {
+	if s.embedded(kind) {
 		// Made ahead from the same CUE.
-		if data, found := EmbeddedSchemas()[SchemaKey(apiVersion, kind)]; found {
+		if data, found := EmbeddedSchemas()[key]; found {
 			schema, ok = SchemaFromJSON(data)
 		}
 	}

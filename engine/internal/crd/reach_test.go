@@ -1,0 +1,123 @@
+package crd
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/parser"
+)
+
+func parseFiles(t *testing.T, srcs ...string) []*ast.File {
+	t.Helper()
+	var files []*ast.File
+	for i, src := range srcs {
+		f, err := parser.ParseFile("f"+string(rune('a'+i))+".cue", "package schemas\n\n"+src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// TestReach: the paths a kind's crds entry reaches follow every way a
+// declaration refers to another (a definition, through another file, an
+// alias, a let, a sibling, a comprehension's value, a computed label),
+// and no further; and an admin's declaration reaches a path when it is
+// at, above or below it, or under a pattern, a computed label, an
+// embedding or a comprehension above it.
+func TestReach(t *testing.T) {
+	embedded := parseFiles(t, `
+crds: [kind=string]: #CRD & {plural: kind}
+crds: A: schema: #A
+crds: B: schema: _b.x
+crds: C: {
+	let l = #ViaLet
+	schema: l
+}
+crds: D: {
+	S=sibling: #ViaAlias
+	schema: S
+}
+crds: E: {
+	for k, v in #Source {schema: (k): v}
+}
+#A: spec: #ASpec
+#Unreached: int
+_b: x: #B
+`, `
+#CRD: {plural: string, schema: _}
+#ASpec: replicas: int32
+#B: string
+#ViaLet: string
+#ViaAlias: string
+#Source: {}
+`)
+	r := NewReach(embedded)
+	for _, tc := range []struct {
+		kind      string
+		want, not []string
+	}{
+		{"A", []string{"#A", "#ASpec", "#CRD", "int32"}, []string{"#Unreached", "#B"}},
+		{"B", []string{"_b.x", "#B", "#CRD"}, []string{"#A", "#Unreached"}},
+		{"C", []string{"#ViaLet"}, []string{"#ViaAlias", "#A"}},
+		{"D", []string{"#ViaAlias"}, []string{"#ViaLet"}},
+		{"E", []string{"#Source"}, []string{"#A"}},
+	} {
+		var tops []string
+		for _, root := range r.KindRoots(tc.kind) {
+			tops = append(tops, strings.Join(root, "."))
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(tops, w) {
+				t.Errorf("crds.%s: %q not among the paths it reaches, %q", tc.kind, w, tops)
+			}
+		}
+		for _, n := range tc.not {
+			if slices.Contains(tops, n) {
+				t.Errorf("crds.%s: %q among the paths it reaches, %q", tc.kind, n, tops)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		policy string
+		kind   string
+		want   bool
+	}{
+		{"admission: x: policy: y: []", "A", false},
+		{"#Unreached: 3", "A", false},
+		{"crds: Z: schema: int", "A", false},
+		{"#ASpec: replicas: 3", "A", true},
+		{"#A: spec: extra?: string", "A", true},
+		{"crds: A: plural: \"as\"", "A", true},
+		{"crds: [string]: plural: string", "A", true},
+		{"crds: (\"A\"): plural: string", "A", true},
+		{"[=~\"^#\"]: _", "A", true},
+		{"if true {#Unreached: 4}", "A", true},
+		{"_b: x: string", "B", true},
+		{"_b: y: string", "B", false},
+		{"#ViaLet: \"x\"", "C", true},
+		{"#ViaAlias: \"x\"", "D", true},
+		{"#Source: a: int", "E", true},
+		{"crds: A: {}", "A", true},
+	} {
+		if got := Reaches(Declared(parseFiles(t, tc.policy)), r.KindRoots(tc.kind)); got != tc.want {
+			t.Errorf("%s: reaches crds.%s %v, want %v", tc.policy, tc.kind, got, tc.want)
+		}
+	}
+}
+
+// TestEmbeddedReach: the embedded package parses, and a kind's crds
+// entry reaches its definition.
+func TestEmbeddedReach(t *testing.T) {
+	r := EmbeddedReach()
+	if r == nil {
+		t.Fatal("the embedded package does not parse")
+	}
+	roots := r.KindRoots("TrainJob")
+	if !slices.ContainsFunc(roots, func(p []string) bool { return slices.Equal(p, []string{"#TrainJob"}) }) {
+		t.Errorf("crds.TrainJob does not reach #TrainJob: %q", roots)
+	}
+}
