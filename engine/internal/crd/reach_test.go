@@ -7,6 +7,7 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 func parseFiles(t *testing.T, srcs ...string) []*ast.File {
@@ -109,12 +110,38 @@ _b: x: #B
 	}
 }
 
-// TestEmbeddedReach: the embedded package parses, and a kind's crds
-// entry reaches its definition.
+// TestEmbeddedReach: the embedded package parses, its files are those
+// the loader compiles into the package an admin's files join (a file the
+// reach did not read would be a declaration it cannot follow), and a
+// kind's crds entry reaches its definition.
 func TestEmbeddedReach(t *testing.T) {
 	r := EmbeddedReach()
 	if r == nil {
 		t.Fatal("the embedded package does not parse")
+	}
+	files := map[string][]byte{}
+	if err := source.Embedded(files, source.NewFiles()); err != nil {
+		t.Fatal(err)
+	}
+	var compiled, read []string
+	for _, inst := range source.Instances(files, "./"+schemasDir) {
+		if inst.Err != nil {
+			t.Fatal(inst.Err)
+		}
+		if inst.PkgName != schemasPackage {
+			t.Fatalf("the instance of ./%s is package %s", schemasDir, inst.PkgName)
+		}
+		for _, f := range inst.Files {
+			compiled = append(compiled, f.Filename)
+		}
+	}
+	for _, f := range r.files {
+		read = append(read, f.Filename)
+	}
+	slices.Sort(compiled)
+	slices.Sort(read)
+	if len(compiled) == 0 || !slices.Equal(compiled, read) {
+		t.Errorf("the loader compiles %q into the package, the reach reads %q", compiled, read)
 	}
 	roots := r.KindRoots("TrainJob")
 	if !slices.ContainsFunc(roots, func(p []string) bool { return slices.Equal(p, []string{"#TrainJob"}) }) {
