@@ -31,9 +31,10 @@ import (
 // comprehension, to the path above it; a let, to its expression. An
 // admin's declaration under a computed label, a pattern, an embedding or
 // a comprehension stands for every path below where it is written.
-// TestEmbeddedSchemaKeptOnlyWhenUnreached (engine) compares, for every
-// example policy and for policies that reach a schema in each of these
-// ways, the schema kept with the one made from the policy's CUE.
+// TestReach holds each way of referring and of declaring to this;
+// TestEmbeddedSchemaKeptOnlyWhenUnreached (engine) compares every schema
+// the engine holds with the one made from the policy's CUE, for the
+// example policies and for policies that change the TrainJob's.
 
 // anyLabel stands for every label, in a path of declarations.
 const anyLabel = "\x00*"
@@ -64,7 +65,7 @@ func NewReach(files []*ast.File) *Reach {
 }
 
 // index records the static path of every node below decls, written at
-// path (nil once a label above was not static).
+// path: the labels above it, up to the first that is not static.
 func (r *Reach) index(decls []ast.Decl, path []string) {
 	for _, d := range decls {
 		f, ok := d.(*ast.Field)
