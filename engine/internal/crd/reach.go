@@ -8,6 +8,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // What an admin's files can change of a kind's CRD schema.
@@ -79,12 +80,10 @@ func (r *Reach) index(decls []ast.Decl, path []string) {
 			continue
 		}
 		p := append(append([]string{}, path...), name)
-		r.at[f] = p
 		r.values[f] = p
 		r.values[f.Value] = p
 		ast.Walk(f.Label, func(n ast.Node) bool { r.at[n] = path; return true }, nil)
 		if s, ok := f.Value.(*ast.StructLit); ok {
-			r.at[s] = p
 			r.index(s.Elts, p)
 			continue
 		}
@@ -376,7 +375,8 @@ var EmbeddedReach = sync.OnceValue(func() *Reach {
 		return nil
 	}
 	var parsed []*ast.File
-	for name, data := range files {
+	for _, name := range value.SortedKeys(files) {
+		data := files[name]
 		if path.Dir(name) != path.Join(source.Root, schemasDir) || path.Ext(name) != ".cue" {
 			continue
 		}
