@@ -7,12 +7,13 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
+	"github.com/cuetrainer/cuetrainer/engine/internal/reach"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
 
 // TestEmbeddedSchemaKeptOnlyWhenUnreached: with a policy, each kind's CRD
 // schema the engine holds (the one made ahead when the policy's files
-// reach nothing it is made of, crd.Reach) is the one made from the
+// reach nothing it is made of, reach.Reach) is the one made from the
 // policy's CUE, for every example policy and for policies that change a
 // kind's schema through a definition it names and through a marker; and
 // the examples, which change no TrainJob's definition, keep its schema
@@ -55,7 +56,7 @@ func TestEmbeddedSchemaKeptOnlyWhenUnreached(t *testing.T) {
 		if len(added) == 0 {
 			t.Fatalf("%s: no file of the policy's", tc.name)
 		}
-		reach := crd.EmbeddedReach()
+		r := reach.EmbeddedReach()
 		for _, key := range value.SortedKeys(crd.EmbeddedSchemas()) {
 			apiVersion, kind, _ := strings.Cut(key, ", Kind=")
 			made := crd.Schema(e.src, e.compiled().Schemas, apiVersion, kind)
@@ -65,7 +66,7 @@ func TestEmbeddedSchemaKeptOnlyWhenUnreached(t *testing.T) {
 			if kind != trainJob {
 				continue
 			}
-			if kept := !crd.Reaches(crd.Declared(added), reach.KindRoots(kind)); kept != tc.kept {
+			if kept := !reach.Reaches(reach.Declared(added), r.RootsOf("crds", kind)); kept != tc.kept {
 				t.Errorf("%s: the TrainJob's schema made ahead kept: %v, want %v", tc.name, kept, tc.kept)
 			}
 			ahead, _ := crd.SchemaFromJSON(crd.EmbeddedSchemas()[key])

@@ -22,6 +22,7 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/load"
+	"github.com/cuetrainer/cuetrainer/engine/internal/reach"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -154,6 +155,9 @@ type Engine struct {
 	// src names the loader's files: the files on disk (policy files) or
 	// in the repository (embedded files), and which are the admin's.
 	src *source.Files
+	// policyDeclares are the paths the admin's files declare
+	// (reach.Declared), nil for none.
+	policyDeclares [][]string
 	// policyFiles are the admin's files, parsed, by loader file name.
 	policyFiles map[string]*policyFile
 	// policyPaths are the policy directories' files read, by their path
@@ -254,8 +258,9 @@ func New(opts Options) (_ *Engine, err error) {
 	if err := e.checkBuildAttributes(); err != nil {
 		return nil, err
 	}
-	// The files added to the embedded ones: a kind's CRD schema is the
-	// one made ahead unless they reach it.
+	// What the files added to the embedded ones declare (package reach):
+	// a kind's CRD schema is the one made ahead unless they reach it, and
+	// so are some of the trials' outcomes (beyondReviews).
 	var added []*ast.File
 	for _, inst := range e.instances {
 		for _, f := range inst.Files {
@@ -264,7 +269,8 @@ func New(opts Options) (_ *Engine, err error) {
 			}
 		}
 	}
-	e.schemas = crd.NewSchemas(e.src, added)
+	e.policyDeclares = reach.Declared(added)
+	e.schemas = crd.NewSchemas(e.src, e.policyDeclares)
 	build := e.build
 	if len(e.policyFiles) > 0 {
 		// The admin's CUE may evaluate for as long as it says: the load

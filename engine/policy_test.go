@@ -348,6 +348,12 @@ func BenchmarkLoadPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh, "../exampl
 
 func BenchmarkLoadNoPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh) }
 
+// BenchmarkLoadRulesPolicy loads the engine with a policy of rules alone
+// (testdata/rules: rules of the TrainJob's and the runtimes' reviews),
+// nothing repeating, as BenchmarkLoadPolicy: its files reach only reviews,
+// so it is tried on its reviews and mutations alone (beyondReviews).
+func BenchmarkLoadRulesPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh, "testdata/rules") }
+
 // BenchmarkLoadPolicyKept loads the same, its trials' outcome kept in
 // memory by an earlier load (a controller's reload of unchanged files);
 // BenchmarkLoadPolicyKeptOnDisk with it kept in a cache directory alone

@@ -17,6 +17,7 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/edit"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
+	"github.com/cuetrainer/cuetrainer/engine/internal/reach"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/tokens"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
@@ -51,6 +52,9 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 		}
 	}
+	// Only the reviews are tried when the admin's files reach nothing
+	// else a trial evaluates (beyondReviews).
+	beyond := e.beyondReviews(e.cur.Load())
 	admitted := e.builtinRuntimes("")
 	e.builtinMu.Lock()
 	rejected := e.builtinReported[""]
@@ -136,7 +140,7 @@ func (e *Engine) tryPolicy() []Problem {
 		c = e.cur.Load()
 		tryUpdate(st.doc, st.doc.Object, !refusedOnCreate[(Result{Doc: st.doc, Object: st.doc.Object}).Identity()])
 		if !failed[contract.FieldCarried] {
-			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name()))
+			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name(), beyond))
 		}
 		docs, variants, follows, err := e.probes(c, st)
 		if err != nil {
@@ -149,7 +153,7 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 		for _, doc := range docs {
 			if !failed[contract.FieldCarried] {
-				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name())))
+				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name()), beyond))
 			}
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
@@ -165,13 +169,13 @@ func (e *Engine) tryPolicy() []Problem {
 					p.File, p.Line, p.Column = splitWhere(me.Source)
 					problems = append(problems, p)
 				}
-				if !failed[contract.FieldMutators] {
+				if beyond && !failed[contract.FieldMutators] {
 					if p := e.checkMutatorReads(c, s, doc, req, st.doc.Name()); p != nil {
 						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
 					}
 				}
-				if made != nil && req.Operation == contract.OpCreate && !failed[contract.FieldMutators] {
+				if beyond && made != nil && req.Operation == contract.OpCreate && !failed[contract.FieldMutators] {
 					if p := e.checkMutationsIdempotent(c, s, doc, made, st.doc.Name()); p != nil {
 						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
@@ -181,13 +185,13 @@ func (e *Engine) tryPolicy() []Problem {
 					created = made
 				}
 			}
-			if !failed[contract.FieldMutators] {
+			if beyond && !failed[contract.FieldMutators] {
 				if p := e.checkMutatorNeeds(c, s, doc, st.doc.Name()); p != nil {
 					failed[contract.FieldMutators] = true
 					problems = append(problems, *p)
 				}
 			}
-			if !failed[contract.FieldLookups] {
+			if beyond && !failed[contract.FieldLookups] {
 				if p := e.checkLookupReads(c, lookups, doc); p != nil {
 					failed[contract.FieldLookups] = true
 					problems = append(problems, *p)
@@ -205,7 +209,7 @@ func (e *Engine) tryPolicy() []Problem {
 					}
 				}
 			}
-			if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
+			if !beyond || r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 				continue
 			}
 			out := s.Render(r, trialRender)
@@ -226,7 +230,7 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 		// The variants after: a rule that fails on the runtime is said there.
 		for _, v := range variants {
-			e.tryVariant(v, rulesFailed, tryUpdate)
+			e.tryVariant(v, beyond, rulesFailed, tryUpdate)
 		}
 	}
 	return problems
@@ -234,9 +238,10 @@ func (e *Engine) tryPolicy() []Problem {
 
 // tryVariant admits a variant of a runtime in a session of its own and,
 // when it is admitted, again as an update of itself (tryUpdate), and
-// admits and renders each of its documents in a session that holds it,
-// reporting the rules that cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
+// admits and renders each of its documents in a session that holds it
+// (renders only when render, beyondReviews), reporting the rules that
+// cannot be evaluated.
+func (e *Engine) tryVariant(v probeVariant, render bool, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
 	base := e.NewSession(SessionOptions{})
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
 	r = base.commit(r, held)
@@ -250,11 +255,45 @@ func (e *Engine) tryVariant(v probeVariant, rulesFailed func([]Finding, Result, 
 		s.objects[held.key()] = held
 		r := s.Admit(doc)
 		rulesFailed(r.Errors, r, "")
-		if r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
+		if !render || r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 			continue
 		}
 		rulesFailed(s.Render(r, trialRender).Errors, r, "")
 	}
+}
+
+// beyondReviews reports whether the admin's files reach (package reach)
+// what a trial evaluates besides the reviews: a field of the contract's
+// other than admission (mutators, lookups, renders, plans, probes, the
+// runtimes, ...), or the object a review admits, which a render is given.
+// When they do not, the trials of the mutators' and the lookups' reads and
+// the renders (a probe's, a variant's, and those checkCarried makes)
+// evaluate the embedded CUE on the embedded CUE's probes and runtimes, and
+// find what the embedded CUE's own trials find: nothing
+// (TestEmbeddedTrialsFindNothing); tryPolicy leaves them out, a third of a
+// rules-only policy's load. The reviews, which the admin's rules join, are
+// tried all the same, and so are the mutations, whose objects the reviews
+// are given (checkMutationsValid).
+func (e *Engine) beyondReviews(c *compiled) bool {
+	if len(e.policyDeclares) == 0 {
+		return false
+	}
+	r := reach.EmbeddedReach()
+	if r == nil {
+		return true
+	}
+	var roots [][]string
+	for _, f := range contract.TopLevelFields {
+		if f != contract.FieldAdmission {
+			roots = append(roots, r.RootsOf(f)...)
+		}
+	}
+	for apiVersion, kinds := range c.Checked {
+		for kind := range kinds {
+			roots = append(roots, r.RootsOf(contract.FieldAdmission, apiVersion, kind, contract.FieldObject)...)
+		}
+	}
+	return reach.Reaches(e.policyDeclares, roots)
 }
 
 // checkDeclared evaluates its kind's declaredChecks on an object a policy
@@ -1051,8 +1090,9 @@ func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
 // a create. A review that differs looks at a value an entry carries: the
 // memo would give objects that differ there one review. The problem is at
 // the rule that differs, or at the first entry that differs alone. what
-// names doc in the message.
-func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string) *Problem {
+// names doc in the message. When the reviews do not differ, and render,
+// the renders are checked so too (checkCarriedRender).
+func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string, render bool) *Problem {
 	paths := c.carried[doc.APIVersion()][doc.Kind()]
 	if len(paths) == 0 {
 		return nil
@@ -1086,6 +1126,9 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		return nil
 	}
 	if diff == "" {
+		if !render {
+			return nil
+		}
 		return e.checkCarriedRender(c, s, want, what)
 	}
 	for _, p := range paths {

@@ -107,7 +107,7 @@ func main() {
 		runs = append(runs, run{"./engine", "^BenchmarkRenderDistinctLabels$", "100000x", 1})
 		runs = append(runs, run{"./engine", "^BenchmarkAdmitHugeList$", "5x", 1})
 		runs = append(runs, run{"./engine", "^BenchmarkAdmitWorstWithinLimits$", "5x", 1})
-		runs = append(runs, run{"./engine", "^BenchmarkLoad(No)?Policy(Kept|KeptOnDisk)?$", "5x", 1})
+		runs = append(runs, run{"./engine", "^BenchmarkLoad(No|Rules)?Policy(Kept|KeptOnDisk)?$", "5x", 1})
 	}
 	if *rows != "engine" {
 		// One control plane for them all; each repeats inside.
@@ -272,6 +272,9 @@ func render(rs map[string]result) string {
 			if k, ok := rs[kept.name].median("ns/op"); ok {
 				fmt.Fprintf(&b, "| the same load, the trials' outcome reused: kept %s; compiled and linted afresh | %s | the same load without a policy directory: %s | %.1f× | — (reported) |\n", kept.where, dur(k), dur(without), k/without)
 			}
+		}
+		if rules, ok := rs["BenchmarkLoadRulesPolicy"].median("ns/op"); ok {
+			fmt.Fprintf(&b, "| engine load with a policy of rules alone (engine/testdata/rules: 4 rules of the TrainJob's review, 1 of the runtime's), nothing repeating: tried on its reviews alone | %s | the same load without a policy directory: %s | %.1f× | — (reported) |\n", dur(rules), dur(without), rules/without)
 		}
 	}
 	admissionRows(&b, rs)

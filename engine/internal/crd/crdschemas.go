@@ -7,7 +7,8 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/ast"
+	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
+	"github.com/cuetrainer/cuetrainer/engine/internal/reach"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 )
@@ -60,7 +61,7 @@ func SchemaFromJSON(data []byte) (map[string]any, bool) {
 // apiVersion and kind, made the first time the kind is read (Of): one
 // kind's, not every kind's, so that a run that reads two kinds makes two.
 // A kind whose schema is the embedded CUE's (the CUE is the embedded
-// alone, or the admin's files reach nothing it is made of: reach.go) has
+// alone, or the admin's files reach nothing it is made of: package reach) has
 // the one made ahead (EmbeddedSchemas). One is made at a time; safe for
 // concurrent use.
 type Schemas struct {
@@ -72,18 +73,18 @@ type Schemas struct {
 	byKey map[string]map[string]any
 }
 
-// NewSchemas holds the schemas of the CUE compiled from src's files:
-// the embedded files and added, the syntax of the files an admin's
-// policy adds to them (none: the embedded CUE alone).
-func NewSchemas(src *source.Files, added []*ast.File) *Schemas {
+// NewSchemas holds the schemas of the CUE compiled from src's files: the
+// embedded files and those of an admin's policy, which declare declared
+// (reach.Reach.Declared; none: the embedded CUE alone).
+func NewSchemas(src *source.Files, declared [][]string) *Schemas {
 	s := &Schemas{src: src, byKey: map[string]map[string]any{}}
-	if len(added) == 0 {
+	if len(declared) == 0 {
 		s.embedded = func(string) bool { return true }
 		return s
 	}
-	declared, reach := Declared(added), EmbeddedReach()
+	r := reach.EmbeddedReach()
 	s.embedded = func(kind string) bool {
-		return reach != nil && !Reaches(declared, reach.KindRoots(kind))
+		return r != nil && !reach.Reaches(declared, r.RootsOf(contract.PathCRDs.Selectors()[0].Unquoted(), kind))
 	}
 	return s
 }

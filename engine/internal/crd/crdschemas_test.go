@@ -10,6 +10,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
+	"github.com/cuetrainer/cuetrainer/engine/internal/reach"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
@@ -42,21 +43,21 @@ func TestSchemasMadeAhead(t *testing.T) {
 		if again := embedded.Of(cue.Value{}, apiVersion, kind); reflect.ValueOf(again).UnsafePointer() != reflect.ValueOf(got).UnsafePointer() {
 			t.Errorf("%s: read twice, the schema was made twice", key)
 		}
-		if s := crd.NewSchemas(source.NewFiles(), parse(t, "package schemas\n\ncrds: "+kind+": plural: string\n")).Of(cue.Value{}, apiVersion, kind); s != nil {
+		if s := crd.NewSchemas(source.NewFiles(), declared(t, "package schemas\n\ncrds: "+kind+": plural: string\n")).Of(cue.Value{}, apiVersion, kind); s != nil {
 			t.Errorf("%s: a policy's CUE that declares its crds entry took the schema made ahead", key)
 		}
-		if s := crd.NewSchemas(source.NewFiles(), parse(t, "package schemas\n\nadmission: x: policy: y: []\n")).Of(cue.Value{}, apiVersion, kind); !reflect.DeepEqual(s, want) {
+		if s := crd.NewSchemas(source.NewFiles(), declared(t, "package schemas\n\nadmission: x: policy: y: []\n")).Of(cue.Value{}, apiVersion, kind); !reflect.DeepEqual(s, want) {
 			t.Errorf("%s: a policy's CUE that reaches nothing of the kind's schema did not take the one made ahead", key)
 		}
 	}
 }
 
-// parse is one file of CUE, parsed.
-func parse(t *testing.T, src string) []*ast.File {
+// declared are the paths one file of CUE declares (reach.Declared).
+func declared(t *testing.T, src string) [][]string {
 	t.Helper()
 	f, err := parser.ParseFile("policy.cue", src, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []*ast.File{f}
+	return reach.Declared([]*ast.File{f})
 }

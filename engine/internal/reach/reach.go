@@ -1,64 +1,70 @@
-package crd
-
-import (
-	"path"
-	"sync"
-
-	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/parser"
-	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
-	"github.com/cuetrainer/cuetrainer/engine/internal/source"
-	"github.com/cuetrainer/cuetrainer/engine/internal/value"
-)
-
-// What an admin's files can change of a kind's CRD schema.
+// What an admin's files can change of the embedded CUE.
 //
-// A kind's schema is made from its `crds` entry and from every
-// declaration that entry refers to, as CUE unifies them: in the embedded
-// CUE, `crds: TrainJob: schema: #TrainJob`, #TrainJob's fields, the
-// definitions they name, and so on. An admin's file joins the package,
-// and changes a value only where it declares one: `admission: ...` adds
-// rules, `#TrainJob: spec: x?: int` changes the TrainJob's schema. So
-// when no declaration of the admin's files (nor of the file of their
-// markers) is at a path the entry's declarations reach, the schema is the
-// embedded CUE's, made ahead (EmbeddedSchemas): the load need not walk
-// the definition again, 45 ms to 75 ms of CUE evaluation a kind, and a
-// sixth of the memory a policy's load allocates.
+// An admin's file joins the package schemas, and changes a value only
+// where it declares one: `admission: ...: policy: x: [...]` adds a rule,
+// `#TrainJob: spec: x?: int` changes the TrainJob's schema. A value is
+// made from its declarations and from every declaration they refer to,
+// as CUE unifies them: `crds: TrainJob: schema: #TrainJob`, #TrainJob's
+// fields, the definitions they name, and so on. So when no declaration of
+// the admin's files is at a path a value's declarations reach, the value
+// is the embedded CUE's, and so is what the engine made of it ahead: a
+// kind's CRD schema (crd.Schemas), the outcome of a trial that evaluates
+// only such values (the engine's trials).
 //
 // The reach is read from the syntax, and errs on the side of "reached":
 // a reference is followed to the static path of the field it names (an
 // identifier the file does not declare, to the package's field of that
 // name); one whose target sits under a computed label or in a
-// comprehension, to the path above it; a let, to its expression. An
-// admin's declaration under a computed label, a pattern, an embedding or
-// a comprehension stands for every path below where it is written.
+// comprehension, to the path above it; a let, to its expression. A
+// computed label that names a constant of the package (`(#APIVersion):`,
+// with `#APIVersion: "trainer.kubeflow.org/v1alpha1"` declared once as a
+// string) is that string; any other stands for every label. An admin's
+// declaration under a pattern, such a computed label, an embedding or a
+// comprehension stands for every path below where it is written.
 // TestReach holds each way of referring and of declaring to this;
-// TestEmbeddedSchemaKeptOnlyWhenUnreached (engine) compares every schema
-// the engine holds with the one made from the policy's CUE, for the
-// example policies and for policies that change the TrainJob's.
+// TestEmbeddedSchemaKeptOnlyWhenUnreached and TestTrialsSkippedChangeNothing
+// (engine) compare what is kept with what is made from the policy's CUE.
+package reach
+
+import (
+	"path"
+	"strconv"
+	"sync"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/engine/internal/value"
+)
 
 // anyLabel stands for every label, in a path of declarations.
 const anyLabel = "\x00*"
 
-// Reach holds, for the embedded package's files, the paths a kind's
-// `crds` entry reaches.
+// Reach holds, for the embedded package's files, the paths each path's
+// declarations reach (RootsOf).
 type Reach struct {
 	files []*ast.File
+	// consts are the package's constants, which a computed label may name.
+	consts constants
 
 	mu    sync.Mutex
-	kinds map[string][][]string
+	roots map[string][][]string
 	// at is the static path of each node of the files: the labels of the
 	// fields above it, up to the first label that is not static.
 	at map[ast.Node][]string
 	// values are the paths of the fields whose value each node is.
 	values map[ast.Node][]string
+	// fields are the static paths (pathKey) the files declare a field at,
+	// neither optional nor required.
+	fields map[string]bool
 }
 
 // NewReach indexes the files of the package an admin's files join, as
 // embedded (each parsed alone: a reference to another file's field is
 // unresolved).
 func NewReach(files []*ast.File) *Reach {
-	r := &Reach{files: files, kinds: map[string][][]string{}, at: map[ast.Node][]string{}, values: map[ast.Node][]string{}}
+	r := &Reach{files: files, consts: constantsOf(files), roots: map[string][][]string{}, at: map[ast.Node][]string{}, values: map[ast.Node][]string{}, fields: map[string]bool{}}
 	for _, f := range files {
 		r.index(f.Decls, nil)
 	}
@@ -74,7 +80,7 @@ func (r *Reach) index(decls []ast.Decl, path []string) {
 			r.indexAll(d, path)
 			continue
 		}
-		name, static := labelName(f.Label)
+		name, static := r.consts.labelName(f.Label)
 		if !static {
 			r.indexAll(d, path)
 			continue
@@ -82,13 +88,27 @@ func (r *Reach) index(decls []ast.Decl, path []string) {
 		p := append(append([]string{}, path...), name)
 		r.values[f] = p
 		r.values[f.Value] = p
-		ast.Walk(f.Label, func(n ast.Node) bool { r.at[n] = path; return true }, nil)
-		if s, ok := f.Value.(*ast.StructLit); ok {
-			r.index(s.Elts, p)
-			continue
+		if f.Constraint == token.ILLEGAL {
+			r.fields[pathKey(p)] = true
 		}
-		r.indexAll(f.Value, p)
+		ast.Walk(f.Label, func(n ast.Node) bool { r.at[n] = path; return true }, nil)
+		for _, x := range conjuncts(f.Value) {
+			if s, ok := x.(*ast.StructLit); ok {
+				r.index(s.Elts, p)
+				continue
+			}
+			r.indexAll(x, p)
+		}
 	}
+}
+
+// conjuncts are the operands of x's conjunctions (`#Review & {...}`),
+// each of which declares the value x declares: x itself when it is none.
+func conjuncts(x ast.Expr) []ast.Expr {
+	if b, ok := x.(*ast.BinaryExpr); ok && b.Op == token.AND {
+		return append(conjuncts(b.X), conjuncts(b.Y)...)
+	}
+	return []ast.Expr{x}
 }
 
 // indexAll records path as the static path of n and of every node below it.
@@ -119,7 +139,7 @@ func (r *Reach) Roots(path []string) [][]string {
 	walked := map[ast.Node]bool{}
 	for i := 0; i < len(roots); i++ {
 		for _, f := range r.files {
-			for _, n := range declsAt(f.Decls, roots[i]) {
+			for _, n := range r.consts.declsAt(f.Decls, roots[i]) {
 				r.refs(n, walked, add)
 			}
 		}
@@ -131,21 +151,23 @@ func (r *Reach) Roots(path []string) [][]string {
 // may: a field of path's labels, and beside them every declaration that
 // is not a field of a static label (a pattern, a computed label, an
 // embedding, a comprehension, a let).
-func declsAt(decls []ast.Decl, path []string) []ast.Node {
+func (c constants) declsAt(decls []ast.Decl, path []string) []ast.Node {
 	var out []ast.Node
 	for _, d := range decls {
 		switch x := d.(type) {
 		case *ast.Field:
-			name, static := labelName(x.Label)
+			name, static := c.labelName(x.Label)
 			switch {
 			case !static || len(path) == 0:
 				out = append(out, x)
 			case name != path[0]:
 			default:
-				if s, ok := x.Value.(*ast.StructLit); ok {
-					out = append(out, declsAt(s.Elts, path[1:])...)
-				} else {
-					out = append(out, x.Value)
+				for _, v := range conjuncts(x.Value) {
+					if s, ok := v.(*ast.StructLit); ok {
+						out = append(out, c.declsAt(s.Elts, path[1:])...)
+					} else {
+						out = append(out, v)
+					}
 				}
 			}
 		case *ast.Package, *ast.ImportDecl, *ast.CommentGroup, *ast.Attribute:
@@ -206,7 +228,7 @@ func selectorChain(x *ast.SelectorExpr) (*ast.Ident, []string) {
 	for {
 		switch s := e.(type) {
 		case *ast.SelectorExpr:
-			name, ok := labelName(s.Sel)
+			name, ok := constants(nil).labelName(s.Sel)
 			if !ok {
 				sels = nil
 			} else {
@@ -224,12 +246,19 @@ func selectorChain(x *ast.SelectorExpr) (*ast.Ident, []string) {
 // ref passes to add the path an identifier refers to, and below it the
 // labels sels select.
 func (r *Reach) ref(id *ast.Ident, sels []string, walked map[ast.Node]bool, add func([]string)) {
+	if p, ok := r.values[id.Node]; ok && id.Node != nil {
+		// A field's value (an identifier when it is one: `#ref: _`).
+		add(append(append([]string{}, p...), sels...))
+		return
+	}
 	switch n := id.Node.(type) {
 	case nil:
 		// The package's field of that name, declared in another file, or
 		// a predeclared identifier (int, len), which a field of the
-		// package of that name would hide.
-		add(append([]string{id.Name}, sels...))
+		// package of that name would hide; `_` (top) is no field.
+		if id.Name != "_" {
+			add(append([]string{id.Name}, sels...))
+		}
 	case *ast.ImportSpec:
 		// Another package: no file of the admin's is of it.
 	case *ast.LetClause:
@@ -275,29 +304,37 @@ func markLabel(l ast.Label, bound map[*ast.Ident]bool) {
 	}
 }
 
-// Declared are the paths the files declare: each field's labels, a
-// declaration that is not a field of a static label (a pattern, a
-// computed label, an embedding, a comprehension) ending in anyLabel.
-func Declared(files []*ast.File) [][]string {
+// Declared are the paths files declare, files that join the package of
+// r's: each field's labels, a declaration that is not a field of a static
+// label (a pattern, a computed label that names no constant, an
+// embedding, a comprehension) ending in anyLabel. A field `x: _` at a
+// path r's files declare as a field (not optional, not required) changes
+// nothing, and is none: a review's `object: _`, `#runtime: _`, which
+// declare the names a rule reads.
+func (r *Reach) Declared(files []*ast.File) [][]string {
+	c := r.consts.with(constantsOf(files))
 	var out [][]string
 	for _, f := range files {
-		out = appendDeclared(out, f.Decls, nil)
+		out = r.appendDeclared(c, out, f.Decls, nil)
 	}
 	return out
 }
 
-func appendDeclared(out [][]string, decls []ast.Decl, path []string) [][]string {
+func (r *Reach) appendDeclared(c constants, out [][]string, decls []ast.Decl, path []string) [][]string {
 	for _, d := range decls {
 		switch x := d.(type) {
 		case *ast.Field:
-			name, static := labelName(x.Label)
+			name, static := c.labelName(x.Label)
 			if !static {
 				out = append(out, append(append([]string{}, path...), anyLabel))
 				continue
 			}
 			p := append(append([]string{}, path...), name)
 			if s, ok := x.Value.(*ast.StructLit); ok && len(s.Elts) > 0 {
-				out = appendDeclared(out, s.Elts, p)
+				out = r.appendDeclared(c, out, s.Elts, p)
+				continue
+			}
+			if top, ok := x.Value.(*ast.Ident); ok && top.Name == "_" && x.Constraint == token.ILLEGAL && r.fields[pathKey(p)] {
 				continue
 			}
 			out = append(out, p)
@@ -308,6 +345,20 @@ func appendDeclared(out [][]string, decls []ast.Decl, path []string) [][]string 
 		}
 	}
 	return out
+}
+
+// Declared are the paths files that join the embedded package declare
+// (Reach.Declared): none for no file, and every path when the embedded
+// package does not parse (TestEmbeddedReach fails then).
+func Declared(files []*ast.File) [][]string {
+	if len(files) == 0 {
+		return nil
+	}
+	r := EmbeddedReach()
+	if r == nil {
+		return [][]string{{anyLabel}}
+	}
+	return r.Declared(files)
 }
 
 // Reaches reports whether a declared path (Declared) is at, above or
@@ -337,8 +388,9 @@ func overlaps(d, root []string) bool {
 }
 
 // labelName is a label's name when it is written out (an identifier, a
-// string without interpolation, behind an alias or not).
-func labelName(l ast.Label) (string, bool) {
+// string without interpolation, behind an alias or not) or names one of c
+// (a computed label `(#APIVersion)`).
+func (c constants) labelName(l ast.Label) (string, bool) {
 	if a, ok := l.(*ast.Alias); ok {
 		lab, ok := a.Expr.(ast.Label)
 		if !ok {
@@ -346,13 +398,82 @@ func labelName(l ast.Label) (string, bool) {
 		}
 		l = lab
 	}
-	switch l.(type) {
+	switch x := l.(type) {
 	case *ast.Ident, *ast.BasicLit:
+	case *ast.ParenExpr:
+		return c.named(x.X)
 	default:
 		return "", false
 	}
 	name, _, err := ast.LabelName(l)
 	return name, err == nil
+}
+
+// constants are the top-level fields of a package that every file
+// declaring them gives one string, written out (`#APIVersion: "..."`),
+// by name; "" for a name declared with two strings (CUE refuses the
+// package: nothing is kept then).
+type constants map[string]string
+
+// constantsOf are the constants files declare.
+func constantsOf(files []*ast.File) constants {
+	c := constants{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			x, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, static := constants(nil).labelName(x.Label)
+			lit, ok := x.Value.(*ast.BasicLit)
+			if !static || !ok || lit.Kind != token.STRING {
+				continue
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				// A multi-line or raw string: not one this reads.
+				continue
+			}
+			c.add(name, v)
+		}
+	}
+	return c
+}
+
+func (c constants) add(name, v string) {
+	if old, ok := c[name]; ok && old != v {
+		v = ""
+	}
+	c[name] = v
+}
+
+// with is c and more, in a new map.
+func (c constants) with(more constants) constants {
+	out := constants{}
+	for _, m := range []constants{c, more} {
+		for name, v := range m {
+			out.add(name, v)
+		}
+	}
+	return out
+}
+
+// named is the constant x names: an identifier no file's scope declares
+// otherwise (the package's field of that name).
+func (c constants) named(x ast.Expr) (string, bool) {
+	id, ok := x.(*ast.Ident)
+	if !ok {
+		return "", false
+	}
+	if id.Node != nil {
+		// Declared in the file: the package's field only when at the
+		// top (a field of the file, or its value).
+		if _, top := id.Scope.(*ast.File); !top {
+			return "", false
+		}
+	}
+	v, ok := c[id.Name]
+	return v, ok && v != ""
 }
 
 func pathKey(p []string) string {
@@ -397,14 +518,15 @@ const (
 	schemasDir     = "schemas"
 )
 
-// KindRoots are Roots of the kind's `crds` entry, worked out once.
-func (r *Reach) KindRoots(kind string) [][]string {
+// RootsOf are the Roots of path, worked out once.
+func (r *Reach) RootsOf(path ...string) [][]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	roots, ok := r.kinds[kind]
+	k := pathKey(path)
+	roots, ok := r.roots[k]
 	if !ok {
-		roots = r.Roots([]string{contract.PathCRDs.Selectors()[0].Unquoted(), kind})
-		r.kinds[kind] = roots
+		roots = r.Roots(path)
+		r.roots[k] = roots
 	}
 	return roots
 }

@@ -1,4 +1,4 @@
-package crd
+package reach
 
 import (
 	"slices"
@@ -68,7 +68,7 @@ _b: x: #B
 		{"E", []string{"#Source"}, []string{"#A"}},
 	} {
 		var tops []string
-		for _, root := range r.KindRoots(tc.kind) {
+		for _, root := range r.RootsOf("crds", tc.kind) {
 			tops = append(tops, strings.Join(root, "."))
 		}
 		for _, w := range tc.want {
@@ -104,7 +104,7 @@ _b: x: #B
 		{"#Source: a: int", "E", true},
 		{"crds: A: {}", "A", true},
 	} {
-		if got := Reaches(Declared(parseFiles(t, tc.policy)), r.KindRoots(tc.kind)); got != tc.want {
+		if got := Reaches(r.Declared(parseFiles(t, tc.policy)), r.RootsOf("crds", tc.kind)); got != tc.want {
 			t.Errorf("%s: reaches crds.%s %v, want %v", tc.policy, tc.kind, got, tc.want)
 		}
 	}
@@ -143,8 +143,68 @@ func TestEmbeddedReach(t *testing.T) {
 	if len(compiled) == 0 || !slices.Equal(compiled, read) {
 		t.Errorf("the loader compiles %q into the package, the reach reads %q", compiled, read)
 	}
-	roots := r.KindRoots("TrainJob")
+	roots := r.RootsOf("crds", "TrainJob")
 	if !slices.ContainsFunc(roots, func(p []string) bool { return slices.Equal(p, []string{"#TrainJob"}) }) {
 		t.Errorf("crds.TrainJob does not reach #TrainJob: %q", roots)
+	}
+}
+
+// TestReachComputedAndConjoined: a computed label that names a constant of
+// the package is that constant, in the embedded files and in an admin's
+// (which may declare constants of their own); one that names anything
+// else, or a constant two files give two values, stands for every label.
+// A struct conjoined with a definition (`#Review & {...}`) declares its
+// fields where the conjunction is, and a reference to one of them reaches
+// that field alone. A field `x: _` changes nothing where the embedded
+// files declare x, and declares x elsewhere, or where they declare it
+// optional.
+func TestReachComputedAndConjoined(t *testing.T) {
+	embedded := parseFiles(t, `
+#V: "v1"
+admission: (#V): K: #Review & {
+	object: #Object
+	#other: _
+	policy: own: [if #other == _|_ {1}]
+}
+admission: (#V): K: opt?: #Opt
+#Review: {object: _, policy: _}
+#Object: int
+#Opt: int
+`)
+	r := NewReach(embedded)
+	object := r.RootsOf("admission", "v1", "K", "object")
+	for _, want := range []string{"#Object", "#Review"} {
+		if !slices.ContainsFunc(object, func(p []string) bool { return strings.Join(p, ".") == want }) {
+			t.Errorf("admission.v1.K.object does not reach %s: %q", want, object)
+		}
+	}
+	policy := r.RootsOf("admission", "v1", "K", "policy", "own")
+	if !slices.ContainsFunc(policy, func(p []string) bool { return strings.Join(p, ".") == "admission.v1.K.#other" }) {
+		t.Errorf("a reference to a field conjoined with #Review does not reach the field: %q", policy)
+	}
+	if slices.ContainsFunc(policy, func(p []string) bool { return len(p) <= 3 && p[0] == "admission" }) {
+		t.Errorf("the review's rule reaches a path above the review: %q", policy)
+	}
+	for _, tc := range []struct {
+		policy string
+		want   bool
+	}{
+		{"admission: (#V): K: policy: mine: []", false},
+		{"admission: \"v1\": K: policy: mine: []", false},
+		{"#W: \"v1\"\nadmission: (#W): K: policy: mine: []", false},
+		{"admission: (#V): K: {object: _, #other: _, policy: mine: []}", false},
+		{"admission: (#V): K: object: 3", true},
+		{"#Object: 3", true},
+		{"admission: (#U): K: policy: mine: []", true},
+		{"#V: \"v2\"\nadmission: (#V): K: policy: mine: []", true},
+		{"admission: (#V): K: object?: _", true},
+		{"admission: (#V): K: new: _", false},
+	} {
+		if got := Reaches(r.Declared(parseFiles(t, tc.policy)), object); got != tc.want {
+			t.Errorf("%q: reaches admission.v1.K.object %v, want %v", tc.policy, got, tc.want)
+		}
+	}
+	if opt := r.RootsOf("admission", "v1", "K", "opt"); !Reaches(r.Declared(parseFiles(t, "admission: (#V): K: opt: _")), opt) {
+		t.Errorf("`opt: _` over an optional field does not reach it")
 	}
 }
