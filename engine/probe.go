@@ -55,6 +55,9 @@ func (e *Engine) tryPolicy() []Problem {
 	// Only the reviews are tried when the admin's files reach nothing
 	// else a trial evaluates (beyondReviews).
 	beyond := e.beyondReviews(e.cur.Load())
+	// And the reviews of a kind only when they reach its review
+	// (reviewReached).
+	reviewed := e.reviewReached(beyond)
 	admitted := e.builtinRuntimes("")
 	e.builtinMu.Lock()
 	rejected := e.builtinReported[""]
@@ -110,6 +113,9 @@ func (e *Engine) tryPolicy() []Problem {
 	// runtime may break an org's rule): a rule that refuses its update to
 	// itself then refuses every update (refusesNoChange).
 	tryUpdate := func(doc Document, old map[string]any, created bool) {
+		if !reviewed(doc) {
+			return
+		}
 		u := e.NewSession(SessionOptions{})
 		r := u.AdmitRequest(context.Background(), doc, Request{Operation: contract.OpUpdate, OldObject: old, Now: probeTime})
 		rulesFailed(r.Errors, r, "on an UPDATE of it to itself")
@@ -139,7 +145,7 @@ func (e *Engine) tryPolicy() []Problem {
 		// The runtime in force: one that panicked was replaced (defect.go).
 		c = e.cur.Load()
 		tryUpdate(st.doc, st.doc.Object, !refusedOnCreate[(Result{Doc: st.doc, Object: st.doc.Object}).Identity()])
-		if !failed[contract.FieldCarried] {
+		if reviewed(st.doc) && !failed[contract.FieldCarried] {
 			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name(), beyond))
 		}
 		docs, variants, follows, err := e.probes(c, st)
@@ -152,6 +158,9 @@ func (e *Engine) tryPolicy() []Problem {
 			continue
 		}
 		for _, doc := range docs {
+			if !reviewed(doc) {
+				continue
+			}
 			if !failed[contract.FieldCarried] {
 				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name()), beyond))
 			}
@@ -230,7 +239,7 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 		// The variants after: a rule that fails on the runtime is said there.
 		for _, v := range variants {
-			e.tryVariant(v, beyond, rulesFailed, tryUpdate)
+			e.tryVariant(v, beyond, reviewed, rulesFailed, tryUpdate)
 		}
 	}
 	return problems
@@ -240,8 +249,13 @@ func (e *Engine) tryPolicy() []Problem {
 // when it is admitted, again as an update of itself (tryUpdate), and
 // admits and renders each of its documents in a session that holds it
 // (renders only when render, beyondReviews), reporting the rules that
-// cannot be evaluated.
-func (e *Engine) tryVariant(v probeVariant, render bool, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
+// cannot be evaluated. A document whose review the admin's files do not
+// reach (reviewed) is left out, and so is the variant when none of its
+// documents nor the runtime is reached.
+func (e *Engine) tryVariant(v probeVariant, render bool, reviewed func(Document) bool, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
+	if !reviewed(v.runtime) && !slices.ContainsFunc(v.documents, reviewed) {
+		return
+	}
 	base := e.NewSession(SessionOptions{})
 	r, held := base.evaluate(context.Background(), v.runtime, Request{})
 	r = base.commit(r, held)
@@ -251,6 +265,9 @@ func (e *Engine) tryVariant(v probeVariant, render bool, rulesFailed func([]Find
 	}
 	tryUpdate(v.runtime, held.doc.Object, true)
 	for _, doc := range v.documents {
+		if !reviewed(doc) {
+			continue
+		}
 		s := e.NewSession(SessionOptions{})
 		s.objects[held.key()] = held
 		r := s.Admit(doc)
@@ -294,6 +311,32 @@ func (e *Engine) beyondReviews(c *compiled) bool {
 		}
 	}
 	return reach.Reaches(e.policyDeclares, roots)
+}
+
+// reviewReached says, of a document, whether the admin's files reach its
+// kind's review (the declarations at admission: apiVersion: kind, and what
+// they refer to), or reach beyond the reviews (beyond). A trial that
+// evaluates only reviews of a kind they do not reach (its probes, its
+// update to itself, its carried values) evaluates the embedded CUE on the
+// embedded probes, and finds nothing (TestEmbeddedTrialsFindNothing):
+// tryPolicy leaves it out. A TrainJob's review reads the review of its
+// runtime through the runtime's object alone, which beyondReviews's roots
+// hold.
+func (e *Engine) reviewReached(beyond bool) func(Document) bool {
+	r := reach.EmbeddedReach()
+	if beyond || r == nil {
+		return func(Document) bool { return true }
+	}
+	reached := map[string]bool{}
+	return func(doc Document) bool {
+		key := doc.APIVersion() + "\x00" + doc.Kind()
+		v, ok := reached[key]
+		if !ok {
+			v = reach.Reaches(e.policyDeclares, r.RootsOf(contract.FieldAdmission, doc.APIVersion(), doc.Kind()))
+			reached[key] = v
+		}
+		return v
+	}
 }
 
 // checkDeclared evaluates its kind's declaredChecks on an object a policy

@@ -35,10 +35,17 @@ func TestEmbeddedTrialsFindNothing(t *testing.T) {
 	}
 }
 
+// everyReview is a policy file that has the reviews of every kind tried
+// (reviewReached), and nothing beyond them: it declares each kind's
+// admission entry as it is.
+const everyReview = "package schemas\n\nadmission: (#APIVersion): {TrainJob: {}, ClusterTrainingRuntime: {}, TrainingRuntime: {}}\n"
+
 // TestTrialsSkippedChangeNothing: a policy whose files declare rules of
 // reviews alone (with the names they read, `object: _`, under a computed
-// label) is tried on its reviews alone, and its load comes to the same,
-// problems and all, as when every trial is made (everyTrial beside it).
+// label) is tried on its reviews alone, and on the reviews of the kinds
+// it declares rules of alone, and its load comes to the same, problems
+// and all, as when the reviews of every kind are tried (everyReview
+// beside it) and as when every trial is made (everyTrial beside both).
 func TestTrialsSkippedChangeNothing(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -47,12 +54,14 @@ func TestTrialsSkippedChangeNothing(t *testing.T) {
 		data[i] = byte(r.IntN(256))
 	}
 	// renders says the trials render when made in every way (a policy
-	// that refuses every probe renders none).
+	// that refuses every probe renders none); someKinds, that the policy
+	// reaches the reviews of some kinds only.
 	for _, tc := range []struct {
-		name, src      string
-		fails, renders bool
+		name, src                 string
+		fails, renders, someKinds bool
 	}{
-		{"generated", (&policyGen{data: data}).policy(), false, false},
+		// The generated policy, of this seed, has rules of some kinds.
+		{"generated", (&policyGen{data: data}).policy(), false, false, true},
 		{"a warning", `package schemas
 
 import "strings"
@@ -62,7 +71,7 @@ admission: (#APIVersion): TrainJob: {
 	let image = *object.spec.trainer.image | ""
 	warnings: latest: [if strings.HasSuffix(image, ":latest") {path: "spec.trainer.image", message: "pin the image"}]
 }
-`, false, true},
+`, false, true, true},
 		{"a TrainJob's rule that fails on a probe", `package schemas
 
 import "strings"
@@ -71,17 +80,35 @@ admission: (#APIVersion): TrainJob: {
 	object: _
 	policy: imageTagged: [if !strings.Contains(object.spec.trainer.image, ":") {path: "spec.trainer.image", detail: "tag the image"}]
 }
-`, true, false},
+`, true, false, true},
 		{"a runtime's rule that fails on one", `package schemas
 
 admission: (#APIVersion): ClusterTrainingRuntime: {
 	object: _
 	warnings: autoProcs: [if object.spec.mlPolicy.torch.numProcPerNode == "auto" {message: "say how many"}]
 }
-`, true, false},
+`, true, false, true},
+		{"a TrainJob's rule that refuses its update", `package schemas
+
+admission: (#APIVersion): TrainJob: {
+	context: _
+	policy: frozen: [if context.operation == "UPDATE" {detail: "a TrainJob is never updated"}]
+}
+`, true, false, true},
+		{"a runtime's rule that refuses its update", `package schemas
+
+admission: (#APIVersion): TrainingRuntime: {
+	context: _
+	policy: frozen: [if context.operation == "UPDATE" {detail: "a runtime is never updated"}]
+}
+`, true, true, true},
 	} {
 		dir := writePolicy(t, map[string]string{"org.cue": tc.src})
 		only, errOnly := New(Options{PolicyDirs: []string{dir}})
+		if err := os.WriteFile(filepath.Join(dir, "reviews.cue"), []byte(everyReview), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		reviews, errReviews := New(Options{PolicyDirs: []string{dir}})
 		if err := os.WriteFile(filepath.Join(dir, "all.cue"), []byte(everyTrial), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -89,17 +116,26 @@ admission: (#APIVersion): ClusterTrainingRuntime: {
 		if (errOnly != nil) != tc.fails {
 			t.Errorf("%s: load: %v, want it to fail: %v", tc.name, errOnly, tc.fails)
 		}
-		var leOnly, leAll *LoadError
-		errors.As(errOnly, &leOnly)
-		errors.As(errAll, &leAll)
-		switch {
-		case (leOnly == nil) != (leAll == nil) || (errOnly == nil) != (errAll == nil):
-			t.Errorf("%s: load with the reviews tried: %v; tried in every way: %v", tc.name, errOnly, errAll)
-		case leOnly != nil && !reflect.DeepEqual(leOnly.Problems, leAll.Problems):
-			t.Errorf("%s: problems with the reviews tried:\n%v\ntried in every way:\n%v", tc.name, leOnly.Problems, leAll.Problems)
+		for _, other := range []struct {
+			what string
+			err  error
+		}{{"with every kind's reviews tried", errReviews}, {"tried in every way", errAll}} {
+			var leOnly, leOther *LoadError
+			errors.As(errOnly, &leOnly)
+			errors.As(other.err, &leOther)
+			switch {
+			case (leOnly == nil) != (leOther == nil) || (errOnly == nil) != (other.err == nil):
+				t.Errorf("%s: load with the reviews tried: %v; %s: %v", tc.name, errOnly, other.what, other.err)
+			case leOnly != nil && !reflect.DeepEqual(leOnly.Problems, leOther.Problems):
+				t.Errorf("%s: problems with the reviews tried:\n%v\n%s:\n%v", tc.name, leOnly.Problems, other.what, leOther.Problems)
+			}
 		}
-		if only == nil || all == nil {
+		if only == nil || all == nil || reviews == nil {
 			continue
+		}
+		// The reviews of the kinds the policy does not reach are left out.
+		if n, m := only.Evaluations().Reviews, reviews.Evaluations().Reviews; (n < m) != tc.someKinds || n > m {
+			t.Errorf("%s: the load reviewed %d times, and %d with every kind's reviews tried", tc.name, n, m)
 		}
 		if only.beyondReviews(only.cur.Load()) || !all.beyondReviews(all.cur.Load()) {
 			t.Errorf("%s: tried beyond its reviews: %v, and with everyTrial: %v", tc.name, only.beyondReviews(only.cur.Load()), all.beyondReviews(all.cur.Load()))
