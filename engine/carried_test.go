@@ -417,3 +417,39 @@ func TestPolicyLooksSwitchCarryingOff(t *testing.T) {
 		})
 	}
 }
+
+// TestCarriedCheckMakesWhatTokensChange: the load's check of the carried
+// values reviews and renders a document again with its values as tokens
+// only when some value of it is one. A document none of whose values is a
+// token (its name is its runtime's, which the review sees there too) would
+// be reviewed and rendered as it was, and is not again; one whose name is
+// a token is, both ways. Neither finds a problem.
+func TestCarriedCheckMakesWhatTokensChange(t *testing.T) {
+	t.Parallel()
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.cur.Load()
+	for _, tc := range []struct {
+		what             string
+		name             string
+		reviews, renders int64
+	}{
+		{"a TrainJob named as its runtime", "torch-distributed", 1, 1},
+		{"a TrainJob of a name of its own", "job-one", 2, 2},
+	} {
+		s := e.NewSession(SessionOptions{})
+		doc := readOne(t, wrapper.TrainJob(tc.name).RuntimeRef("torch-distributed").YAML())
+		reviews, renders := e.reviewsMade.Load(), e.rendersMade.Load()
+		if p := e.checkCarried(c, s, doc, tc.what, true); p != nil {
+			t.Errorf("%s: %s", tc.what, p.Message)
+		}
+		if got := e.reviewsMade.Load() - reviews; got != tc.reviews {
+			t.Errorf("%s: reviewed %d times, want %d", tc.what, got, tc.reviews)
+		}
+		if got := e.rendersMade.Load() - renders; got != tc.renders {
+			t.Errorf("%s: rendered %d times, want %d", tc.what, got, tc.renders)
+		}
+	}
+}

@@ -1149,7 +1149,12 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 	}
 	var panicked *Defect
 	differs := func(entry string) (string, *Finding) {
-		got, _, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: carryAll, entry: entry})
+		// A review given no token is want's: it is not made again.
+		var uncarried bool
+		got, _, ok := s.evaluateAs(ctx, doc, req, evalMode{carry: carryAll, entry: entry, uncarried: &uncarried})
+		if uncarried {
+			return "", nil
+		}
 		if got.defect != nil {
 			panicked = got.defect
 			return "", nil
@@ -1229,6 +1234,9 @@ func (e *Engine) checkCarriedRender(c *compiled, s *Session, r Result, what stri
 	var panicked *Defect
 	differs := func(entry string) string {
 		t, tokenized := s.carryRender(r, carryAll, entry)
+		if t == nil {
+			return "" // no token: the render is want's
+		}
 		out, d := once(tokenized)
 		if d != nil {
 			panicked = d

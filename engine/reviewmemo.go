@@ -50,9 +50,15 @@ func objectsByField(c *value.ContentHash, m map[string]map[string]any) {
 }
 
 // recall gives the carried values their tokens (carried.go), and ends the
-// admission with a review the memo holds for its key, the values put back.
+// admission with a review the memo holds for its key, the values put back,
+// or, for an evaluation that asks (evalMode.uncarried), with none when no
+// value is a token.
 func (ad *admission) recall() bool {
 	ad.carry()
+	if ad.uncarried != nil && ad.values == nil {
+		*ad.uncarried = true
+		return false
+	}
 	ad.memoKey = ad.reviewMemoKey()
 	if ad.memoKey == "" {
 		return true

@@ -627,6 +627,10 @@ type evalMode struct {
 	// with none of the engine's optimisations: no carried values, no
 	// memo, no shared runtime values (defect.go).
 	fallback bool
+	// uncarried, when set, stops an evaluation that gives no carried value
+	// as a token before its review, and is set: that review is the one
+	// without tokens, which the load's check makes apart (checkCarried).
+	uncarried *bool
 }
 
 // reviewAs evaluates as m says, on the fallback when the kind's reviews
@@ -653,7 +657,7 @@ func (s *Session) reviewAs(ctx context.Context, doc Document, req Request, m eva
 // runtime that panicked is replaced (defect.go).
 func (s *Session) evaluateAs(ctx context.Context, doc Document, req Request, m evalMode) (r Result, st *stored, ok bool) {
 	s.e.begin("the review", doc)
-	ad := admission{s: s, doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema, fallback: m.fallback}
+	ad := admission{s: s, doc: doc, req: req, r: Result{Doc: doc}, mode: m.carry, entry: m.entry, memo: m.memo, unifySchema: m.unifySchema, fallback: m.fallback, uncarried: m.uncarried}
 	if m.fallback {
 		c, err := s.e.fallbackRuntime()
 		if err != nil {
@@ -725,6 +729,7 @@ type admission struct {
 	entry       string
 	unifySchema bool
 	fallback    bool
+	uncarried   *bool
 	values      *valueTokens
 	real        map[string]any
 	leftover    bool
