@@ -279,18 +279,28 @@ func (e *Engine) tryVariant(v probeVariant, render bool, reviewed func(Document)
 	}
 }
 
+// reviewFields are the fields of the contract a kind's review is made of:
+// its admission entry, and the CRD checks and parts it joins (a review
+// evaluates the kind's crdChecks with it, and its crdCheckParts on the
+// object's parts). Nothing else a trial evaluates reads them: a render is
+// given the review's object, which the admission entry and the CRD checks
+// make (beyondReviews's roots hold both), and the parts give findings
+// alone.
+var reviewFields = []string{contract.FieldAdmission, contract.FieldCRDChecks, contract.FieldCRDCheckParts}
+
 // beyondReviews reports whether the admin's files reach (package reach)
 // what a trial evaluates besides the reviews: a field of the contract's
-// other than admission (mutators, lookups, renders, plans, probes, the
-// runtimes, ...), or the object a review admits, which a render is given.
-// When they do not, the trials of the mutators' and the lookups' reads and
-// the renders (a probe's, a variant's, and those checkCarried makes)
-// evaluate the embedded CUE on the embedded CUE's probes and runtimes, and
-// find what the embedded CUE's own trials find: nothing
-// (TestEmbeddedTrialsFindNothing); tryPolicy leaves them out, a third of a
-// rules-only policy's load. The reviews, which the admin's rules join, are
-// tried all the same, and so are the mutations, whose objects the reviews
-// are given (checkMutationsValid).
+// other than those of the reviews (reviewFields: mutators, lookups,
+// renders, plans, probes, the runtimes, ...), or the object a review
+// admits, which a render is given. When they do not, the trials of the
+// mutators' and the lookups' reads and the renders (a probe's, a
+// variant's, and those checkCarried makes) evaluate the embedded CUE on
+// the embedded CUE's probes and runtimes, and find what the embedded
+// CUE's own trials find: nothing (TestEmbeddedTrialsFindNothing);
+// tryPolicy leaves them out, a third of a rules-only policy's load. The
+// reviews, which the admin's rules, CRD checks and parts join, are tried
+// all the same, and so are the mutations, whose objects the reviews are
+// given (checkMutationsValid).
 func (e *Engine) beyondReviews(c *compiled) bool {
 	if len(e.policyDeclares) == 0 {
 		return false
@@ -301,24 +311,25 @@ func (e *Engine) beyondReviews(c *compiled) bool {
 	}
 	var roots [][]string
 	for _, f := range contract.TopLevelFields {
-		if f != contract.FieldAdmission {
+		if !slices.Contains(reviewFields, f) {
 			roots = append(roots, r.RootsOf(f)...)
 		}
 	}
 	for apiVersion, kinds := range c.Checked {
 		for kind := range kinds {
 			roots = append(roots, r.RootsOf(contract.FieldAdmission, apiVersion, kind, contract.FieldObject)...)
+			roots = append(roots, r.RootsOf(contract.FieldCRDChecks, apiVersion, kind, contract.FieldObject)...)
 		}
 	}
 	return reach.Reaches(e.policyDeclares, roots)
 }
 
 // reviewReached says, of a document, whether the admin's files reach its
-// kind's review (the declarations at admission: apiVersion: kind, and what
-// they refer to), or reach beyond the reviews (beyond). A trial that
-// evaluates only reviews of a kind they do not reach (its probes, its
-// update to itself, its carried values) evaluates the embedded CUE on the
-// embedded probes, and finds nothing (TestEmbeddedTrialsFindNothing):
+// kind's review (the declarations of reviewFields at apiVersion: kind,
+// and what they refer to), or reach beyond the reviews (beyond). A trial
+// that evaluates only reviews of a kind they do not reach (its probes,
+// its update to itself, its carried values) evaluates the embedded CUE on
+// the embedded probes, and finds nothing (TestEmbeddedTrialsFindNothing):
 // tryPolicy leaves it out. A TrainJob's review reads the review of its
 // runtime through the runtime's object alone, which beyondReviews's roots
 // hold.
@@ -332,7 +343,11 @@ func (e *Engine) reviewReached(beyond bool) func(Document) bool {
 		key := doc.APIVersion() + "\x00" + doc.Kind()
 		v, ok := reached[key]
 		if !ok {
-			v = reach.Reaches(e.policyDeclares, r.RootsOf(contract.FieldAdmission, doc.APIVersion(), doc.Kind()))
+			var roots [][]string
+			for _, f := range reviewFields {
+				roots = append(roots, r.RootsOf(f, doc.APIVersion(), doc.Kind())...)
+			}
+			v = reach.Reaches(e.policyDeclares, roots)
 			reached[key] = v
 		}
 		return v

@@ -42,7 +42,7 @@ const everyReview = "package schemas\n\nadmission: (#APIVersion): {TrainJob: {},
 
 // TestTrialsSkippedChangeNothing: a policy whose files declare rules of
 // reviews alone (with the names they read, `object: _`, under a computed
-// label) is tried on its reviews alone, and on the reviews of the kinds
+// label; CRD checks and parts) is tried on its reviews alone, and on the reviews of the kinds
 // it declares rules of alone, and its load comes to the same, problems
 // and all, as when the reviews of every kind are tried (everyReview
 // beside it) and as when every trial is made (everyTrial beside both).
@@ -102,6 +102,24 @@ admission: (#APIVersion): TrainingRuntime: {
 	policy: frozen: [if context.operation == "UPDATE" {detail: "a runtime is never updated"}]
 }
 `, true, true, true},
+		// A kind's CRD checks and parts join its review: tried so too.
+		{"a CRD check", `package schemas
+
+crdChecks: (#APIVersion): ClusterTrainingRuntime: {
+	object: _
+	crd: nameLength: [if len(object.metadata.name) > 50 {path: "metadata.name", type: "Too long", detail: "50"}]
+}
+`, false, true, true},
+		{"a CRD check that fails on a probe", `package schemas
+
+import "strings"
+
+crdChecks: (#APIVersion): ClusterTrainingRuntime: {
+	object: _
+	crd: autoProcs: [if strings.HasPrefix(object.spec.mlPolicy.torch.numProcPerNode, "a") {path: "spec.mlPolicy", type: "Invalid value", detail: "auto"}]
+}
+`, true, false, true},
+		{"a CRD check part", partPolicy, false, true, true},
 	} {
 		dir := writePolicy(t, map[string]string{"org.cue": tc.src})
 		only, errOnly := New(Options{PolicyDirs: []string{dir}})

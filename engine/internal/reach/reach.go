@@ -56,15 +56,18 @@ type Reach struct {
 	// values are the paths of the fields whose value each node is.
 	values map[ast.Node][]string
 	// fields are the static paths (pathKey) the files declare a field at,
-	// neither optional nor required.
-	fields map[string]bool
+	// neither optional nor required; conjoined, the identifiers each
+	// static path's value is a conjunction of (`#RuntimeCRDChecks`,
+	// `#Review & {...}`), whose fields are the path's too (isField).
+	fields    map[string]bool
+	conjoined map[string][]*ast.Ident
 }
 
 // NewReach indexes the files of the package an admin's files join, as
 // embedded (each parsed alone: a reference to another file's field is
 // unresolved).
 func NewReach(files []*ast.File) *Reach {
-	r := &Reach{files: files, consts: constantsOf(files), roots: map[string][][]string{}, at: map[ast.Node][]string{}, values: map[ast.Node][]string{}, fields: map[string]bool{}}
+	r := &Reach{files: files, consts: constantsOf(files), roots: map[string][][]string{}, at: map[ast.Node][]string{}, values: map[ast.Node][]string{}, fields: map[string]bool{}, conjoined: map[string][]*ast.Ident{}}
 	for _, f := range files {
 		r.index(f.Decls, nil)
 	}
@@ -97,9 +100,49 @@ func (r *Reach) index(decls []ast.Decl, path []string) {
 				r.index(s.Elts, p)
 				continue
 			}
+			if id, ok := x.(*ast.Ident); ok {
+				r.conjoined[pathKey(p)] = append(r.conjoined[pathKey(p)], id)
+			}
 			r.indexAll(x, p)
 		}
 	}
+}
+
+// maxConjoined bounds the conjunctions isField follows, one within
+// another (a definition that refers to itself ends there).
+const maxConjoined = 8
+
+// isField reports whether the files declare a field at p, neither
+// optional nor required: written at p, or at the path under a value that
+// p, or a path above it, is a conjunction of (`object` of a field whose
+// value is `#RuntimeCRDChecks`, which declares `object`).
+func (r *Reach) isField(p []string, depth int) bool {
+	if r.fields[pathKey(p)] {
+		return true
+	}
+	if depth >= maxConjoined {
+		return false
+	}
+	for i := len(p) - 1; i >= 1; i-- {
+		for _, id := range r.conjoined[pathKey(p[:i])] {
+			target, ok := r.identPath(id)
+			if ok && r.isField(append(target, p[i:]...), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// identPath is the static path of the field an identifier refers to: one
+// of the files', or the package's field of its name (declared in another
+// file); false for another name (a let's, a comprehension's, top).
+func (r *Reach) identPath(id *ast.Ident) ([]string, bool) {
+	if id.Node == nil {
+		return []string{id.Name}, id.Name != "_"
+	}
+	p, ok := r.values[id.Node]
+	return append([]string{}, p...), ok
 }
 
 // conjuncts are the operands of x's conjunctions (`#Review & {...}`),
@@ -310,7 +353,9 @@ func markLabel(l ast.Label, bound map[*ast.Ident]bool) {
 // embedding, a comprehension) ending in anyLabel. A field `x: _` at a
 // path r's files declare as a field (not optional, not required) changes
 // nothing, and is none: a review's `object: _`, `#runtime: _`, which
-// declare the names a rule reads.
+// declare the names a rule reads; so is one of the fields of a value the
+// path is a conjunction of (a runtime's crdChecks entry, #RuntimeCRDChecks,
+// has `object`).
 func (r *Reach) Declared(files []*ast.File) [][]string {
 	c := r.consts.with(constantsOf(files))
 	var out [][]string
@@ -334,7 +379,7 @@ func (r *Reach) appendDeclared(c constants, out [][]string, decls []ast.Decl, pa
 				out = r.appendDeclared(c, out, s.Elts, p)
 				continue
 			}
-			if top, ok := x.Value.(*ast.Ident); ok && top.Name == "_" && x.Constraint == token.ILLEGAL && r.fields[pathKey(p)] {
+			if top, ok := x.Value.(*ast.Ident); ok && top.Name == "_" && x.Constraint == token.ILLEGAL && r.isField(p, 0) {
 				continue
 			}
 			out = append(out, p)

@@ -170,8 +170,26 @@ admission: (#V): K: opt?: #Opt
 #Review: {object: _, policy: _}
 #Object: int
 #Opt: int
+crdChecks: (#V): K: #Checks
+#Checks: #Base & {object: _}
+#Base: {input: _}
 `)
 	r := NewReach(embedded)
+	// A field of the value a path is a conjunction of is a field there:
+	// `x: _` over it declares nothing.
+	for _, tc := range []struct {
+		policy string
+		want   int
+	}{
+		{"crdChecks: (#V): K: {object: _, input: _}", 0},
+		{"crdChecks: (#V): K: {object: _, other: _}", 1},
+		{"crdChecks: (#V): K: object: spec: _", 1},
+		{"crdChecks: (#V): L: object: _", 1},
+	} {
+		if got := r.Declared(parseFiles(t, tc.policy)); len(got) != tc.want {
+			t.Errorf("%q: declares %q, want %d paths", tc.policy, got, tc.want)
+		}
+	}
 	object := r.RootsOf("admission", "v1", "K", "object")
 	for _, want := range []string{"#Object", "#Review"} {
 		if !slices.ContainsFunc(object, func(p []string) bool { return strings.Join(p, ".") == want }) {
