@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
+	"github.com/cuetrainer/cuetrainer/internal/testing/wrapper"
 )
 
 func TestLintFindsNothingInTheExamples(t *testing.T) {
@@ -163,6 +164,42 @@ func TestRuleDeclaredTwice(t *testing.T) {
 		"a.cue": "package schemas\n\nlookups: (#APIVersion): TrainJob: reads: namespace: [\"metadata\", \"namespace\"]\n",
 		"b.cue": "package schemas\n\nlookups: (#APIVersion): TrainJob: reads: namespace: [\"metadata\", \"namespace\"]\n",
 	}, "")
+}
+
+// TestOpenRulesAreOpenLists: a rule written as the type of its findings
+// ([...{...}]) fails the load at it, as a type. A rule written out as a
+// list of findings whose comprehension waits on a value CUE leaves
+// incomplete on the probes (a default over an absent optional field, read
+// in one expression) is no type: it fails the load at the rule as a rule
+// that does not evaluate, saying how to bind the default, which the lint
+// no longer takes for a type (TestOpenRuleIsARuleError). Bound with a let,
+// it loads, and finds what it says on a document.
+func TestOpenRulesAreOpenLists(t *testing.T) {
+	t.Parallel()
+	loadPolicyWant(t, "a type of findings", map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: webhook: team: [...{path: \"metadata.labels\", detail: \"team\"}]\n"},
+		"p.cue:3:46: rule webhook.team is an open list (a type, [...])")
+	rule := func(body string) map[string]string {
+		return map[string]string{"p.cue": "package schemas\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n" + body + "}\n"}
+	}
+	loadPolicyWant(t, "a default read in one expression", rule("\twebhook: team: [if (*object.metadata.labels | {}).team == _|_ {path: \"metadata.labels\", detail: \"give the team label\"}]\n"),
+		"p.cue:5:11: rule webhook.team cannot be evaluated for TrainJob default/probe, a probe of the runtime deepspeed-distributed (see probes): the rule is an open list here, not a list of findings: a comprehension in it did not evaluate (CUE leaves `(*x | y).f` incomplete when x is absent: bind the default first, `let v = *x | y`, and read v.f)")
+	e := loadPolicyWant(t, "a default bound with a let", rule("\tlet labels = *object.metadata.labels | {}\n\twebhook: team: [if labels.team == _|_ {path: \"metadata.labels\", detail: \"give the team label\"}]\n"), "")
+	if e == nil {
+		return
+	}
+	for _, tc := range []struct {
+		labels string
+		want   bool
+	}{{"", true}, {"{team: a}", false}, {"{other: a}", true}} {
+		text := wrapper.TrainJob("job").Namespace("team").RuntimeRef("torch-distributed").YAML()
+		if tc.labels != "" {
+			text = strings.Replace(text, "metadata:\n", "metadata:\n  labels: "+tc.labels+"\n", 1)
+		}
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, text))
+		if got := strings.Contains(strings.Join(findingStrings(r.Errors), "\n"), "give the team label"); got != tc.want {
+			t.Errorf("labels %q: refused for the team label %v, want %v: %v", tc.labels, got, tc.want, findingStrings(r.Errors))
+		}
+	}
 }
 
 // TestRegexpsCompiled: a regular expression an admin writes as a literal

@@ -131,8 +131,15 @@ func DecodeFindings(src *source.Files, v cue.Value, phase contract.Phase) ([]Fin
 	var out []Finding
 	for it.Next() {
 		// Most rules find nothing: skip their empty lists without
-		// exporting them.
+		// exporting them. An empty list open to more items is no list of
+		// findings: the rule's comprehension waited on a value CUE left
+		// incomplete, and CUE unified the list with the contract's type
+		// of findings ([...#Finding]) instead, which finds nothing
+		// whatever the object (TestOpenRuleIsARuleError).
 		if items, err := it.Value().List(); err == nil && !items.Next() {
+			if it.Value().Allows(cue.AnyIndex) {
+				out = append(out, openRule(src, phase, it.Selector().Unquoted(), it.Value()))
+			}
 			continue
 		}
 		data, err := it.Value().MarshalJSON()
@@ -201,6 +208,13 @@ func ruleError(src *source.Files, phase contract.Phase, rule string, err error) 
 		f.Detail += "\n    (a rule reads an optional field only once it has asked whether it is there: if x.field != _|_ {...})"
 	}
 	return f
+}
+
+// openRule is the finding for a rule whose value is an open list on an
+// object: at the rule's place in the CUE.
+func openRule(src *source.Files, phase contract.Phase, rule string, v cue.Value) Finding {
+	return Finding{Phase: contract.PhaseRuleError, Rule: string(phase) + "." + rule, Source: src.SourceOf(v),
+		Detail: "the rule is an open list here, not a list of findings: a comprehension in it did not evaluate (CUE leaves `(*x | y).f` incomplete when x is absent: bind the default first, `let v = *x | y`, and read v.f), or the rule is a type ([...])"}
 }
 
 // schemaFindings turns the CUE errors of unifying an object with its schema

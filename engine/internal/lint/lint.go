@@ -204,7 +204,7 @@ type linter struct {
 	declared []site
 	// rules are the rules (lists of findings) the files declare
 	// (checkOpenRules).
-	rules []site
+	rules []ruleSite
 	// renderRefs are the entries of a render's (a plan's, a part's)
 	// generate, bases and sums, with their values (checkRenderRefs).
 	renderRefs []renderRef
@@ -249,6 +249,12 @@ type site struct {
 	path     []cue.Selector
 	pos      token.Pos
 	optional bool
+}
+
+// ruleSite is a rule's field, with its value as written.
+type ruleSite struct {
+	site
+	value ast.Expr
 }
 
 // listSite is a field whose value is a list literal.
@@ -312,7 +318,7 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 					l.renderRefs = append(l.renderRefs, renderRef{site: site{path: fp.sels, pos: d.Label.Pos()}, value: d.Value})
 				}
 				if isRulePath(fp.sels) {
-					l.rules = append(l.rules, site{path: fp.sels, pos: d.Label.Pos()})
+					l.rules = append(l.rules, ruleSite{site: site{path: fp.sels, pos: d.Label.Pos()}, value: d.Value})
 				}
 				if last := fp.sels[len(fp.sels)-1]; last.LabelType() == cue.StringLabel && l.underComprehension > 0 {
 					l.guardedFields = append(l.guardedFields, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
@@ -2802,9 +2808,22 @@ func isRulePath(sels []cue.Selector) bool {
 
 // checkOpenRules finds rules whose value is an open list ([...], or _):
 // a type of findings rather than a list of them, which finds nothing,
-// whatever the object.
+// whatever the object. A rule written out as a list of items (a list
+// literal with an item and no `...`) somewhere is none: its comprehensions
+// may wait on the object (`[if (*object.metadata.labels | {}).team ==
+// _|_ {...}]` is incomplete in the schema, which then shows the rule as
+// the contract's open list of findings).
 func (l *linter) checkOpenRules() {
+	writtenOut := map[string]bool{}
 	for _, st := range l.rules {
+		if list, ok := st.value.(*ast.ListLit); ok && len(list.Elts) > 0 && !slices.ContainsFunc(list.Elts, func(x ast.Expr) bool { _, open := x.(*ast.Ellipsis); return open }) {
+			writtenOut[cue.MakePath(st.path...).String()] = true
+		}
+	}
+	for _, st := range l.rules {
+		if writtenOut[cue.MakePath(st.path...).String()] {
+			continue
+		}
 		v := l.in.Schemas.LookupPath(cue.MakePath(st.path...))
 		if v.Err() != nil || v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
 			continue
