@@ -442,7 +442,7 @@ func TestCarriedCheckMakesWhatTokensChange(t *testing.T) {
 		s := e.NewSession(SessionOptions{})
 		doc := readOne(t, wrapper.TrainJob(tc.name).RuntimeRef("torch-distributed").YAML())
 		reviews, renders := e.reviewsMade.Load(), e.rendersMade.Load()
-		if p := e.checkCarried(c, s, doc, tc.what, true); p != nil {
+		if p := e.checkCarried(c, s, doc, tc.what, true, true); p != nil {
 			t.Errorf("%s: %s", tc.what, p.Message)
 		}
 		if got := e.reviewsMade.Load() - reviews; got != tc.reviews {

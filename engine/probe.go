@@ -52,12 +52,10 @@ func (e *Engine) tryPolicy() []Problem {
 			}
 		}
 	}
-	// Only the reviews are tried when the admin's files reach nothing
-	// else a trial evaluates (beyondReviews).
-	beyond := e.beyondReviews(e.cur.Load())
-	// And the reviews of a kind only when they reach its review
-	// (reviewReached).
-	reviewed := e.reviewReached(beyond)
+	// The trials the admin's files can change, and no others
+	// (trialScope).
+	scope := e.trialScope(e.cur.Load())
+	reviewed := scope.reviewed
 	admitted := e.builtinRuntimes("")
 	e.builtinMu.Lock()
 	rejected := e.builtinReported[""]
@@ -146,7 +144,7 @@ func (e *Engine) tryPolicy() []Problem {
 		c = e.cur.Load()
 		tryUpdate(st.doc, st.doc.Object, !refusedOnCreate[(Result{Doc: st.doc, Object: st.doc.Object}).Identity()])
 		if reviewed(st.doc) && !failed[contract.FieldCarried] {
-			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name(), beyond))
+			carryFailed(e.checkCarried(c, alone, st.doc, "the runtime "+st.doc.Name(), true, scope.renders))
 		}
 		docs, variants, follows, err := e.probes(c, st)
 		if err != nil {
@@ -158,18 +156,25 @@ func (e *Engine) tryPolicy() []Problem {
 			continue
 		}
 		for _, doc := range docs {
-			if !reviewed(doc) {
+			// A probe is admitted for its review's trials, its mutations'
+			// and its render's.
+			review := reviewed(doc)
+			if !review && !scope.renders && !scope.mutators && !scope.lookups {
 				continue
 			}
-			if !failed[contract.FieldCarried] {
-				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name()), beyond))
+			if !failed[contract.FieldCarried] && (review || scope.renders) {
+				carryFailed(e.checkCarried(c, withRuntimes, doc, fmt.Sprintf("%s, a probe of the runtime %s (see probes)", doc.Kind(), st.doc.Name()), review, scope.renders))
 			}
 			// A session of its own: the probes share a name.
 			s := e.NewSession(SessionOptions{})
 			var created map[string]any // by its create's mutations
 			// The mutating webhook's changes, on a create and on an update
-			// of the object to itself.
+			// of the object to itself, which the reviews are given
+			// (checkMutationsValid).
 			for _, req := range []Request{{Operation: contract.OpCreate, Now: probeTime}, {Operation: contract.OpUpdate, OldObject: doc.Object, Now: probeTime}} {
+				if !review && !scope.mutators {
+					break
+				}
 				var me *MutationError
 				made, err := s.Mutate(doc, req)
 				if errors.As(err, &me) && !failed["mutations."+me.Rule] {
@@ -178,13 +183,13 @@ func (e *Engine) tryPolicy() []Problem {
 					p.File, p.Line, p.Column = splitWhere(me.Source)
 					problems = append(problems, p)
 				}
-				if beyond && !failed[contract.FieldMutators] {
+				if scope.mutators && !failed[contract.FieldMutators] {
 					if p := e.checkMutatorReads(c, s, doc, req, st.doc.Name()); p != nil {
 						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
 					}
 				}
-				if beyond && made != nil && req.Operation == contract.OpCreate && !failed[contract.FieldMutators] {
+				if scope.mutators && made != nil && req.Operation == contract.OpCreate && !failed[contract.FieldMutators] {
 					if p := e.checkMutationsIdempotent(c, s, doc, made, st.doc.Name()); p != nil {
 						failed[contract.FieldMutators] = true
 						problems = append(problems, *p)
@@ -194,13 +199,13 @@ func (e *Engine) tryPolicy() []Problem {
 					created = made
 				}
 			}
-			if beyond && !failed[contract.FieldMutators] {
+			if scope.mutators && !failed[contract.FieldMutators] {
 				if p := e.checkMutatorNeeds(c, s, doc, st.doc.Name()); p != nil {
 					failed[contract.FieldMutators] = true
 					problems = append(problems, *p)
 				}
 			}
-			if beyond && !failed[contract.FieldLookups] {
+			if scope.lookups && !failed[contract.FieldLookups] {
 				if p := e.checkLookupReads(c, lookups, doc); p != nil {
 					failed[contract.FieldLookups] = true
 					problems = append(problems, *p)
@@ -218,7 +223,7 @@ func (e *Engine) tryPolicy() []Problem {
 					}
 				}
 			}
-			if !beyond || r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
+			if !scope.renders || r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 				continue
 			}
 			out := s.Render(r, trialRender)
@@ -239,7 +244,7 @@ func (e *Engine) tryPolicy() []Problem {
 		}
 		// The variants after: a rule that fails on the runtime is said there.
 		for _, v := range variants {
-			e.tryVariant(v, beyond, reviewed, rulesFailed, tryUpdate)
+			e.tryVariant(v, scope, rulesFailed, tryUpdate)
 		}
 	}
 	return problems
@@ -247,13 +252,13 @@ func (e *Engine) tryPolicy() []Problem {
 
 // tryVariant admits a variant of a runtime in a session of its own and,
 // when it is admitted, again as an update of itself (tryUpdate), and
-// admits and renders each of its documents in a session that holds it
-// (renders only when render, beyondReviews), reporting the rules that
-// cannot be evaluated. A document whose review the admin's files do not
-// reach (reviewed) is left out, and so is the variant when none of its
-// documents nor the runtime is reached.
-func (e *Engine) tryVariant(v probeVariant, render bool, reviewed func(Document) bool, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
-	if !reviewed(v.runtime) && !slices.ContainsFunc(v.documents, reviewed) {
+// admits and renders each of its documents in a session that holds it,
+// reporting the rules that cannot be evaluated. A document is admitted
+// when its kind's reviews are tried or the renders are (scope), and
+// rendered when the renders are; the variant is left out when neither
+// its runtime nor a document of it is.
+func (e *Engine) tryVariant(v probeVariant, scope trialScope, rulesFailed func([]Finding, Result, string), tryUpdate func(Document, map[string]any, bool)) {
+	if !scope.renders && !scope.reviewed(v.runtime) && !slices.ContainsFunc(v.documents, scope.reviewed) {
 		return
 	}
 	base := e.NewSession(SessionOptions{})
@@ -265,14 +270,14 @@ func (e *Engine) tryVariant(v probeVariant, render bool, reviewed func(Document)
 	}
 	tryUpdate(v.runtime, held.doc.Object, true)
 	for _, doc := range v.documents {
-		if !reviewed(doc) {
+		if !scope.reviewed(doc) && !scope.renders {
 			continue
 		}
 		s := e.NewSession(SessionOptions{})
 		s.objects[held.key()] = held
 		r := s.Admit(doc)
 		rulesFailed(r.Errors, r, "")
-		if !render || r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
+		if !scope.renders || r.Rejected() || r.Object == nil || !e.Renders(Kind{doc.APIVersion(), doc.Kind()}) {
 			continue
 		}
 		rulesFailed(s.Render(r, trialRender).Errors, r, "")
@@ -284,9 +289,42 @@ func (e *Engine) tryVariant(v probeVariant, render bool, reviewed func(Document)
 // evaluates the kind's crdChecks with it, and its crdCheckParts on the
 // object's parts). Nothing else a trial evaluates reads them: a render is
 // given the review's object, which the admission entry and the CRD checks
-// make (beyondReviews's roots hold both), and the parts give findings
-// alone.
+// make (the inputs' roots hold both), and the parts give findings alone.
 var reviewFields = []string{contract.FieldAdmission, contract.FieldCRDChecks, contract.FieldCRDCheckParts}
+
+// renderFields are the fields only a render evaluates (render.go,
+// plan.go, refusals.go: the kind's render, its plan and the parts the
+// plan chooses, the controller's parts, the trials' checks of renders and
+// the cluster's refusals of what they build), and mutatorFields those
+// only a mutation does (Session.Mutate: the kind's mutator, and the
+// reads decoded from it, which key the mutate memo).
+var (
+	renderFields  = []string{contract.FieldRender, contract.FieldRenderParts, contract.FieldRenderChecks, contract.FieldPlans, contract.FieldControllers, contract.FieldRefusals}
+	mutatorFields = []string{contract.FieldMutators}
+)
+
+// trialScope says which of a policy's trials its files can change. A
+// trial evaluates the fields of its own (a kind's reviewFields, the
+// renderFields, the mutatorFields) and what every trial is given: the
+// probes, the runtimes, the lookups, the carried values, the opaque and
+// known keys, the merges, the objects the reviews admit (the inputs,
+// every other field of the contract and the reviews' objects). A trial
+// whose fields and inputs the admin's files reach none of (package
+// reach) evaluates the embedded CUE on the embedded probes and runtimes,
+// and finds what the embedded CUE's own trials find: nothing
+// (TestEmbeddedTrialsFindNothing). tryPolicy leaves it out.
+type trialScope struct {
+	// reviewed says whether a document's kind's reviews are tried: its
+	// updates to itself, the reviews of its carried values, the rules
+	// that fail on it.
+	reviewed func(Document) bool
+	// renders: the renders of the probes and the variants, and the
+	// checks made of them (the numbers they follow, the existing
+	// objects' reads, the carried values' renders); mutators: the
+	// mutators' reads, needs and idempotence; lookups: the lookups'
+	// reads.
+	renders, mutators, lookups bool
+}
 
 // beyondReviews reports whether the admin's files reach (package reach)
 // what a trial evaluates besides the reviews: a field of the contract's
@@ -294,52 +332,54 @@ var reviewFields = []string{contract.FieldAdmission, contract.FieldCRDChecks, co
 // renders, plans, probes, the runtimes, ...), or the object a review
 // admits, which a render is given. When they do not, the trials of the
 // mutators' and the lookups' reads and the renders (a probe's, a
-// variant's, and those checkCarried makes) evaluate the embedded CUE on
-// the embedded CUE's probes and runtimes, and find what the embedded
-// CUE's own trials find: nothing (TestEmbeddedTrialsFindNothing);
-// tryPolicy leaves them out, a third of a rules-only policy's load. The
-// reviews, which the admin's rules, CRD checks and parts join, are tried
-// all the same, and so are the mutations, whose objects the reviews are
-// given (checkMutationsValid).
+// variant's, and those checkCarried makes) find nothing (trialScope); a
+// rules-only policy is tried on its reviews and mutations alone, and a
+// third of its load is saved.
 func (e *Engine) beyondReviews(c *compiled) bool {
-	if len(e.policyDeclares) == 0 {
-		return false
-	}
+	s := e.trialScope(c)
+	return s.renders || s.mutators || s.lookups
+}
+
+// trialScope is the scope of the trials of the admin's files.
+func (e *Engine) trialScope(c *compiled) trialScope {
 	r := reach.EmbeddedReach()
-	if r == nil {
-		return true
+	if len(e.policyDeclares) == 0 {
+		return trialScope{reviewed: func(Document) bool { return false }}
 	}
-	var roots [][]string
-	for _, f := range contract.TopLevelFields {
-		if !slices.Contains(reviewFields, f) {
+	if r == nil {
+		return trialScope{reviewed: func(Document) bool { return true }, renders: true, mutators: true, lookups: true}
+	}
+	rootsOf := func(fields []string) [][]string {
+		var roots [][]string
+		for _, f := range fields {
 			roots = append(roots, r.RootsOf(f)...)
+		}
+		return roots
+	}
+	var inputs [][]string
+	for _, f := range contract.TopLevelFields {
+		if !slices.Contains(reviewFields, f) && !slices.Contains(renderFields, f) && !slices.Contains(mutatorFields, f) {
+			inputs = append(inputs, r.RootsOf(f)...)
 		}
 	}
 	for apiVersion, kinds := range c.Checked {
 		for kind := range kinds {
-			roots = append(roots, r.RootsOf(contract.FieldAdmission, apiVersion, kind, contract.FieldObject)...)
-			roots = append(roots, r.RootsOf(contract.FieldCRDChecks, apiVersion, kind, contract.FieldObject)...)
+			inputs = append(inputs, r.RootsOf(contract.FieldAdmission, apiVersion, kind, contract.FieldObject)...)
+			inputs = append(inputs, r.RootsOf(contract.FieldCRDChecks, apiVersion, kind, contract.FieldObject)...)
 		}
 	}
-	return reach.Reaches(e.policyDeclares, roots)
-}
-
-// reviewReached says, of a document, whether the admin's files reach its
-// kind's review (the declarations of reviewFields at apiVersion: kind,
-// and what they refer to), or reach beyond the reviews (beyond). A trial
-// that evaluates only reviews of a kind they do not reach (its probes,
-// its update to itself, its carried values) evaluates the embedded CUE on
-// the embedded probes, and finds nothing (TestEmbeddedTrialsFindNothing):
-// tryPolicy leaves it out. A TrainJob's review reads the review of its
-// runtime through the runtime's object alone, which beyondReviews's roots
-// hold.
-func (e *Engine) reviewReached(beyond bool) func(Document) bool {
-	r := reach.EmbeddedReach()
-	if beyond || r == nil {
-		return func(Document) bool { return true }
+	all := reach.Reaches(e.policyDeclares, inputs)
+	s := trialScope{
+		lookups:  all,
+		renders:  all || reach.Reaches(e.policyDeclares, rootsOf(renderFields)),
+		mutators: all || reach.Reaches(e.policyDeclares, rootsOf(mutatorFields)),
+	}
+	if all {
+		s.reviewed = func(Document) bool { return true }
+		return s
 	}
 	reached := map[string]bool{}
-	return func(doc Document) bool {
+	s.reviewed = func(doc Document) bool {
 		key := doc.APIVersion() + "\x00" + doc.Kind()
 		v, ok := reached[key]
 		if !ok {
@@ -352,6 +392,7 @@ func (e *Engine) reviewReached(beyond bool) func(Document) bool {
 		}
 		return v
 	}
+	return s
 }
 
 // checkDeclared evaluates its kind's declaredChecks on an object a policy
@@ -1149,8 +1190,10 @@ func (e *Engine) checkCarriedTokens(c *compiled) []Problem {
 // memo would give objects that differ there one review. The problem is at
 // the rule that differs, or at the first entry that differs alone. what
 // names doc in the message. When the reviews do not differ, and render,
-// the renders are checked so too (checkCarriedRender).
-func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string, render bool) *Problem {
+// the renders are checked so too (checkCarriedRender). Without review
+// (its kind's reviews are not tried, trialScope), the review is made
+// once, for the renders.
+func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string, review, render bool) *Problem {
 	paths := c.carried[doc.APIVersion()][doc.Kind()]
 	if len(paths) == 0 {
 		return nil
@@ -1161,6 +1204,12 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 		// A rule that fails is said as such (tryPolicy); the reviews of a
 		// kind that fell back carry nothing (defect.go).
 		return nil
+	}
+	if !review {
+		if !render {
+			return nil
+		}
+		return e.checkCarriedRender(c, s, want, what)
 	}
 	var panicked *Defect
 	differs := func(entry string) (string, *Finding) {

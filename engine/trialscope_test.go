@@ -6,13 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
 // everyTrial is a policy file that has a policy tried in every way
-// (beyondReviews): it declares the contract's renderChecks as they are,
-// a struct unified with an empty one.
-const everyTrial = "package schemas\n\nrenderChecks: {}\n"
+// (trialScope): it declares the contract's lookups, which every trial is
+// given, as they are, a struct unified with an empty one.
+const everyTrial = "package schemas\n\nlookups: {}\n"
 
 // TestEmbeddedTrialsFindNothing: the embedded CUE, tried in every way,
 // fails nothing. tryPolicy leaves out the trials a policy's files cannot
@@ -25,7 +26,7 @@ func TestEmbeddedTrialsFindNothing(t *testing.T) {
 		t.Fatalf("the embedded CUE, tried in every way: %v", err)
 	}
 	if !e.beyondReviews(e.cur.Load()) {
-		t.Fatal("a policy that declares renderChecks is tried on its reviews alone")
+		t.Fatal("a policy that declares lookups is tried on its reviews alone")
 	}
 	if ev := e.Evaluations(); ev.Renders == 0 || ev.Lookups == 0 || ev.Mutations == 0 {
 		t.Errorf("the trials rendered %d times, looked up %d and mutated %d: not tried in every way", ev.Renders, ev.Lookups, ev.Mutations)
@@ -36,7 +37,7 @@ func TestEmbeddedTrialsFindNothing(t *testing.T) {
 }
 
 // everyReview is a policy file that has the reviews of every kind tried
-// (reviewReached), and nothing beyond them: it declares each kind's
+// (trialScope.reviewed), and nothing beyond them: it declares each kind's
 // admission entry as it is.
 const everyReview = "package schemas\n\nadmission: (#APIVersion): {TrainJob: {}, ClusterTrainingRuntime: {}, TrainingRuntime: {}}\n"
 
@@ -165,4 +166,100 @@ crdChecks: (#APIVersion): ClusterTrainingRuntime: {
 			t.Errorf("%s: warnings with the reviews tried:\n%v\ntried in every way:\n%v", tc.name, only.Warnings(), all.Warnings())
 		}
 	}
+}
+
+// TestTrialGroupsSkippedChangeNothing: a policy whose files declare render
+// parts alone is tried on its renders, and not on the reviews' own trials,
+// the mutators' or the lookups'; one that declares a mutator alone, on its
+// mutations, and not on the renders or the lookups. Each load comes to the
+// same, problems, warnings and all, as when every trial is made
+// (everyTrial beside it).
+func TestTrialGroupsSkippedChangeNothing(t *testing.T) {
+	t.Parallel()
+	mutator := func(mutations string) string {
+		return "package schemas\n\nmutators: (#APIVersion): TrainJob: {\n\tinput: _\n\treads: labels: [\"metadata\", \"labels\"]\n\tmutations: " + mutations + "\n}\n"
+	}
+	for _, tc := range []struct {
+		name, src string
+		fails     bool
+		want      trialScope
+	}{
+		{"a render part", `package schemas
+
+renderParts: (#APIVersion): TrainJob: torch: {
+	#name: _
+	#podLabels: "example.com/master": "\(#name)-master"
+}
+`, false, trialScope{renders: true}},
+		{"a render part that takes the trainer for granted", `package schemas
+
+renderParts: (#APIVersion): TrainJob: torch: {
+	#plan: _
+	edits: debug: {
+		order: 60
+		ops: [{object: "jobset", path: [#plan.trainerNode, "env"], op: "upsert", by: ["name"], items: [{name: "DEBUG", value: "1"}]}]
+	}
+}
+`, true, trialScope{renders: true}},
+		{"a mutator", mutator(`team: [if input.metadata.labels.team != _|_ {object: "input", path: ["metadata", "annotations"], op: "merge", value: {team: input.metadata.labels.team}}]`), false, trialScope{mutators: true}},
+		{"a mutator the reviews refuse", mutator(`nodes: [{object: "input", path: ["spec", "trainer"], op: "set", value: {numNodes: -1}}]`), true, trialScope{mutators: true}},
+	} {
+		dir := writePolicy(t, map[string]string{"org.cue": tc.src})
+		only, errOnly := New(Options{PolicyDirs: []string{dir}})
+		if err := os.WriteFile(filepath.Join(dir, "all.cue"), []byte(everyTrial), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		all, errAll := New(Options{PolicyDirs: []string{dir}})
+		if (errOnly != nil) != tc.fails {
+			t.Errorf("%s: load: %v, want it to fail: %v", tc.name, errOnly, tc.fails)
+		}
+		var leOnly, leAll *LoadError
+		errors.As(errOnly, &leOnly)
+		errors.As(errAll, &leAll)
+		switch {
+		case (leOnly == nil) != (leAll == nil) || (errOnly == nil) != (errAll == nil):
+			t.Errorf("%s: load with its trials: %v; tried in every way: %v", tc.name, errOnly, errAll)
+		case leOnly != nil && !reflect.DeepEqual(leOnly.Problems, leAll.Problems):
+			t.Errorf("%s: problems with its trials:\n%v\ntried in every way:\n%v", tc.name, leOnly.Problems, leAll.Problems)
+		}
+		if only == nil || all == nil {
+			continue
+		}
+		got := only.trialScope(only.cur.Load())
+		if got.renders != tc.want.renders || got.mutators != tc.want.mutators || got.lookups || slices.ContainsFunc(probeDocuments(t, only), got.reviewed) {
+			t.Errorf("%s: tried: renders %v, mutators %v, lookups %v, reviews %v; want renders %v, mutators %v, nothing else", tc.name,
+				got.renders, got.mutators, got.lookups, slices.ContainsFunc(probeDocuments(t, only), got.reviewed), tc.want.renders, tc.want.mutators)
+		}
+		o, a := only.Evaluations(), all.Evaluations()
+		if o.Reviews >= a.Reviews || o.Lookups >= a.Lookups {
+			t.Errorf("%s: reviewed %d times and looked up %d, and %d and %d tried in every way", tc.name, o.Reviews, o.Lookups, a.Reviews, a.Lookups)
+		}
+		if tc.want.renders && (o.Renders == 0 || o.Mutations >= a.Mutations) || tc.want.mutators && (o.Mutations == 0 || o.Renders != 0 || a.Renders == 0) {
+			t.Errorf("%s: rendered %d times and mutated %d, and %d and %d tried in every way", tc.name, o.Renders, o.Mutations, a.Renders, a.Mutations)
+		}
+		if !reflect.DeepEqual(only.Warnings(), all.Warnings()) {
+			t.Errorf("%s: warnings with its trials:\n%v\ntried in every way:\n%v", tc.name, only.Warnings(), all.Warnings())
+		}
+	}
+}
+
+// probeDocuments are a document of each kind the trials admit: the
+// shipped runtimes, and their probes and variants.
+func probeDocuments(t *testing.T, e *Engine) []Document {
+	t.Helper()
+	c := e.cur.Load()
+	var docs []Document
+	for _, st := range e.builtinRuntimes("") {
+		docs = append(docs, st.doc)
+		probes, variants, _, err := e.probes(c, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, probes...)
+		for _, v := range variants {
+			docs = append(docs, v.runtime)
+			docs = append(docs, v.documents...)
+		}
+	}
+	return docs
 }
