@@ -260,7 +260,7 @@ func New(opts Options) (_ *Engine, err error) {
 	}
 	// What the files added to the embedded ones declare (package reach):
 	// a kind's CRD schema is the one made ahead unless they reach it, and
-	// so are some of the trials' outcomes (beyondReviews).
+	// so are some of the trials' outcomes (trialScope).
 	var added []*ast.File
 	for _, inst := range e.instances {
 		for _, f := range inst.Files {

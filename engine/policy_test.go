@@ -351,7 +351,7 @@ func BenchmarkLoadNoPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh) }
 // BenchmarkLoadRulesPolicy loads the engine with a policy of rules alone
 // (testdata/rules: rules of the TrainJob's and the runtimes' reviews),
 // nothing repeating, as BenchmarkLoadPolicy: its files reach only reviews,
-// so it is tried on its reviews and mutations alone (beyondReviews).
+// so it is tried on its reviews and mutations alone (trialScope).
 func BenchmarkLoadRulesPolicy(b *testing.B) { benchmarkLoad(b, loadAfresh, "testdata/rules") }
 
 // BenchmarkLoadPolicyKept loads the same, its trials' outcome kept in

@@ -326,20 +326,6 @@ type trialScope struct {
 	renders, mutators, lookups bool
 }
 
-// beyondReviews reports whether the admin's files reach (package reach)
-// what a trial evaluates besides the reviews: a field of the contract's
-// other than those of the reviews (reviewFields: mutators, lookups,
-// renders, plans, probes, the runtimes, ...), or the object a review
-// admits, which a render is given. When they do not, the trials of the
-// mutators' and the lookups' reads and the renders (a probe's, a
-// variant's, and those checkCarried makes) find nothing (trialScope); a
-// rules-only policy is tried on its reviews and mutations alone, and a
-// third of its load is saved.
-func (e *Engine) beyondReviews(c *compiled) bool {
-	s := e.trialScope(c)
-	return s.renders || s.mutators || s.lookups
-}
-
 // trialScope is the scope of the trials of the admin's files.
 func (e *Engine) trialScope(c *compiled) trialScope {
 	r := reach.EmbeddedReach()

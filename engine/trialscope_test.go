@@ -17,7 +17,7 @@ const everyTrial = "package schemas\n\nlookups: {}\n"
 
 // TestEmbeddedTrialsFindNothing: the embedded CUE, tried in every way,
 // fails nothing. tryPolicy leaves out the trials a policy's files cannot
-// change (beyondReviews) on the strength of it: what they would find is
+// change (trialScope) on the strength of it: what they would find is
 // what they find here.
 func TestEmbeddedTrialsFindNothing(t *testing.T) {
 	t.Parallel()
@@ -25,7 +25,7 @@ func TestEmbeddedTrialsFindNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the embedded CUE, tried in every way: %v", err)
 	}
-	if !e.beyondReviews(e.cur.Load()) {
+	if !beyond(e) {
 		t.Fatal("a policy that declares lookups is tried on its reviews alone")
 	}
 	if ev := e.Evaluations(); ev.Renders == 0 || ev.Lookups == 0 || ev.Mutations == 0 {
@@ -33,6 +33,38 @@ func TestEmbeddedTrialsFindNothing(t *testing.T) {
 	}
 	for _, w := range e.Warnings() {
 		t.Errorf("warning: %s", w)
+	}
+}
+
+// beyond says an engine's policy is tried beyond its reviews: on its
+// renders, its mutators or its lookups (trialScope).
+func beyond(e *Engine) bool {
+	s := e.trialScope(e.cur.Load())
+	return s.renders || s.mutators || s.lookups
+}
+
+// loadAdding writes a file of text into a policy directory, and loads
+// the directory.
+func loadAdding(t *testing.T, dir, file, text string) (*Engine, error) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{PolicyDirs: []string{dir}})
+}
+
+// sameLoad fails the test unless two loads of one policy, tried in two
+// ways, both load, or both fail with the same problems.
+func sameLoad(t *testing.T, what string, err error, otherWhat string, otherErr error) {
+	t.Helper()
+	var le, other *LoadError
+	errors.As(err, &le)
+	errors.As(otherErr, &other)
+	switch {
+	case (le == nil) != (other == nil) || (err == nil) != (otherErr == nil):
+		t.Errorf("%s: load: %v; %s: %v", what, err, otherWhat, otherErr)
+	case le != nil && !reflect.DeepEqual(le.Problems, other.Problems):
+		t.Errorf("%s: problems:\n%v\n%s:\n%v", what, le.Problems, otherWhat, other.Problems)
 	}
 }
 
@@ -124,31 +156,13 @@ crdChecks: (#APIVersion): ClusterTrainingRuntime: {
 	} {
 		dir := writePolicy(t, map[string]string{"org.cue": tc.src})
 		only, errOnly := New(Options{PolicyDirs: []string{dir}})
-		if err := os.WriteFile(filepath.Join(dir, "reviews.cue"), []byte(everyReview), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		reviews, errReviews := New(Options{PolicyDirs: []string{dir}})
-		if err := os.WriteFile(filepath.Join(dir, "all.cue"), []byte(everyTrial), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		all, errAll := New(Options{PolicyDirs: []string{dir}})
+		reviews, errReviews := loadAdding(t, dir, "reviews.cue", everyReview)
+		all, errAll := loadAdding(t, dir, "all.cue", everyTrial)
 		if (errOnly != nil) != tc.fails {
 			t.Errorf("%s: load: %v, want it to fail: %v", tc.name, errOnly, tc.fails)
 		}
-		for _, other := range []struct {
-			what string
-			err  error
-		}{{"with every kind's reviews tried", errReviews}, {"tried in every way", errAll}} {
-			var leOnly, leOther *LoadError
-			errors.As(errOnly, &leOnly)
-			errors.As(other.err, &leOther)
-			switch {
-			case (leOnly == nil) != (leOther == nil) || (errOnly == nil) != (other.err == nil):
-				t.Errorf("%s: load with the reviews tried: %v; %s: %v", tc.name, errOnly, other.what, other.err)
-			case leOnly != nil && !reflect.DeepEqual(leOnly.Problems, leOther.Problems):
-				t.Errorf("%s: problems with the reviews tried:\n%v\n%s:\n%v", tc.name, leOnly.Problems, other.what, leOther.Problems)
-			}
-		}
+		sameLoad(t, tc.name+", with the reviews tried", errOnly, "with every kind's reviews tried", errReviews)
+		sameLoad(t, tc.name+", with the reviews tried", errOnly, "tried in every way", errAll)
 		if only == nil || all == nil || reviews == nil {
 			continue
 		}
@@ -156,8 +170,8 @@ crdChecks: (#APIVersion): ClusterTrainingRuntime: {
 		if n, m := only.Evaluations().Reviews, reviews.Evaluations().Reviews; (n < m) != tc.someKinds || n > m {
 			t.Errorf("%s: the load reviewed %d times, and %d with every kind's reviews tried", tc.name, n, m)
 		}
-		if only.beyondReviews(only.cur.Load()) || !all.beyondReviews(all.cur.Load()) {
-			t.Errorf("%s: tried beyond its reviews: %v, and with everyTrial: %v", tc.name, only.beyondReviews(only.cur.Load()), all.beyondReviews(all.cur.Load()))
+		if beyond(only) || !beyond(all) {
+			t.Errorf("%s: tried beyond its reviews: %v, and with everyTrial: %v", tc.name, beyond(only), beyond(all))
 		}
 		if n, m := only.Evaluations().Renders, all.Evaluations().Renders; n != 0 || (m == 0) == tc.renders {
 			t.Errorf("%s: the load rendered %d times, and %d with everyTrial", tc.name, n, m)
@@ -206,22 +220,11 @@ renderParts: (#APIVersion): TrainJob: torch: {
 	} {
 		dir := writePolicy(t, map[string]string{"org.cue": tc.src})
 		only, errOnly := New(Options{PolicyDirs: []string{dir}})
-		if err := os.WriteFile(filepath.Join(dir, "all.cue"), []byte(everyTrial), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		all, errAll := New(Options{PolicyDirs: []string{dir}})
+		all, errAll := loadAdding(t, dir, "all.cue", everyTrial)
 		if (errOnly != nil) != tc.fails {
 			t.Errorf("%s: load: %v, want it to fail: %v", tc.name, errOnly, tc.fails)
 		}
-		var leOnly, leAll *LoadError
-		errors.As(errOnly, &leOnly)
-		errors.As(errAll, &leAll)
-		switch {
-		case (leOnly == nil) != (leAll == nil) || (errOnly == nil) != (errAll == nil):
-			t.Errorf("%s: load with its trials: %v; tried in every way: %v", tc.name, errOnly, errAll)
-		case leOnly != nil && !reflect.DeepEqual(leOnly.Problems, leAll.Problems):
-			t.Errorf("%s: problems with its trials:\n%v\ntried in every way:\n%v", tc.name, leOnly.Problems, leAll.Problems)
-		}
+		sameLoad(t, tc.name+", with its trials", errOnly, "tried in every way", errAll)
 		if only == nil || all == nil {
 			continue
 		}
