@@ -91,7 +91,7 @@ func (t *valueTokens) token(v string) (string, bool) {
 // and its token compare alike only where they are the same value.
 type carrying struct {
 	c     *compiled
-	e     *Engine
+	e     *core
 	mode  carryMode
 	paths []carriedPath
 	// at counts each candidate's places at carried paths; all counts every
@@ -190,14 +190,14 @@ func countStrings(v any, into map[string]int) {
 }
 
 // newCarrying starts the choice of an evaluation's carried values.
-func newCarrying(c *compiled, e *Engine, mode carryMode, paths []carriedPath) *carrying {
+func newCarrying(c *compiled, e *core, mode carryMode, paths []carriedPath) *carrying {
 	return &carrying{c: c, e: e, mode: mode, paths: paths, at: map[string]int{}, all: map[string]int{}}
 }
 
 // carryInto gives the carried values of *input and *old, which hold all
 // the evaluation sees, their tokens (the old object is the input when
 // unchanged); nil when none is carried.
-func carryInto(c *compiled, e *Engine, mode carryMode, paths []carriedPath, input, old *map[string]any, unchanged bool) *valueTokens {
+func carryInto(c *compiled, e *core, mode carryMode, paths []carriedPath, input, old *map[string]any, unchanged bool) *valueTokens {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -478,7 +478,7 @@ func anySlice(ss []string) []any {
 }
 
 // carriedPaths reads `carried`: each kind's entries, by name.
-func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath, error) {
+func (e *core) carriedPaths(c *compiled) (map[string]map[string][]carriedPath, error) {
 	byKind, err := c.ByKind(e.src, contract.FieldCarried)
 	if err != nil {
 		return nil, err
@@ -507,47 +507,4 @@ func (e *Engine) carriedPaths(c *compiled) (map[string]map[string][]carriedPath,
 		}
 	}
 	return out, nil
-}
-
-// withoutPolicyReads drops from carried the entries whose values an
-// admin's file looks at (policyLooks), so that its rules see the values,
-// not tokens. The load's check of carried (checkCarried) reviews the
-// probes with values and with tokens, and sees a rule that looks at a
-// value only when a probe reaches it: `object.metadata.name =~ "^tmp-"`
-// fires on no probe, and would have fired on no TrainJob, its name a
-// token. A look matches an entry by its last two labels (metadata.name,
-// env.*.value), so that `self.name == "BAD"` of an env item leaves the
-// TrainJob's name carried; a look the syntax hides is left to
-// checkCarried.
-func (e *Engine) withoutPolicyReads(carried map[string]map[string][]carriedPath) {
-	looks := e.policyLooks()
-	if len(looks) == 0 {
-		return
-	}
-	for apiVersion, kinds := range carried {
-		for kind, paths := range kinds {
-			kept := paths[:0]
-			for _, p := range paths {
-				if !slices.ContainsFunc(looks, func(look []string) bool { return looksAt(look, p.path) }) {
-					kept = append(kept, p)
-				}
-			}
-			carried[apiVersion][kind] = kept
-		}
-	}
-}
-
-// looksAt says a look's path ends as a carried path does, in its last
-// two labels ("*" in the carried path stands for any).
-func looksAt(look, path []string) bool {
-	k := min(2, len(path))
-	if len(look) < k {
-		return false
-	}
-	for i := 1; i <= k; i++ {
-		if want := path[len(path)-i]; want != "*" && look[len(look)-i] != want {
-			return false
-		}
-	}
-	return true
 }

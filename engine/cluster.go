@@ -92,7 +92,7 @@ func (s *Session) find(ctx context.Context, input map[string]any, l contract.Loo
 
 // clusterScoped reports whether the engine knows the kind for
 // cluster-scoped (clusterKinds).
-func (e *Engine) clusterScoped(group, kind string) bool {
+func (e *core) clusterScoped(group, kind string) bool {
 	return e.decl.ClusterKinds[kind+"."+group]
 }
 
@@ -154,7 +154,7 @@ func (s *Session) pinnedCopy(ctx context.Context, input map[string]any, l contra
 // uid and resourceVersion of the ConfigMap: a controller reads the same
 // copy on every reconcile of its object. The object is shared: its
 // readers copy what they change (existing).
-func (e *Engine) parsePinned(cm map[string]any, key string) (map[string]any, error) {
+func (e *core) parsePinned(cm map[string]any, key string) (map[string]any, error) {
 	m := k8s.Meta(cm)
 	uid, version := k8s.Str(m["uid"]), k8s.Str(m["resourceVersion"])
 	cacheKey := uid + "/" + version + "/" + key
@@ -194,7 +194,7 @@ func controllerOf(obj map[string]any) map[string]any {
 // One too big to evaluate (k8s/limits.go) is not evaluated, and says why
 // (stored.tooBig): a runtime put in the cluster past the webhooks would
 // cost every TrainJob that names it seconds. It is measured once, too.
-func (e *Engine) existing(obj map[string]any) *stored {
+func (e *core) existing(obj map[string]any) *stored {
 	raw := Document{File: "cluster", Object: obj}
 	admitted := e.admits(raw.APIVersion(), raw.Kind())
 	m := k8s.Meta(obj)

@@ -773,7 +773,7 @@ func TestSchemaCheckedLeavesOutServerManagedFields(t *testing.T) {
 func TestWithoutServerManaged(t *testing.T) {
 	spec := map[string]any{"a": 1}
 	obj := map[string]any{"metadata": map[string]any{"name": "x", "managedFields": []any{1}}, "spec": spec}
-	e := &Engine{decl: load.Declarations{ServerManaged: [][]string{{"metadata", "managedFields"}, {"status"}, {"spec", "a", "b"}}}}
+	e := &core{decl: load.Declarations{ServerManaged: [][]string{{"metadata", "managedFields"}, {"status"}, {"spec", "a", "b"}}}}
 	got := e.withoutServerManaged(obj)
 	if want := map[string]any{"metadata": map[string]any{"name": "x"}, "spec": spec}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)

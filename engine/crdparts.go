@@ -41,7 +41,7 @@ type crdPart struct {
 
 // crdPartsOf reads a kind's crdCheckParts in the CUE's order, which is the
 // order of their findings.
-func (e *Engine) crdPartsOf(v cue.Value) ([]crdPart, error) {
+func (e *core) crdPartsOf(v cue.Value) ([]crdPart, error) {
 	it, err := v.Fields()
 	if err != nil {
 		return nil, e.cueError("reading crdCheckParts", err)

@@ -36,9 +36,3 @@ func (e *Engine) CRDs() (_ []map[string]any, err error) {
 	})
 	return out, nil
 }
-
-// crdSchema is the openAPIV3Schema of the kind's CRD, nil when it has none
-// (crd.Schemas).
-func (e *Engine) crdSchema(apiVersion, kind string) map[string]any {
-	return e.schemas.Of(e.cur.Load().Schemas, apiVersion, kind)
-}

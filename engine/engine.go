@@ -7,9 +7,8 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"cuelang.org/go/cue"
@@ -71,90 +70,25 @@ type Options struct {
 
 // Engine is the compiled CUE. It is safe for concurrent use.
 //
-// After RecycleAfter evaluations the engine compiles its CUE afresh into a
-// new runtime, and swaps it in; evaluations under way finish on the old.
-// That bounds what a CUE runtime keeps per evaluation. CUE's table of
-// labels belongs to the process, not to a runtime: opaque keys (k8s/aliases.go)
-// keep it from growing with the objects' label keys.
+// An Engine is a load's outcome around its serving core (core.go): the
+// load compiles the CUE, checks the admin's files and tries their rules
+// (probe.go), and keeps here what only it reads; sessions, their reviews
+// and renders reach the core alone.
 type Engine struct {
-	cur          atomic.Pointer[compiled]
-	instances    []*build.Instance
-	recycleAfter int64
-	planCacheMax int
+	*core
+	instances []*build.Instance
 	// trialCacheDir keeps the trials' outcomes across processes
 	// (keptrials.go).
 	trialCacheDir string
-	rebuilding    atomic.Bool
-	// guard is the load's, while it runs (stall.go); evalLimit is the
-	// work each of the load's evaluations may take.
-	guard     atomic.Pointer[evalGuard]
+	// evalLimit is the work each of the load's evaluations may take
+	// (stall.go).
 	evalLimit time.Duration
-	// Recycled counts the swaps, for metrics and tests; defects the panics
-	// recovered (defect.go).
-	recycled atomic.Int64
-	defects  atomic.Int64
-	// fallbackState holds the runtime evaluations that panicked go to.
-	fallbackState
 	// warnings are the load's (Warnings).
 	warnings []Problem
 	// sources are the loaded files, by the loader's names: a variant of
 	// the policy compiles from them (defect.go's culprits).
 	sources map[string][]byte
 
-	// existingCache holds objects read from a cluster with their defaults,
-	// by identity, uid and resourceVersion (see existing).
-	existingCache *cache.LRU[*stored]
-	// pinnedCopies holds the objects parsed from pinned copies, by the
-	// ConfigMap's uid, resourceVersion and data key (see pinnedCopy).
-	pinnedCopies *cache.LRU[map[string]any]
-	// reviewCache holds the controller's reviews of stored objects (see
-	// reviewKey); reviewsMade counts the reviews evaluated (Evaluations).
-	reviewCache *cache.LRU[*cachedReview]
-	reviewsMade atomic.Int64
-	// lookupsMade counts the lookups evaluated (not from the memo),
-	// rendersMade the renders, mutationsMade the mutations and
-	// crdPartsMade the CRD check parts (Evaluations).
-	lookupsMade   atomic.Int64
-	rendersMade   atomic.Int64
-	mutationsMade atomic.Int64
-	crdPartsMade  atomic.Int64
-
-	// decl are the compiled CUE's declarations, decoded (internal/load).
-	decl load.Declarations
-	// memos is !Options.NoMemo. lookupMemo keeps the lookups' references,
-	// renderMemo the renders (by identities, and alike by content),
-	// reviewMemo the reviews and mutateMemo the mutations (all nil with
-	// NoMemo); each CUE runtime keeps the shared runtime values.
-	memos      bool
-	lookupMemo *cache.LRU[*lookupRefs]
-	renderMemo *cache.LRU[keptRender]
-	reviewMemo *cache.LRU[*cachedReview]
-	mutateMemo *cache.LRU[*mutations]
-	// crdPartMemo keeps the errors of CRD check parts (crdparts.go), nil
-	// with NoMemo.
-	crdPartMemo *cache.LRU[[]Finding]
-	// renderObjects are the ids of the objects the renders, their parts and
-	// plans declare, sorted; nil when not all are known (no policy files,
-	// whose own renders the tests keep in step; an id under a computed
-	// label). A render's edit, generator or sum of another id is a defect.
-	renderObjects []string
-	// builtin are the shipped runtimes and those policies declare, as
-	// authored, in name order; builtinByRelease the same admitted, per
-	// release vetted for, and builtinReported those the rules find fault with or warn of (BuiltinFindings).
-	builtin          []Document
-	builtinMu        sync.Mutex
-	builtinByRelease map[string][]*stored
-	builtinReported  map[string][]Result
-	// declared names the runtimes a policy declares (in package schemas).
-	declared map[string]bool
-
-	// schemas are the kinds' CRD schemas, for pruning nulls (k8s/prune.go)
-	// and the API server's checks (crd/crdschemas.go).
-	schemas *crd.Schemas
-
-	// src names the loader's files: the files on disk (policy files) or
-	// in the repository (embedded files), and which are the admin's.
-	src *source.Files
 	// policyDeclares are the paths the admin's files declare
 	// (reach.Declared), nil for none.
 	policyDeclares [][]string
@@ -171,49 +105,15 @@ type Engine struct {
 	markerBounds []crd.MarkerBound
 }
 
-// compiled is the CUE compiled into one runtime.
-type compiled struct {
-	// Program is the compiled CUE and the values read out of it
-	// (internal/load).
-	*load.Program
-	// crdParts are each kind's CRD check parts (crdparts.go), in the
-	// CUE's order.
-	crdParts map[string]map[string][]crdPart
-	// carried are the input paths each kind's review only carries over
-	// (carried.go).
-	carried map[string]map[string][]carriedPath
-	// meetsCache keeps whether a value meets a carried entry's constraint.
-	meetsCache *cache.LRU[bool]
-	planCache  *planCache
-	// sharedRuntimes are the runtimes encoded for reviews to share
-	// (runtimevalue.go), by content; nil with Options.NoMemo.
-	sharedRuntimes *cache.LRU[*sharedRuntime]
-	// combined are the renders with the parts a plan chose, by apiVersion,
-	// kind and the parts' names.
-	combined    sync.Map
-	evaluations atomic.Int64
-}
-
-// pinnedCopiesSize bounds the pinned copies kept parsed (cluster.go), as
-// many as the cluster objects kept with their defaults.
-const pinnedCopiesSize = 1024
-
-// existingCacheSize bounds the objects read from a cluster and kept with
-// their defaults (cluster.go's existing), the least recently used dropped
-// first.
-const existingCacheSize = 1024
-
-// DefaultRecycleAfter is how many evaluations an engine's CUE runtime serves
-// before the engine compiles a fresh one.
-const DefaultRecycleAfter = 20000
-
 // New loads and compiles the CUE. A broken CUE file fails here, with its
 // file, line and column.
 func New(opts Options) (_ *Engine, err error) {
-	e := &Engine{src: source.NewFiles(), policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize, trialCacheDir: opts.TrialCacheDir, evalLimit: evalLimit,
+	e := &Engine{core: &core{src: source.NewFiles(), declared: map[string]bool{}, recycleAfter: int64(opts.RecycleAfter), planCacheMax: opts.PlanCacheSize,
 		pinnedCopies:  cache.NewLRU[map[string]any](pinnedCopiesSize),
 		existingCache: cache.NewLRU[*stored](existingCacheSize),
-		reviewCache:   cache.NewLRU[*cachedReview](reviewCacheSize)}
+		reviewCache:   cache.NewLRU[*cachedReview](reviewCacheSize)},
+		policyFiles: map[string]*policyFile{}, policyPaths: map[string]bool{}, trialCacheDir: opts.TrialCacheDir, evalLimit: evalLimit}
+	e.recompile = e.compile
 	if e.memos = !opts.NoMemo; e.memos {
 		e.lookupMemo = cache.NewLRU[*lookupRefs](DefaultLookupMemoSize)
 		e.renderMemo = cache.NewLRU[keptRender](DefaultRenderMemoSize)
@@ -271,6 +171,7 @@ func New(opts Options) (_ *Engine, err error) {
 	}
 	e.policyDeclares = reach.Declared(added)
 	e.schemas = crd.NewSchemas(e.src, e.policyDeclares)
+	e.policyRenders = len(e.policyFiles) > 0
 	build := e.build
 	if len(e.policyFiles) > 0 {
 		// The admin's CUE may evaluate for as long as it says: the load
@@ -369,60 +270,6 @@ func (e *Engine) compileInstances(instances []*build.Instance, opts ...cuecontex
 	return c, nil
 }
 
-// compiled returns the CUE runtime to evaluate one object with, and
-// starts a fresh one when this one has served its share.
-func (e *Engine) compiled() *compiled {
-	c := e.cur.Load()
-	if c.evaluations.Add(1) == e.recycleAfter && e.rebuilding.CompareAndSwap(false, true) {
-		go func() {
-			defer e.rebuilding.Store(false)
-			// A panic of the compilation's leaves this runtime in force.
-			defer func() {
-				if r := recover(); r != nil {
-					e.recovered(r, "a fresh compilation", nil)
-				}
-			}()
-			if fresh, err := e.compile(); err == nil {
-				e.cur.CompareAndSwap(c, fresh)
-				e.recycled.Add(1)
-			}
-		}()
-	}
-	return c
-}
-
-// Recycled reports how many times the engine swapped in a fresh CUE runtime.
-func (e *Engine) Recycled() int64 { return e.recycled.Load() }
-
-// Evaluations count what the engine evaluated, not what its memos served:
-// the reviews, the lookups, the renders, the mutators' edits and the CRD
-// check parts. With the requests answered they give the memos' hits.
-type Evaluations struct {
-	Reviews, Lookups, Renders, Mutations, CRDParts int64
-}
-
-// Evaluations reports what the engine evaluated since it loaded, for
-// metrics (cuetrainer_engine_evaluations_total).
-func (e *Engine) Evaluations() Evaluations {
-	return Evaluations{
-		Reviews:   e.reviewsMade.Load(),
-		Lookups:   e.lookupsMade.Load(),
-		Renders:   e.rendersMade.Load(),
-		Mutations: e.mutationsMade.Load(),
-		CRDParts:  e.crdPartsMade.Load(),
-	}
-}
-
-// typed is obj, an object of the kind the document names, with its typed
-// parts as Kubeflow's controller reads them (k8s/typed.go).
-func (e *Engine) typed(doc Document, obj map[string]any) map[string]any {
-	parts := e.decl.TypedParts[doc.APIVersion()][doc.Kind()]
-	if len(parts) == 0 || obj == nil {
-		return obj
-	}
-	return k8s.TypedView(obj, parts)
-}
-
 // loadBuiltin reads the shipped runtimes out of the runtimes package.
 // A policy directory may add runtimes too, under the same field of package
 // schemas; one of the name of a shipped runtime replaces it.
@@ -495,17 +342,9 @@ func (e *Engine) loadSummary() string {
 	return "the embedded CUE does not load"
 }
 
-// cueError words a CUE error with the positions of its CUE sources.
-func (e *Engine) cueError(what string, err error) error {
-	return fmt.Errorf("%s: %s", what, e.Details(err))
-}
-
 // Details prints a CUE error the way the cue command does, with the file
 // names a user knows.
 func (e *Engine) Details(err error) string { return e.src.Details(err) }
-
-// Kind names a kind by apiVersion and kind.
-type Kind struct{ APIVersion, Kind string }
 
 // Admitted returns the kinds the engine admits (has a review for), sorted.
 func (e *Engine) Admitted() []Kind {
@@ -554,42 +393,46 @@ func (e *Engine) Summarized() []Kind {
 	return out
 }
 
-// withoutServerManaged returns obj without the fields the API server manages
-// (serverManaged), copying only the maps on their paths; obj is unchanged.
-func (e *Engine) withoutServerManaged(obj map[string]any) map[string]any {
-	for _, p := range e.decl.ServerManaged {
-		obj = without(obj, p)
-	}
-	return obj
-}
+// markerFile is the loader's name of the file of the policies' markers.
+const markerFile = root + "/schemas/zz-policy-markers.cue"
 
-// without returns m without the field at path, sharing what is off the path.
-func without(m map[string]any, path []string) map[string]any {
-	v, ok := m[path[0]]
-	if !ok {
-		return m
-	}
-	var rest any
-	if len(path) > 1 {
-		sub, isMap := v.(map[string]any)
-		if !isMap {
-			return m
+// NewSession starts an empty cluster, holding the shipped runtimes unless
+// told otherwise.
+func (e *Engine) NewSession(opts SessionOptions) *Session { return e.core.newSession(opts) }
+
+// Fallbacks are the kinds' evaluations that go to the fallback runtime, in
+// order.
+func (e *Engine) Fallbacks() []Fallback {
+	var out []Fallback
+	e.fellBackBy.Range(func(k, v any) bool {
+		parts := strings.Split(k.(string), "\x00")
+		out = append(out, Fallback{Kind: Kind{APIVersion: parts[0], Kind: parts[1]}, Sort: parts[2], Defect: v.(*Defect)})
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Kind != b.Kind {
+			return a.Kind.APIVersion+a.Kind.Kind < b.Kind.APIVersion+b.Kind.Kind
 		}
-		if rest = without(sub, path[1:]); len(rest.(map[string]any)) == len(sub) {
-			return m // nothing to drop below
-		}
-	}
-	out := make(map[string]any, len(m))
-	for k, x := range m {
-		out[k] = x
-	}
-	if len(path) == 1 {
-		delete(out, path[0])
-	} else {
-		out[path[0]] = rest
-	}
+		return a.Sort < b.Sort
+	})
 	return out
 }
 
-// markerFile is the loader's name of the file of the policies' markers.
-const markerFile = root + "/schemas/zz-policy-markers.cue"
+// Defects counts the panics the engine recovered, for metrics and tests.
+func (e *Engine) Defects() int64 { return e.defects.Load() }
+
+// Recycled reports how many times the engine swapped in a fresh CUE runtime.
+func (e *Engine) Recycled() int64 { return e.recycled.Load() }
+
+// Evaluations reports what the engine evaluated since it loaded, for
+// metrics (cuetrainer_engine_evaluations_total).
+func (e *Engine) Evaluations() Evaluations {
+	return Evaluations{
+		Reviews:   e.reviewsMade.Load(),
+		Lookups:   e.lookupsMade.Load(),
+		Renders:   e.rendersMade.Load(),
+		Mutations: e.mutationsMade.Load(),
+		CRDParts:  e.crdPartsMade.Load(),
+	}
+}

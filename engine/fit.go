@@ -84,7 +84,7 @@ func (rn *rendering) misfit(obj map[string]any) string {
 // do not fit their kinds, and what made each misfit: the objects are built
 // again and the edit groups made one at a time, in applyEdits' order.
 func (rn *rendering) checkFit(objects map[string]map[string]any) bool {
-	if len(rn.s.e.policyFiles) == 0 {
+	if !rn.s.e.policyRenders {
 		return true
 	}
 	pending, again, ok := rn.failing(objects, func(obj map[string]any) bool { return rn.misfit(obj) != "" })

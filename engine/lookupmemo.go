@@ -52,7 +52,7 @@ func (s *Session) lookupsFor(c *compiled, doc Document, req Request, unchanged b
 
 // lookupPaths are the input paths the kind's lookups read on op: reads,
 // and updateReads on an UPDATE.
-func (e *Engine) lookupPaths(apiVersion, kind, op string) [][]string {
+func (e *core) lookupPaths(apiVersion, kind, op string) [][]string {
 	if op == contract.OpUpdate {
 		return e.decl.LookupReads[apiVersion][kind][contract.OpUpdate]
 	}

@@ -80,7 +80,7 @@ func mergeInto(m contract.Merge, object, runtimeObject map[string]any) (any, err
 // runtime, by name, as a render computes them (mergeTemplate): nil when
 // the input has no patch to merge, so that a review without any sees the
 // runtime alone. A merge that fails is left out; the render reports it.
-func (e *Engine) reviewMerges(doc Document, runtime *stored) map[string]any {
+func (e *core) reviewMerges(doc Document, runtime *stored) map[string]any {
 	if runtime == nil {
 		return nil
 	}

@@ -38,7 +38,7 @@ type outputError struct {
 
 // decodeOutputs reads the outputs of an evaluated render or plan; absent
 // fields are empty.
-func (e *Engine) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
+func (e *core) decodeOutputs(v cue.Value, plan bool) (outputs, *outputError) {
 	var out outputs
 	var err error
 	if f := v.LookupPath(contract.PathErrors); f.Exists() {

@@ -19,7 +19,7 @@ import (
 // an admin's edit group to a scalar that a later group changes, and makes
 // it the group's defect, at the op, naming the group that changes it.
 func (trialRenders) checkOverwrites(rn *rendering, objects map[string]map[string]any) bool {
-	if len(rn.s.e.policyFiles) == 0 {
+	if !rn.s.e.policyRenders {
 		return true
 	}
 	groups := rn.do.groups // in applyEdits' order

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue/ast"
@@ -294,3 +295,46 @@ func (e *Engine) lintPolicy(c *compiled) lint.Report {
 // policyLooks are the paths of the values the admin's files look at
 // (lint.Looks).
 func (e *Engine) policyLooks() [][]string { return lint.Looks(e.instances, e.policyASTs()) }
+
+// withoutPolicyReads drops from carried the entries whose values an
+// admin's file looks at (policyLooks), so that its rules see the values,
+// not tokens. The load's check of carried (checkCarried) reviews the
+// probes with values and with tokens, and sees a rule that looks at a
+// value only when a probe reaches it: `object.metadata.name =~ "^tmp-"`
+// fires on no probe, and would have fired on no TrainJob, its name a
+// token. A look matches an entry by its last two labels (metadata.name,
+// env.*.value), so that `self.name == "BAD"` of an env item leaves the
+// TrainJob's name carried; a look the syntax hides is left to
+// checkCarried.
+func (e *Engine) withoutPolicyReads(carried map[string]map[string][]carriedPath) {
+	looks := e.policyLooks()
+	if len(looks) == 0 {
+		return
+	}
+	for apiVersion, kinds := range carried {
+		for kind, paths := range kinds {
+			kept := paths[:0]
+			for _, p := range paths {
+				if !slices.ContainsFunc(looks, func(look []string) bool { return looksAt(look, p.path) }) {
+					kept = append(kept, p)
+				}
+			}
+			carried[apiVersion][kind] = kept
+		}
+	}
+}
+
+// looksAt says a look's path ends as a carried path does, in its last
+// two labels ("*" in the carried path stands for any).
+func looksAt(look, path []string) bool {
+	k := min(2, len(path))
+	if len(look) < k {
+		return false
+	}
+	for i := 1; i <= k; i++ {
+		if want := path[len(path)-i]; want != "*" && look[len(look)-i] != want {
+			return false
+		}
+	}
+	return true
+}

@@ -596,7 +596,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		}
 		// And with the carried values as tokens, as the memo gives them.
 		in, old := value.Project(doc.Object, paths), map[string]any(nil)
-		t := carryInto(c, e, carryAll, c.carried[doc.APIVersion()][doc.Kind()], &in, &old, update)
+		t := carryInto(c, e.core, carryAll, c.carried[doc.APIVersion()][doc.Kind()], &in, &old, update)
 		if t == nil {
 			continue
 		}

@@ -26,7 +26,7 @@ import (
 // before any edit is the runtime's (declaredChecks say so of a runtime
 // declared in CUE).
 func (trialRenders) checkRefusals(rn *rendering, objects map[string]map[string]any) bool {
-	if len(rn.s.e.policyFiles) == 0 || !policyEdits(rn) {
+	if !rn.s.e.policyRenders || !policyEdits(rn) {
 		return true
 	}
 	pending, again, ok := rn.failing(objects, func(obj map[string]any) bool { return len(refused(rn, obj)) > 0 })
@@ -84,7 +84,7 @@ func refused(rn *rendering, obj map[string]any) []Finding {
 	// An edit's numbers are json.Numbers, which CUE would take for text.
 	fs, err := rn.s.e.objectChecks(checks, value.Numbers(value.DeepCopy(obj)).(map[string]any), contract.PhaseRender)
 	if err != nil {
-		return []Finding{{Phase: contract.PhaseRuleError, Rule: contract.FieldRefusals, Detail: rn.s.e.Details(err)}}
+		return []Finding{{Phase: contract.PhaseRuleError, Rule: contract.FieldRefusals, Detail: rn.s.e.src.Details(err)}}
 	}
 	return fs
 }
@@ -101,7 +101,7 @@ func refusalTexts(fs []Finding) []string {
 // objectChecks evaluates checks of an object, as declaredChecks and
 // refusals hold them ({object, context: quantities, errors}): the object
 // and its quantities filled in, the errors as findings of phase.
-func (e *Engine) objectChecks(checks cue.Value, obj map[string]any, phase Phase) ([]Finding, error) {
+func (e *core) objectChecks(checks cue.Value, obj map[string]any, phase Phase) ([]Finding, error) {
 	v := checks.FillPath(contract.PathObject, obj).FillPath(contract.PathDeclaredQuantities, k8s.Quantities(obj))
 	return k8s.DecodeFindings(e.src, v.LookupPath(contract.PathErrors), phase)
 }

@@ -152,7 +152,7 @@ func (s *Session) renderMemoized(r Result, opts RenderOptions) Rendered {
 // JobSet's pods refused. Such a render fails for the input, with the
 // object, the field and apimachinery's words, and builds nothing.
 func (s *Session) checkBuiltMeta(out Rendered) Rendered {
-	if len(s.e.policyFiles) == 0 || len(out.Errors) > 0 {
+	if !s.e.policyRenders || len(out.Errors) > 0 {
 		return out
 	}
 	for _, obj := range out.Objects {
@@ -289,7 +289,7 @@ type rendering struct {
 // fail stops the render with an internal error: CUE the engine could not
 // read, or an edit it rejects.
 func (rn *rendering) fail(what string, err error) bool {
-	detail := rn.s.e.Details(err)
+	detail := rn.s.e.src.Details(err)
 	if detail == "" {
 		detail = err.Error() // not a CUE error: an edit the engine rejects
 	}
@@ -315,7 +315,7 @@ func (rn *rendering) defect(rule string, at cue.Path, format string, args ...any
 // those of objects built once, but it would never be made. An id computed
 // by the CUE escapes the load's checks of literal ids; this is where it is
 // caught (at the load, when a probe's trial render makes it). Without
-// the ids of every render (see Engine.renderObjects) it says nothing.
+// the ids of every render (see core.renderObjects) it says nothing.
 func (rn *rendering) undeclared(rule string, at cue.Path, what, id string) {
 	ids := rn.s.e.renderObjects
 	if ids == nil || slices.Contains(ids, id) {
@@ -444,7 +444,7 @@ func (rn *rendering) decodeOutputs() bool {
 	do, err := rn.s.e.decodeOutputs(rn.rv, false)
 	if err != nil {
 		rule := strings.ReplaceAll(err.what, " ", ".")
-		rn.defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, rn.s.e.Details(err.err))
+		rn.defect(rule, cue.ParsePath(rule), "%s does not decode: %s", rule, rn.s.e.src.Details(err.err))
 		// A policy's value that breaks a shipped rule: the admin's line.
 		if src := rn.s.e.src.PolicySource(err.err); src != "" {
 			rn.out.Errors[len(rn.out.Errors)-1].Source = src
@@ -474,7 +474,7 @@ func (rn *rendering) buildObjects(objects map[string]map[string]any) bool {
 	for it.Next() {
 		var obj map[string]any
 		if err := value.DecodeJSON(it.Value(), &obj); err != nil {
-			rn.defect("objects."+it.Selector().String(), cue.MakePath(contract.SelObjects, it.Selector()), "the object does not decode: %s", rn.s.e.Details(err))
+			rn.defect("objects."+it.Selector().String(), cue.MakePath(contract.SelObjects, it.Selector()), "the object does not decode: %s", rn.s.e.src.Details(err))
 			return false
 		}
 		id := it.Selector().Unquoted()
@@ -607,7 +607,7 @@ func (rn *rendering) runGenerators(objects map[string]map[string]any) bool {
 }
 
 // yamlOf gives a context entry as YAML to a generator: the runtime only.
-func yamlOf(e *Engine, runtime *stored) edit.YAMLSource {
+func yamlOf(e *core, runtime *stored) edit.YAMLSource {
 	return func(name string) (string, error) {
 		if name != contract.FieldRuntime || runtime == nil {
 			return "", fmt.Errorf("no context entry %q to write as YAML", name)

@@ -135,7 +135,7 @@ func (s *Session) carryRender(r Result, mode carryMode, entry string) (*valueTok
 // generate runs the generators a deferred render left (gens) on its
 // objects, once the carried values are back: a key pair is made for each
 // caller, never shared, and a seed is hashed from the value itself.
-func (out Rendered) generate(e *Engine, runtime *stored) Rendered {
+func (out Rendered) generate(e *core, runtime *stored) Rendered {
 	source := yamlOf(e, runtime)
 	for _, pg := range out.gens {
 		i := slices.IndexFunc(out.Objects, func(o map[string]any) bool { return objectKey(o) == pg.object })

@@ -117,13 +117,13 @@ func readsOf(runtime *stored, found map[string]any, listed map[string]map[string
 }
 
 // cachedReview returns the review kept under key, nil when there is none.
-func (e *Engine) cachedReview(key string) *cachedReview {
+func (e *core) cachedReview(key string) *cachedReview {
 	cr, _ := e.reviewCache.Get(key)
 	return cr
 }
 
 // keepReview keeps a review, which nothing changes after.
-func (e *Engine) keepReview(key string, cr *cachedReview) {
+func (e *core) keepReview(key string, cr *cachedReview) {
 	if cr == nil {
 		return
 	}

@@ -25,7 +25,7 @@ type sharedRuntime struct {
 
 // sharedRuntime returns the shared values of a runtime, nil with
 // Options.NoMemo.
-func (c *compiled) sharedRuntime(e *Engine, runtime *stored) *sharedRuntime {
+func (c *compiled) sharedRuntime(e *core, runtime *stored) *sharedRuntime {
 	if c.sharedRuntimes == nil {
 		return nil
 	}

@@ -44,7 +44,7 @@ type SessionOptions struct {
 // Session admits objects in order, like an API server with its webhooks:
 // an admitted object exists for the objects after it.
 type Session struct {
-	e    *Engine
+	e    *core
 	opts SessionOptions
 	// pinned is the runtime the session evaluates on, when not the one in
 	// force: the fallback's (defect.go).
@@ -134,7 +134,7 @@ type stored struct {
 	strsOnce sync.Once
 	strs     map[string]int
 	// tooBig says why a cluster's object was not evaluated: too big
-	// (k8s/limits.go, Engine.existing); "" for one that was.
+	// (k8s/limits.go, core.existing); "" for one that was.
 	tooBig string
 	// typedObj is the object with its typed parts as Kubeflow reads them
 	// (k8s/typed.go), made once.
@@ -143,8 +143,8 @@ type stored struct {
 }
 
 // typed is the object with its typed parts as Kubeflow's controller reads
-// them (Engine.typed), made once per stored object.
-func (st *stored) typed(e *Engine) map[string]any {
+// them (core.typed), made once per stored object.
+func (st *stored) typed(e *core) map[string]any {
 	st.typedOnce.Do(func() { st.typedObj = e.typed(st.doc, st.doc.Object) })
 	return st.typedObj
 }
@@ -201,9 +201,8 @@ func (r Result) Identity() string {
 	return strings.TrimSpace(r.Doc.Kind() + " " + name)
 }
 
-// NewSession starts an empty cluster, holding the shipped runtimes unless
-// told otherwise.
-func (e *Engine) NewSession(opts SessionOptions) *Session {
+// newSession is NewSession's work, the core's.
+func (e *core) newSession(opts SessionOptions) *Session {
 	s := newSession(e, opts)
 	if !opts.NoBuiltinRuntimes {
 		for _, st := range e.builtinRuntimes(opts.Release) {
@@ -213,14 +212,14 @@ func (e *Engine) NewSession(opts SessionOptions) *Session {
 	return s
 }
 
-func newSession(e *Engine, opts SessionOptions) *Session {
+func newSession(e *core, opts SessionOptions) *Session {
 	return &Session{e: e, opts: opts, mu: &sync.RWMutex{}, objects: map[string]*stored{}, context: map[string]map[string]any{},
 		seen: map[string]Document{}, journal: new([]string)}
 }
 
 // builtinRuntimes admits the shipped runtimes once per release the engine
 // is asked about; sessions share the result, which nothing mutates.
-func (e *Engine) builtinRuntimes(release string) []*stored {
+func (e *core) builtinRuntimes(release string) []*stored {
 	e.builtinMu.Lock()
 	defer e.builtinMu.Unlock()
 	if sts, ok := e.builtinByRelease[release]; ok {
@@ -275,7 +274,7 @@ func (s *Session) BuiltinFindings() []Result {
 // yaml returns the object as YAML, as sigs.k8s.io/yaml writes a typed
 // object (sorted keys, quantities canonical, typed parts' zero values
 // left out), made once per stored object.
-func (st *stored) yaml(e *Engine) (string, error) {
+func (st *stored) yaml(e *core) (string, error) {
 	st.yamlOnce.Do(func() {
 		// As a typed object marshals: quantities canonical (3.5 is 3500m).
 		b, err := yaml.Marshal(k8s.CanonicalObject(st.typed(e)))
@@ -528,7 +527,7 @@ func (s *Session) keep(doc Document) Result {
 // nearContextKind is the context kind (apiVersion and kind) a slip from
 // the one given: the same apiVersion and a kind a letter or two away, or
 // the same kind and an apiVersion a letter or two away; "" when none is.
-func (e *Engine) nearContextKind(apiVersion, kind string) string {
+func (e *core) nearContextKind(apiVersion, kind string) string {
 	if meant := source.Suggest(kind, value.SortedKeys(e.decl.ContextKinds[apiVersion])); meant != "" {
 		return apiVersion + " " + meant
 	}
@@ -1147,7 +1146,7 @@ func (s *Session) fallbackMutations(doc Document, in, old map[string]any, op, no
 // ClusterTrainingRuntime's YAML may carry one, which kubectl sends), as
 // rest.EnsureObjectNamespaceMatchesRequestNamespace does. The object is
 // copied, not changed.
-func (e *Engine) asServerHasIt(doc Document) Document {
+func (e *core) asServerHasIt(doc Document) Document {
 	md := k8s.Meta(doc.Object)
 	if _, ok := md["namespace"]; !ok || !e.clusterScoped(k8s.GroupOf(doc.APIVersion()), doc.Kind()) {
 		return doc
@@ -1163,7 +1162,7 @@ func (e *Engine) asServerHasIt(doc Document) Document {
 // mutatesNothing says whether every mutation of a kind's mutator needs
 // something of the request that req has not (mutatorNeeds): the mutator
 // would make no edit.
-func (e *Engine) mutatesNothing(apiVersion, kind string, req Request) bool {
+func (e *core) mutatesNothing(apiVersion, kind string, req Request) bool {
 	byMutation, ok := e.decl.MutatorNeeds[apiVersion][kind]
 	if !ok {
 		return false
@@ -1235,7 +1234,7 @@ func (s *Session) mutations(c *compiled, m cue.Value, kind string, in, old map[s
 	}
 	var rules map[string][]edit.Edit
 	if err := value.DecodeJSON(v, &rules); err != nil {
-		ms.err = &MutationError{Source: s.e.src.SourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.Details(err))}
+		ms.err = &MutationError{Source: s.e.src.SourceOf(v), Detail: fmt.Sprintf("%s: mutations: %s", kind, s.e.src.Details(err))}
 		return ms
 	}
 	for _, name := range value.SortedKeys(rules) {
@@ -1290,7 +1289,7 @@ func (ms *mutations) made(doc Document) (map[string]any, error) {
 // mutatorInput is what the kind's mutator is given of the object and of
 // the old one: the paths its reads name, when it names them, else the
 // whole objects.
-func (e *Engine) mutatorInput(doc Document, old map[string]any) (map[string]any, map[string]any) {
+func (e *core) mutatorInput(doc Document, old map[string]any) (map[string]any, map[string]any) {
 	reads, ok := e.decl.MutatorReads[doc.APIVersion()][doc.Kind()]
 	if !ok {
 		return doc.Object, old
@@ -1423,7 +1422,7 @@ func (s *Session) findAll(ctx context.Context, input map[string]any, refs map[st
 // internal reports a failure of the CUE itself (a rule that does not
 // evaluate), with the CUE positions.
 func (s *Session) internal(r Result, what string, err error) Result {
-	r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.Details(err))})
+	r.Errors = append(r.Errors, Finding{Phase: contract.PhaseInput, Type: "Internal error", Detail: fmt.Sprintf("evaluating %s: %s", what, s.e.src.Details(err))})
 	return r
 }
 
@@ -1451,7 +1450,7 @@ func (s *Session) Listed() []Listed {
 }
 
 // admits reports whether the CUE has a review for the kind.
-func (e *Engine) admits(apiVersion, kind string) bool {
+func (e *core) admits(apiVersion, kind string) bool {
 	_, ok := e.cur.Load().Reviews[apiVersion][kind]
 	return ok
 }
