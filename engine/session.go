@@ -236,9 +236,10 @@ func (e *core) builtinRuntimes(release string) []*stored {
 		} else {
 			r, st = s.evaluateRecovered(context.Background(), doc, Request{})
 		}
-		// Reported: what the rules find fault with, and the warnings of a
-		// runtime a policy declares (a YAML runtime's would show too).
-		if len(r.Errors) > 0 || len(r.Warnings) > 0 && e.declared[doc.Name()] {
+		// Reported: what the rules find fault with or warn of (vet prints
+		// both: an audit rule every runtime breaks shows), as a YAML
+		// runtime's would.
+		if len(r.Errors) > 0 || len(r.Warnings) > 0 {
 			rejected = append(rejected, r)
 		}
 		if st != nil && !hasPhase(r.Errors, contract.PhaseSchema, contract.PhaseCRD, contract.PhaseWebhook) {
@@ -257,8 +258,8 @@ func (e *core) builtinRuntimes(release string) []*stored {
 
 // BuiltinFindings returns the runtimes that exist from the start (shipped,
 // or declared by a policy) that the loaded rules find fault with (a
-// policy's rule that they break), and those a policy declares that draw
-// warnings, as admitting them gave; empty for a session without them. A
+// policy's rule that they break) or warn of, as admitting them gave;
+// empty for a session without them. A
 // runtime rejected by a schema, CRD or webhook rule does not exist for
 // the session's documents.
 func (s *Session) BuiltinFindings() []Result {

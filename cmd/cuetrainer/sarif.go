@@ -150,8 +150,14 @@ func writeSARIFReport(w io.Writer, rep *vetReport) error {
 			}
 			run.Results = append(run.Results, sarifResult{RuleID: rid, RuleIndex: i, Level: level, Message: sarifMessage{id + text}, Locations: locs})
 		}
+		// A builtin runtime's rejection left out of the exit status
+		// (--fail-on-builtin=false) fails no check either: a warning.
+		level := "error"
+		if r.shipped && rep.builtinAdvisory {
+			level = "warning"
+		}
 		for _, f := range r.errors {
-			add(f, "error", f.String())
+			add(f, level, f.String())
 		}
 		for _, f := range r.warnings {
 			if f.Phase == "" {

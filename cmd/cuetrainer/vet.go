@@ -20,6 +20,10 @@ type vetOptions struct {
 	release string
 	strict  bool
 	verbose bool
+	// failOnBuiltin counts the builtin runtimes' rejections in the exit
+	// status; printAdmitted writes the documents as admitted.
+	failOnBuiltin bool
+	printAdmitted bool
 }
 
 var releasePattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+(\.[0-9]+)?$`)
@@ -43,9 +47,16 @@ With --policy-dir and no PATH, vet checks the policy alone, as an admin's CI wou
 (each rule linted and tried on probes made from every runtime) and the runtimes it ships and
 declares are vetted.
 
+The builtin runtimes (those cuetrainer ships and those the policy declares) are vetted first:
+each one the policy's rules reject or warn of is printed, marked (shipped) or (declared by the
+policy), and the summary line counts them apart from the documents given. --print-admitted
+writes each admitted document to standard output as the API server would store it: with its
+CRD's defaults and the mutating webhooks' changes (mutators).
+
 Exit status: 0 when everything is admitted (warnings allowed), 1 when anything is rejected,
-2 for usage errors, a policy that does not load or has a rule that fails, unreadable files
-and YAML/JSON syntax errors. The highest wins.`,
+a builtin runtime included (--fail-on-builtin=false reports those and leaves them out), 2 for
+usage errors, a policy that does not load or has a rule that fails, unreadable files and
+YAML/JSON syntax errors. The highest wins; the summary line says what it counts.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, append(o.files, args...))
 		},
@@ -57,6 +68,8 @@ and YAML/JSON syntax errors. The highest wins.`,
 	cmd.Flags().StringVar(&o.release, "release", "", "the Kubeflow Trainer release (vX.Y) to check deprecated runtimes' removal windows against")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "also list the documents no rule reads")
+	cmd.Flags().BoolVar(&o.failOnBuiltin, "fail-on-builtin", true, "exit 1 when the policy rejects a builtin runtime (shipped, or declared by the policy); false still reports it")
+	cmd.Flags().BoolVar(&o.printAdmitted, "print-admitted", false, "write each admitted document to standard output as YAML, its CRD's defaults and the mutators' changes applied (with -o text; a report then goes to --report FORMAT=FILE)")
 	return cmd
 }
 
@@ -89,6 +102,9 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	}
 	if o.release != "" && !releasePattern.MatchString(o.release) {
 		return usageError{fmt.Errorf("--release %q: must be a release such as v2.3", o.release)}
+	}
+	if o.printAdmitted && o.output != "text" {
+		return usageError{fmt.Errorf("--print-admitted writes the documents to standard output, where -o %s writes its report: give --report %s=FILE instead", o.output, o.output)}
 	}
 	if len(paths) == 0 && len(o.policyDirs) == 0 {
 		return usageError{fmt.Errorf("nothing to vet: give one or more files, directories or -, or --policy-dir to check a policy alone")}
@@ -140,11 +156,19 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 			v.errors = append(v.errors, v.warnings...)
 			v.warnings = nil
 		}
-		code = max(code, exitCode(v.errors))
+		if !v.shipped || o.failOnBuiltin {
+			code = max(code, exitCode(v.errors))
+		}
 		rep.results = append(rep.results, v)
 	}
+	rep.builtinAdvisory = !o.failOnBuiltin
 	if err := writeReports(cmd, targets, rep, o.verbose); err != nil {
 		return err
+	}
+	if o.printAdmitted {
+		if err := writeAdmitted(cmd.OutOrStdout(), rep.results); err != nil {
+			return err
+		}
 	}
 	if code != exitOK {
 		return exitError{code}
@@ -152,7 +176,8 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 	return nil
 }
 
-func writeText(w io.Writer, results []vetted, verbose bool) {
+func writeText(w io.Writer, rep *vetReport, verbose bool) {
+	results := rep.results
 	reported := map[string]bool{}
 	for _, r := range results {
 		// A rule that fails is the policy's defect, said once, at the
@@ -177,16 +202,44 @@ func writeText(w io.Writer, results []vetted, verbose bool) {
 			fmt.Fprintf(w, "%s: %s: skipped: %s is not read by any rule\n", where(r.Result, nil), r.Identity(), r.Doc.APIVersion())
 		}
 	}
-	fmt.Fprintln(w, summaryLine(results, verbose))
+	fmt.Fprintln(w, summaryLine(results, verbose, rep.builtinAdvisory))
 }
 
-// summaryLine says what vet did with the documents it was given (not the
-// shipped runtimes): how many it admitted, rejected, kept for the rules to
-// read and left unread, and how many warnings it gave.
-func summaryLine(results []vetted, verbose bool) string {
+// writeAdmitted writes the documents given that were admitted (or kept as
+// context, or read by no rule: the API server stores those too), each as
+// admitting it made it: its CRD's defaults and the mutators' changes
+// applied. A document that was not evaluated is written as given.
+func writeAdmitted(w io.Writer, results []vetted) error {
+	var objs []map[string]any
+	for _, r := range results {
+		if r.shipped || len(r.errors) > 0 || r.Doc.Object == nil {
+			continue
+		}
+		obj := r.Object
+		if obj == nil {
+			obj = r.Doc.Object
+		}
+		objs = append(objs, obj)
+	}
+	return writeObjects(w, objs, "yaml")
+}
+
+// summaryLine says what vet did with the documents it was given: how many
+// it admitted, rejected, kept for the rules to read and left unread, and
+// how many warnings it gave; then, apart, how many builtin runtimes the
+// policy rejects and warns of, which count in the exit status unless
+// advisory (--fail-on-builtin=false). The line and the exit status agree.
+func summaryLine(results []vetted, verbose, advisory bool) string {
 	var docs, admitted, rejected, context, skipped, warnings int
+	var builtinRejected, builtinWarned int
 	for _, r := range results {
 		if r.shipped {
+			if len(r.errors) > 0 {
+				builtinRejected++
+			}
+			if len(r.warnings) > 0 {
+				builtinWarned++
+			}
 			continue
 		}
 		docs++
@@ -202,9 +255,16 @@ func summaryLine(results []vetted, verbose bool) string {
 			admitted++
 		}
 	}
+	var builtin string
+	if builtinRejected+builtinWarned > 0 {
+		builtin = fmt.Sprintf("; builtin runtimes: %d rejected, %d with warnings", builtinRejected, builtinWarned)
+		if builtinRejected > 0 && advisory {
+			builtin += " (not in the exit status: --fail-on-builtin=false)"
+		}
+	}
 	if docs == 0 {
 		// The policy alone (or an empty directory): it loaded.
-		return "cuetrainer vet: 0 documents; the policy loads"
+		return "cuetrainer vet: 0 documents; the policy loads" + builtin
 	}
 	line := fmt.Sprintf("cuetrainer vet: %s: %d admitted, %d rejected", plural(docs, "document"), admitted, rejected)
 	if context > 0 {
@@ -216,7 +276,7 @@ func summaryLine(results []vetted, verbose bool) string {
 			line += " (-v lists them)"
 		}
 	}
-	return line + "; " + plural(warnings, "warning")
+	return line + "; " + plural(warnings, "warning") + builtin
 }
 
 func plural(n int, noun string) string {

@@ -20,6 +20,9 @@ import (
 type vetReport struct {
 	results []vetted
 	policy  []engine.Problem
+	// builtinAdvisory leaves the builtin runtimes' rejections out of the
+	// exit status (--fail-on-builtin=false).
+	builtinAdvisory bool
 }
 
 // summary counts a report's documents by outcome and its findings.
@@ -33,11 +36,23 @@ type summary struct {
 	Warnings       int `json:"warnings"`
 	RuleErrors     int `json:"ruleErrors"`
 	PolicyProblems int `json:"policyProblems"`
+	// BuiltinRejected and BuiltinWarned count the documents above that
+	// are builtin runtimes (builtin: true), rejected and with warnings;
+	// FailOnBuiltin says the exit status counts their rejections.
+	BuiltinRejected int  `json:"builtinRejected"`
+	BuiltinWarned   int  `json:"builtinWarned"`
+	FailOnBuiltin   bool `json:"failOnBuiltin"`
 }
 
 func (rep *vetReport) summary() summary {
-	s := summary{Documents: len(rep.results), PolicyProblems: len(rep.policy)}
+	s := summary{Documents: len(rep.results), PolicyProblems: len(rep.policy), FailOnBuiltin: !rep.builtinAdvisory}
 	for _, r := range rep.results {
+		if r.shipped && len(r.errors) > 0 {
+			s.BuiltinRejected++
+		}
+		if r.shipped && len(r.warnings) > 0 {
+			s.BuiltinWarned++
+		}
 		switch status(r) {
 		case "admitted":
 			s.Admitted++
@@ -135,7 +150,7 @@ func writeReport(w io.Writer, format string, rep *vetReport, verbose bool) error
 		_, err := fmt.Fprintf(w, "%s\n", problemsText(rep.policy))
 		return err
 	}
-	writeText(w, rep.results, verbose)
+	writeText(w, rep, verbose)
 	return nil
 }
 
@@ -256,8 +271,8 @@ type junitFailure struct {
 
 // writeJUnitReport writes one test case per document, named by what the
 // document is (Kind namespace/name), so that a case keeps its name when
-// lines move: a rejection is a failure, a rule of the policy that failed
-// an error. A policy that does not load is a suite of its own, a failing
+// lines move: a rejection is a failure (a builtin runtime's only when it
+// counts in the exit status), a rule of the policy that failed an error. A policy that does not load is a suite of its own, a failing
 // case per file.
 func writeJUnitReport(w io.Writer, rep *vetReport) error {
 	var suites []junitSuite
@@ -301,6 +316,10 @@ func writeJUnitReport(w io.Writer, rep *vetReport) error {
 		case len(ruleErrors) > 0:
 			c.Error = &junitFailure{Message: fmt.Sprintf("%d rule(s) of the policy failed", len(ruleErrors)), Text: strings.Join(append(ruleErrors, failures...), "\n") + "\n"}
 			suite.Errors++
+		case len(failures) > 0 && r.shipped && rep.builtinAdvisory:
+			// Left out of the exit status (--fail-on-builtin=false): no
+			// failure either, and said.
+			c.SystemOut += "Rejected, not in the exit status (--fail-on-builtin=false):\n" + strings.Join(failures, "\n") + "\n"
 		case len(failures) > 0:
 			c.Failure = &junitFailure{Message: fmt.Sprintf("%d error(s)", len(failures)), Text: strings.Join(failures, "\n") + "\n"}
 			suite.Failures++
