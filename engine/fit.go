@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -14,7 +12,6 @@ import (
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // A policy's render edits write into objects whose kinds the API server
@@ -27,30 +24,6 @@ import (
 // the kind has not, a value of another type, or a label or annotation that
 // apimachinery refuses (a label value with spaces) is the policy's defect,
 // at the edit that made it (checkFit).
-
-// misfit says why obj does not fit its kind's Go type, "" when it does or
-// when the engine carries no type for its kind.
-func misfit(obj map[string]any) string {
-	d := Document{Object: obj}
-	newType, ok := k8s.FitTypes[d.APIVersion()+"\x00"+d.Kind()]
-	if !ok {
-		return ""
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err.Error()
-	}
-	strict, err := sigsjson.UnmarshalStrict(data, newType(), sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
-	var whys []string
-	if err != nil {
-		whys = append(whys, err.Error())
-	}
-	for _, e := range strict {
-		whys = append(whys, e.Error())
-	}
-	sort.Strings(whys)
-	return strings.Join(whys, "; ")
-}
 
 // misfit is misfit with its metadata's checks (allMetaErrors), and also
 // says of an object of a kind no render owns (owned: a Configmap, a
@@ -70,7 +43,7 @@ func (rn *rendering) misfit(obj map[string]any) string {
 		}
 		return why
 	}
-	why := misfit(obj)
+	why := k8s.Misfit(obj)
 	// Its metadata's and its templates' label and annotation keys and
 	// values, which the API server (for a template, the controller that
 	// creates its pods) refuses in apimachinery's words.

@@ -343,7 +343,7 @@ func (rn *rendering) mergeTemplate() bool {
 	merges := rn.s.e.decl.Merges[rn.apiVersion][rn.kind]
 	rn.merged = map[string]any{}
 	for _, name := range value.SortedKeys(merges) {
-		v, err := mergeInto(merges[name], rn.object, rn.runtimeObject)
+		v, err := k8s.MergeInto(merges[name], rn.object, rn.runtimeObject)
 		if err != nil {
 			rn.out.Errors = append(rn.out.Errors, Finding{Phase: contract.PhaseRender, Type: "Internal error", Detail: fmt.Sprintf("merging %s: %v", name, err)})
 			return false

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // Typed parts.
@@ -33,7 +35,7 @@ var TypedTypes = map[string]reflect.Type{
 }
 
 // fitTypes are the Go types of the kinds the renders build, by apiVersion
-// and kind (fit.go decodes each object into its type; the policy's lint
+// and kind (Misfit decodes each object into its type; the policy's lint
 // checks a literal path into one against it).
 var FitTypes = map[string]func() any{
 	"jobset.x-k8s.io/v1alpha2\x00JobSet": func() any { return &jobsetv1alpha2.JobSet{} },
@@ -428,3 +430,27 @@ var CoreKinds = sync.OnceValue(func() map[string]bool {
 	}
 	return kinds
 })
+
+// Misfit says why obj does not fit its kind's Go type, "" when it does or
+// when the engine carries no type for its kind.
+func Misfit(obj map[string]any) string {
+	d := Document{Object: obj}
+	newType, ok := FitTypes[d.APIVersion()+"\x00"+d.Kind()]
+	if !ok {
+		return ""
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err.Error()
+	}
+	strict, err := sigsjson.UnmarshalStrict(data, newType(), sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	var whys []string
+	if err != nil {
+		whys = append(whys, err.Error())
+	}
+	for _, e := range strict {
+		whys = append(whys, e.Error())
+	}
+	sort.Strings(whys)
+	return strings.Join(whys, "; ")
+}
