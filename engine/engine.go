@@ -211,6 +211,7 @@ func (e *Engine) build() error {
 		if err := loadError(e.loadSummary(), r.Problems); err != nil {
 			return err
 		}
+		e.warnings = append(e.warnings, r.Warnings...)
 	}
 	e.cur.Store(c)
 	// A map whose keys a policy's rule reads as data (iterates them,

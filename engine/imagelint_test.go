@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,4 +45,38 @@ func TestImageRegistryChecked(t *testing.T) {
 		`image !~ "pytorch"`,
 		`!strings.Contains(image, "pytorch")`,
 	}), "")
+	// A rule that fires where the test holds refuses the images it holds
+	// for (a denylist): a test that holds for more refuses more, never
+	// fewer, and loads without a word.
+	deny := loadPolicyWant(t, "denylists", policy([]string{
+		`strings.HasPrefix(image, "k8s.gcr.io")`,
+		`strings.Contains(image, "docker.io/")`,
+		`image =~ "k8s\\.gcr\\.io/"`,
+		`image !~ "^quay.io/" == false`,
+		`len(image) > 0 && (strings.HasPrefix(image, "gcr.io") || image =~ "^ghcr.io/")`,
+		`!(image !~ "ecr\\.aws/")`,
+	}), "")
+	if deny != nil && len(deny.Warnings()) > 0 {
+		t.Errorf("denylists: warnings %v, want none", deny.Warnings())
+	}
+	// An allowlist through a let, or under a negated conjunction, is one.
+	for _, tc := range []struct{ name, rules, want string }{
+		{"a let", "\tlet fromOrg = strings.HasPrefix(image, \"registry.example.com\")\n\tpolicy: org: [if !fromOrg {detail: \"x\"}]\n", `strings.HasPrefix(image, "registry.example.com") also holds for "registry.example.com.attacker.example/image"`},
+		{"a negated disjunction", "\tpolicy: org: [if !(strings.HasPrefix(image, \"registry.example.com\") || strings.HasPrefix(image, \"mirror.example.com/\")) {detail: \"x\"}]\n", `strings.HasPrefix(image, "registry.example.com") also holds for`},
+	} {
+		loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"registry.example.com/x\"\n" + tc.rules + "}\n"}, tc.want)
+	}
+	// A test no rule's condition reads as written (a list's filter) may
+	// be either: the load goes on, with a warning at the literal.
+	e := loadPolicyWant(t, "a filter", map[string]string{"p.cue": "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"registry.example.com/x\"\n\tlet fromOrg = [for i in [image] if strings.HasPrefix(i, \"registry.example.com\") {i}]\n\tpolicy: org: [if len(fromOrg) == 0 {path: \"spec.trainer.image\", detail: \"x\"}]\n}\n"}, "")
+	if e != nil {
+		var got []string
+		for _, w := range e.Warnings() {
+			got = append(got, w.String())
+		}
+		want := `p.cue:8:58: strings.HasPrefix(i, "registry.example.com") also holds for "registry.example.com.attacker.example/image", an image of another registry: a registry's name ends at the image's first "/"; write "registry.example.com/" (if a rule refuses the images this test holds for, a denylist, it refuses those too, which may be meant)`
+		if !slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, want) }) {
+			t.Errorf("a filter: warnings %q, want %q", got, want)
+		}
+	}
 }

@@ -31,6 +31,25 @@ func (l *linter) imageRead(x ast.Expr) string {
 	return name
 }
 
+// imageTest reports a test of an image that holds for another registry's
+// images, by how the rules read it (polarity.go; holds is the polarity of
+// "the test holds"): where a rule fires when it does not hold, the rule
+// lets those images through, a refusal; where rules fire only when it
+// holds, they refuse more images, never fewer, and nothing is said; where
+// no rule's condition reads it as written (a helper's, a list's filter),
+// a warning, since the check cannot tell which it is. It is made once
+// every rule is walked.
+func (l *linter) imageTest(pos token.Pos, holds func() uint8, format string, args ...any) {
+	l.imageTests = append(l.imageTests, func() {
+		switch p := holds(); {
+		case p&firesWhenFalse != 0:
+			l.problem(pos, format, args...)
+		case p == 0:
+			l.warning(pos, format+" (if a rule refuses the images this test holds for, a denylist, it refuses those too, which may be meant)", args...)
+		}
+	})
+}
+
 // checkImageSearch checks strings.HasPrefix(image, "host") and
 // strings.Contains(image, "host/..."): a host without the "/" that ends
 // it is the beginning of other hosts' names too, and a text contained
@@ -49,15 +68,16 @@ func (l *linter) checkImageSearch(x *ast.CallExpr) {
 	if !registryHost.MatchString(host) {
 		return
 	}
+	holds := func() uint8 { return l.testPolarity(x) }
 	switch {
 	case name == "HasPrefix" && !hasSlash:
 		other := text + ".attacker.example/image"
 		if strings.Contains(host, ":") {
 			other = text + "0/image" // another port
 		}
-		l.problem(lit.Pos(), "strings.HasPrefix(%s, %s) also holds for %q, an image of another registry: a registry's name ends at the image's first \"/\"; write %q", read, lit.Value, other, text+"/")
+		l.imageTest(lit.Pos(), holds, "strings.HasPrefix(%s, %s) also holds for %q, an image of another registry: a registry's name ends at the image's first \"/\"; write %q", read, lit.Value, other, text+"/")
 	case name == "Contains" && hasSlash:
-		l.problem(lit.Pos(), "strings.Contains(%s, %s) also holds for %q, an image of another registry: did you mean strings.HasPrefix(%s, %s)?", read, lit.Value, "attacker.example/"+text, read, lit.Value)
+		l.imageTest(lit.Pos(), holds, "strings.Contains(%s, %s) also holds for %q, an image of another registry: did you mean strings.HasPrefix(%s, %s)?", read, lit.Value, "attacker.example/"+text, read, lit.Value)
 	}
 }
 
@@ -88,9 +108,17 @@ func (l *linter) checkImagePattern(x *ast.BinaryExpr) {
 		return
 	}
 	escaped := strings.ReplaceAll(host, ".", `\.`)
+	// The test holds where the image matches (=~), or where it does not
+	// (!~).
+	holds := func() uint8 {
+		if x.Op == token.NMAT {
+			return flip(l.testPolarity(x))
+		}
+		return l.testPolarity(x)
+	}
 	switch {
 	case !anchored:
-		l.problem(lit.Pos(), "%s %s %s matches anywhere in the image, so it also matches %q, an image of another registry: anchor it, %s", read, x.Op, lit.Value, "attacker.example/"+host+"/image", cueRegexp("^"+escaped+"/"))
+		l.imageTest(lit.Pos(), holds, "%s %s %s matches anywhere in the image, so it also matches %q, an image of another registry: anchor it, %s", read, x.Op, lit.Value, "attacker.example/"+host+"/image", cueRegexp("^"+escaped+"/"))
 	case hostPattern != escaped:
 		// The first dot unescaped matches any character: a "-" there
 		// names another host (registry-example.com).
@@ -101,7 +129,7 @@ func (l *linter) checkImagePattern(x *ast.BinaryExpr) {
 			}
 			if hostPattern[i] == '.' {
 				other := strings.ReplaceAll(hostPattern[:i], `\.`, ".") + "-" + strings.ReplaceAll(hostPattern[i+1:], `\.`, ".")
-				l.problem(lit.Pos(), "%s %s %s also matches %q, an image of another registry: a \".\" matches any character; escape the dots, %s", read, x.Op, lit.Value, other+"/image", cueRegexp("^"+escaped+"/"))
+				l.imageTest(lit.Pos(), holds, "%s %s %s also matches %q, an image of another registry: a \".\" matches any character; escape the dots, %s", read, x.Op, lit.Value, other+"/image", cueRegexp("^"+escaped+"/"))
 				return
 			}
 		}

@@ -80,6 +80,10 @@ func cueFiles(instances []*build.Instance) []*ast.File {
 type Report struct {
 	// Problems are the admin's mistakes, at their file and line.
 	Problems []source.Problem
+	// Warnings are what may be a mistake or may be meant, which the
+	// check cannot tell apart from the CUE (an image test whose rule's
+	// intent, allow or deny, it cannot read): the load goes on.
+	Warnings []source.Problem
 	// KeyReads are the paths of the maps whose keys the admin's rules read
 	// as data (iterate, index by a computed key, constrain by a pattern):
 	// such a map reaches them with its keys, not as tokens.
@@ -107,6 +111,11 @@ func Run(in *Input) (r Report) {
 		l.checkRuntimeOptionals(in.Files[name])
 		l.checkAttributes(in.Files[name])
 	}
+	// A test's polarity is known once every rule that may use it is
+	// walked (a let's test, before the rule that reads the let).
+	for _, check := range l.imageTests {
+		check()
+	}
 	for _, name := range value.SortedKeys(in.Files) {
 		l.checkDefinitionArgs(in.Files[name])
 	}
@@ -127,7 +136,7 @@ func Run(in *Input) (r Report) {
 	l.checkMarkerKinds()
 	l.checkRenderRefs()
 	l.checkObjectNames()
-	r = Report{Problems: l.problems, KeyReads: l.keyReads}
+	r = Report{Problems: l.problems, Warnings: l.warnings, KeyReads: l.keyReads}
 	if ids := l.objectIDs(); !l.objectsOpen {
 		r.ObjectIDs = ids
 	}
@@ -135,7 +144,7 @@ func Run(in *Input) (r Report) {
 }
 
 func newLinter(in *Input) *linter {
-	return &linter{in: in, pkg: in.Instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}, numbers: map[string]int{}}
+	return &linter{in: in, pkg: in.Instances[0].ImportPath, paths: map[ast.Node]lpath{}, defaults: map[string]*defaultSite{}, numbers: map[string]int{}, polarity: map[ast.Expr]uint8{}}
 }
 
 // lpath is a field's path from the package's root (the root's: none, ok);
@@ -237,6 +246,13 @@ type linter struct {
 	// contextReads are the reads of a review's context.<name>
 	// (checkContextReads).
 	contextReads []contextRead
+	// polarity says, of a test in a rule's conditions, whether the rule
+	// fires where it holds or where it does not (polarity.go); imageTests
+	// are the image checks, made once every rule's polarity is known.
+	polarity   map[ast.Expr]uint8
+	imageTests []func()
+	// warnings are what the checks of a guess find (Report.Warnings).
+	warnings []source.Problem
 	// checked counts the selectors checked against a closed struct.
 	checked int
 	// depth bounds the resolution of lets that refer to lets.
@@ -272,6 +288,11 @@ type defaultSite struct {
 
 func (l *linter) problem(pos token.Pos, format string, args ...any) {
 	l.problems = append(l.problems, l.in.Src.ProblemAt(pos, format, args...))
+}
+
+// warning notes what may be a mistake at pos (Report.Warnings).
+func (l *linter) warning(pos token.Pos, format string, args ...any) {
+	l.warnings = append(l.warnings, l.in.Src.ProblemAt(pos, format, args...))
 }
 
 // walkDecls walks a struct's declarations at path p; top says they are
@@ -319,6 +340,7 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				}
 				if isRulePath(fp.sels) {
 					l.rules = append(l.rules, ruleSite{site: site{path: fp.sels, pos: d.Label.Pos()}, value: d.Value})
+					l.noteRulePolarity(d.Value)
 				}
 				if last := fp.sels[len(fp.sels)-1]; last.LabelType() == cue.StringLabel && l.underComprehension > 0 {
 					l.guardedFields = append(l.guardedFields, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})

@@ -1,0 +1,121 @@
+package lint
+
+import (
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
+)
+
+// Polarity. A rule is a list of findings, each given where its
+// comprehension's conditions hold: `[if !strings.HasPrefix(image, "r/")
+// {...}]` refuses what the test does not hold for (it names what is let
+// through: an allowlist), `[if strings.HasPrefix(image, "k8s.gcr.io/")
+// {...}]` what it holds for (it names what is refused: a denylist). A test
+// that holds for more than meant lets more through in the first, and
+// refuses more in the second, never less. The checks that judge a test by
+// what it lets through (the image checks) read the test's polarity here:
+// the conditions of a rule's comprehensions, through `!`, `&&`, `||`,
+// parentheses, and the lets and fields a condition names.
+
+// The polarities of a test: the rule fires where it holds, or where it
+// does not; a test read by rules both ways has both.
+const (
+	firesWhenTrue  uint8 = 1 << iota
+	firesWhenFalse uint8 = 1 << iota
+)
+
+// noteRulePolarity notes the polarity of the tests in the conditions of a
+// rule's comprehensions (rule is a rule's value as written).
+func (l *linter) noteRulePolarity(rule ast.Expr) {
+	switch x := rule.(type) {
+	case *ast.ParenExpr:
+		l.noteRulePolarity(x.X)
+	case *ast.BinaryExpr:
+		// Lists joined (a + b): each one's findings.
+		if x.Op == token.ADD {
+			l.noteRulePolarity(x.X)
+			l.noteRulePolarity(x.Y)
+		}
+	case *ast.ListLit:
+		for _, el := range x.Elts {
+			if c, ok := el.(*ast.Comprehension); ok {
+				for _, cl := range c.Clauses {
+					if ifc, ok := cl.(*ast.IfClause); ok {
+						l.notePolarity(ifc.Condition, firesWhenTrue, 0)
+					}
+				}
+			}
+		}
+	}
+}
+
+// notePolarity notes that the rule fires where x is true (firesWhenTrue)
+// or false (firesWhenFalse), and so of the tests x is made of.
+func (l *linter) notePolarity(x ast.Expr, p uint8, depth int) {
+	if depth > 20 {
+		return
+	}
+	switch e := x.(type) {
+	case *ast.ParenExpr:
+		l.notePolarity(e.X, p, depth+1)
+		return
+	case *ast.UnaryExpr:
+		if e.Op == token.NOT {
+			l.notePolarity(e.X, flip(p), depth+1)
+			return
+		}
+	case *ast.BinaryExpr:
+		if e.Op == token.LAND || e.Op == token.LOR {
+			l.notePolarity(e.X, p, depth+1)
+			l.notePolarity(e.Y, p, depth+1)
+			return
+		}
+		// A test compared with a bool: x == false is !x.
+		if e.Op == token.EQL || e.Op == token.NEQ {
+			for _, side := range [][2]ast.Expr{{e.X, e.Y}, {e.Y, e.X}} {
+				if b, ok := boolLit(side[1]); ok {
+					if b != (e.Op == token.EQL) {
+						p = flip(p)
+					}
+					l.notePolarity(side[0], p, depth+1)
+					return
+				}
+			}
+		}
+	case *ast.Ident:
+		// A let or a field that holds a test: `let allowed = ...`, then
+		// `if !allowed`.
+		switch n := e.Node.(type) {
+		case *ast.LetClause:
+			l.notePolarity(n.Expr, p, depth+1)
+			return
+		case *ast.Field:
+			if _, alias := n.Label.(*ast.Alias); !alias {
+				l.notePolarity(n.Value, p, depth+1)
+				return
+			}
+		}
+	}
+	l.polarity[x] |= p
+}
+
+// boolLit is the value of a literal true or false.
+func boolLit(x ast.Expr) (value, ok bool) {
+	switch e := x.(type) {
+	case *ast.BasicLit:
+		return e.Kind == token.TRUE, e.Kind == token.TRUE || e.Kind == token.FALSE
+	case *ast.Ident:
+		return e.Name == "true", e.Name == "true" || e.Name == "false"
+	}
+	return false, false
+}
+
+// flip is the polarity of a test's negation.
+func flip(p uint8) uint8 {
+	return (p&firesWhenTrue)<<1 | (p&firesWhenFalse)>>1
+}
+
+// testPolarity is how a rule fires on an image test: where it holds
+// (firesWhenTrue), where it does not (firesWhenFalse), both ways, or 0
+// when no rule's condition reads the test as written (a helper's output,
+// a list's item filter).
+func (l *linter) testPolarity(x ast.Expr) uint8 { return l.polarity[x] }
