@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -216,7 +217,6 @@ func TestRegexpsCompiled(t *testing.T) {
 		{"constraint", "#Image: =~\"(?P<x\"\n", `"(?P<x" is not a regular expression`},
 		{"call", "import re \"regexp\"\n\n" + rule(`re.Match("*x", object.spec.trainer.image)`), `"*x" is not a regular expression`},
 		{"valid", "import \"regexp\"\n\n" + rule(`regexp.Match("^x", object.spec.trainer.image) && object.spec.trainer.image =~ "^[a-z]+(/[a-z]+)*$"`), ""},
-		{"alternatives anchored alone", rule(`object.metadata.namespace !~ "^team-a|team-b$"`), `p.cue:5:84: "^team-a|team-b$": | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with "team-a" at its start or "team-b" at its end; group the alternatives, "^(team-a|team-b)$"`},
 		{"escaped twice", rule(`object.spec.trainer.image !~ #"^docker\\.io/"#`), `p.cue:5:84: #"^docker\\.io/"#: \\ matches a backslash, which the text would have to hold (in a #"..."# string each backslash stays as written); write \.`},
 		{"escaped once", rule(`object.spec.trainer.image !~ #"^docker\.io/"# && object.spec.trainer.image !~ "^docker\\.io/"`), ""},
 		{"pattern second", "import \"regexp\"\n\n" + rule(`!regexp.Match(object.spec.trainer.image, #"^docker\.io/"#)`), `regexp.Match takes the pattern first: regexp.Match(object.spec.trainer.image, #"^docker\.io/"#) reads object.spec.trainer.image as the pattern and #"^docker\.io/"# as the text: did you mean regexp.Match(#"^docker\.io/"#, object.spec.trainer.image)?`},
@@ -226,6 +226,28 @@ func TestRegexpsCompiled(t *testing.T) {
 		{"Valid is a test", "import \"regexp\"\n\n" + rule(`object.spec.trainer.image == "x" if !regexp.Valid("(")`), ""},
 	} {
 		loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + tc.src}, tc.want)
+	}
+	// Alternatives anchored alone may be a mistake ("^team-a|team-b$" for
+	// "^(team-a|team-b)$") or meant ("^kube-|-system$"): the load goes on
+	// with a warning saying both; each alternative grouped says it is
+	// meant, and draws none.
+	for _, tc := range []struct{ name, cond, want string }{
+		{"alternatives anchored alone", `object.metadata.namespace !~ "^team-a|team-b$"`, `p.cue:5:84: "^team-a|team-b$": | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with "team-a" at its start or "team-b" at its end. If each alternative is meant whole, group them, "^(team-a|team-b)$" (or anchor each: "^team-a$|^team-b$"), which matches those texts alone; if it is meant as written, group each alternative, "(^team-a)|(team-b$)", which matches the same and says so`},
+		{"a prefix or a suffix", `object.metadata.namespace =~ "^kube-|-system$"`, `p.cue:5:84: "^kube-|-system$": | binds loosest`},
+		{"each alternative grouped", `object.metadata.namespace =~ "(^kube-)|(-system$)"`, ""},
+	} {
+		e := loadPolicyWant(t, tc.name, map[string]string{"p.cue": "package schemas\n\n" + rule(tc.cond)}, "")
+		if e == nil {
+			continue
+		}
+		var got []string
+		for _, w := range e.Warnings() {
+			got = append(got, w.String())
+		}
+		found := slices.ContainsFunc(got, func(w string) bool { return tc.want != "" && strings.Contains(w, tc.want) })
+		if tc.want != "" && !found || tc.want == "" && len(got) > 0 {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

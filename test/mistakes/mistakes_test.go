@@ -6,7 +6,10 @@
 // admin's CUE: a mistake is a load error (exit 2) naming the admin's file,
 // line and what to do, or, where the policy is valid, the correct findings;
 // never exit 0 with a rule silently off, never an error blamed on the
-// user's document.
+// user's document. Where a check cannot tell a mistake from what is meant
+// (alternatives anchored alone), it is a warning at the admin's line and
+// the load goes on: the case shows the warning, and a case of the valid
+// policy beside it shows the same check does not refuse it.
 //
 // A case file is a comment (what the mistake is), then sections:
 //

@@ -1865,8 +1865,10 @@ func (l *linter) checkRegexp(x ast.Expr, matchOnly bool) {
 		}
 	}
 	if alts := anchorsSomeAlternatives(s); alts != nil {
-		l.problem(lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s; group the alternatives, %s",
-			lit.Value, strings.Join(alts, " or "), groupedAlternatives(strings.Split(s, "|")))
+		// A guess: "^kube-|-system$" means what it matches; "^team-a|team-b$"
+		// is "^(team-a|team-b)$" mistyped. A warning, which says both.
+		l.warning(lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s. If each alternative is meant whole, group them, %s, which matches those texts alone; if it is meant as written, group each alternative, %s, which matches the same and says so",
+			lit.Value, strings.Join(alts, " or "), groupedAlternatives(strings.Split(s, "|")), eachGrouped(strings.Split(s, "|")))
 		return
 	}
 	if tail, before := trailingOptional(s); matchOnly && tail != "" {
@@ -1935,6 +1937,17 @@ func groupedAlternatives(alts []string) string {
 		inner[i] = strings.TrimSuffix(strings.TrimPrefix(a, "^"), "$")
 	}
 	return fmt.Sprintf("%q (or anchor each: %q)", "^("+strings.Join(inner, "|")+")$", "^"+strings.Join(inner, "$|^")+"$")
+}
+
+// eachGrouped is the regular expression of alternatives with each in a
+// group of its own: what it matches, written so (anchorsSomeAlternatives
+// finds no alternative anchored alone in it).
+func eachGrouped(alts []string) string {
+	groups := make([]string, len(alts))
+	for i, a := range alts {
+		groups[i] = "(" + a + ")"
+	}
+	return fmt.Sprintf("%q", strings.Join(groups, "|"))
 }
 
 // checkComparison checks a comparison of a read with a literal against
