@@ -3132,7 +3132,11 @@ func (l *linter) checkClosedFields() {
 			// ships: its runtimes (and every object made before) have
 			// none, and each would be refused.
 			v := parent.LookupPath(optional(st.path[len(st.path)-1:]))
-			if _, hasDefault := v.Default(); v.Err() == nil && !v.IsConcrete() && !hasDefault {
+			// (A field cuetrainer's files declare as a regular field too,
+			// `object: _` in #RuntimeCRDChecks as every framework file
+			// has it, is not added: the admin's declaration changes
+			// nothing.)
+			if _, hasDefault := v.Default(); v.Err() == nil && !v.IsConcrete() && !hasDefault && !l.shippedRegular(st.path) {
 				label := strings.TrimRight(name.String(), "?!")
 				l.problem(st.pos, "%s: a field with no default that every object must give, added to %s, which cuetrainer ships: its runtimes and every object written before have none, and would each be refused; give it a default (%s: *x | ...) or make it optional (%s?:)",
 					label, cue.MakePath(st.path[:len(st.path)-1]...), label, label)
@@ -3173,6 +3177,59 @@ func (l *linter) shipped(v cue.Value) bool {
 		}
 	}
 	return false
+}
+
+// shippedRegular reports whether cuetrainer's own files declare the field
+// at path as a regular field (not optional, `x?:`), in their syntax.
+func (l *linter) shippedRegular(path []cue.Selector) bool {
+	for _, f := range cueFiles(l.in.Instances) {
+		if !l.in.Src.IsPolicyFile(f.Filename) && f.Filename != l.in.MarkerFile && l.declaresRegular(f.Decls, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// declaresRegular reports whether decls declare the field at path, below
+// them, as a regular field: through struct literals, embedded or a
+// field's value (`a: b: c` too).
+func (l *linter) declaresRegular(decls []ast.Decl, path []cue.Selector) bool {
+	for _, d := range decls {
+		switch d := d.(type) {
+		case *ast.Field:
+			if sel, ok := l.fileLabel(d.Label); !ok || sel != path[0] {
+				continue
+			}
+			if len(path) == 1 {
+				if d.Constraint != token.OPTION {
+					return true
+				}
+				continue
+			}
+			if s, ok := d.Value.(*ast.StructLit); ok && l.declaresRegular(s.Elts, path[1:]) {
+				return true
+			}
+		case *ast.EmbedDecl:
+			if s, ok := d.Expr.(*ast.StructLit); ok && l.declaresRegular(s.Elts, path) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fileLabel is label's selector in any file of the package: a label
+// `(#name)` is the package's #name, which the parser resolves to its
+// value in the file that declares it and to nothing in the others.
+func (l *linter) fileLabel(lb ast.Label) (cue.Selector, bool) {
+	if p, ok := lb.(*ast.ParenExpr); ok {
+		if id, ok := p.X.(*ast.Ident); ok {
+			if s, err := l.in.Schemas.LookupPath(cue.MakePath(l.selector(id.Name))).String(); err == nil {
+				return cue.Str(s), true
+			}
+		}
+	}
+	return l.label(lb)
 }
 
 // checkDeclared checks each definition an admin's file declares as `#x: _`
