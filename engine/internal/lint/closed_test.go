@@ -15,21 +15,25 @@ import (
 )
 
 // withPolicy is the load of cuetrainer's own CUE with an admin's file
-// added, as the engine loads a policy directory's (engine/policydir.go):
-// under a loader name in the schemas' package, shown as display, parsed
-// apart for the checks.
+// added (none when display is ""), as the engine loads a policy
+// directory's (engine/policydir.go): under a loader name in the schemas'
+// package, shown as display, parsed apart for the checks.
 func withPolicy(t *testing.T, display, text string) *Input {
 	t.Helper()
 	files, src := map[string][]byte{}, source.NewFiles()
 	if err := source.Embedded(files, src); err != nil {
 		t.Fatal(err)
 	}
-	name := path.Join(source.Root, "schemas", "zz-policy0--"+display)
-	files[name] = []byte(text)
-	src.Add(name, display, true)
-	pf, err := parser.ParseFile(display, text, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
+	policy := map[string]*ast.File{}
+	if display != "" {
+		name := path.Join(source.Root, "schemas", "zz-policy0--"+display)
+		files[name] = []byte(text)
+		src.Add(name, display, true)
+		pf, err := parser.ParseFile(display, text, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policy[name] = pf
 	}
 	insts := source.Instances(files, "./schemas", "./runtimes")
 	if insts[0].Err != nil {
@@ -39,7 +43,7 @@ func withPolicy(t *testing.T, display, text string) *Input {
 	if problems != nil || err != nil {
 		t.Fatal(problems, err)
 	}
-	in := &Input{Program: p, Src: src, Instances: insts, Files: map[string]*ast.File{name: pf}, Decl: &load.Declarations{}}
+	in := &Input{Program: p, Src: src, Instances: insts, Files: policy, Decl: &load.Declarations{}}
 	if err := in.Decl.ReadKinds(src, p.Schemas); err != nil {
 		t.Fatal(err)
 	}

@@ -17,25 +17,13 @@ import (
 
 // embedded is what the checks read of a load of cuetrainer's own CUE
 // alone, compiled as the engine compiles it: the schemas' package, with
-// no admin's file (the checks of the admin's CUE are in the engine's
-// tests, on its loads).
+// no admin's file (most checks of the admin's CUE are in the engine's
+// tests, on its loads; withPolicy adds one file).
 func embedded(t *testing.T) *Input {
 	t.Helper()
-	files, src := map[string][]byte{}, source.NewFiles()
-	if err := source.Embedded(files, src); err != nil {
-		t.Fatal(err)
-	}
-	insts := source.Instances(files, "./schemas", "./runtimes")
-	if insts[0].Err != nil {
-		t.Fatal(insts[0].Err)
-	}
-	p, problems, err := load.Compile(src, insts)
-	if problems != nil || err != nil {
-		t.Fatal(problems, err)
-	}
-	in := &Input{Program: p, Src: src, Instances: insts, Decl: &load.Declarations{}}
-	if err := in.Decl.ReadKinds(src, p.Schemas); err != nil || len(in.Decl.RuntimeKinds) == 0 {
-		t.Fatalf("runtimeKinds %v: %v", in.Decl.RuntimeKinds, err)
+	in := withPolicy(t, "", "")
+	if len(in.Decl.RuntimeKinds) == 0 {
+		t.Fatal("no runtimeKinds")
 	}
 	return in
 }
