@@ -41,12 +41,17 @@ type globals struct {
 	// cacheDir is --cache-dir; nil for a command that keeps nothing on
 	// disk (the controller: its root filesystem is read-only).
 	cacheDir *string
+	// policyWarnings is --policy-warnings: "error" makes the load's
+	// warnings fatal (exit 2), for an admin's CI; the controller has no
+	// such flag, and serves with them, logged and counted.
+	policyWarnings string
 }
 
 // addFlags adds the engine's flags and --cache-dir.
 func (g *globals) addFlags(cmd *cobra.Command) {
 	g.addEngineFlags(cmd)
 	g.cacheDir = new(string)
+	cmd.Flags().StringVar(&g.policyWarnings, "policy-warnings", "warn", `what the load's warnings about the policy's CUE do: "warn" prints them, "error" also fails the command (exit 2), as an admin's CI may want`)
 	cmd.Flags().StringVar(g.cacheDir, "cache-dir", defaultCacheDir(), `where loads with --policy-dir keep their policies' trials, for the next load of the same files (one file each, named by a hash of the files, the binary and the CUE version); "off" keeps none`)
 }
 
@@ -87,6 +92,9 @@ var engines = struct {
 // engine loads the engine for the policy directories, and prints the
 // load's warnings to stderr.
 func (g *globals) engine(stderr io.Writer) (*engine.Engine, error) {
+	if g.policyWarnings != "" && g.policyWarnings != "warn" && g.policyWarnings != "error" {
+		return nil, usageError{fmt.Errorf("--policy-warnings %q: must be warn or error", g.policyWarnings)}
+	}
 	key := fmt.Sprint(g.noMemo, "\x00", strings.Join(g.policyDirs, "\x00"))
 	engines.Lock()
 	defer engines.Unlock()
@@ -97,6 +105,10 @@ func (g *globals) engine(stderr io.Writer) (*engine.Engine, error) {
 			return nil, usageError{err}
 		}
 		engines.byDirs[key] = e
+	}
+	if ws := e.Warnings(); g.policyWarnings == "error" && len(ws) > 0 {
+		// Fatal: said as a load error is, so that reports list them.
+		return nil, usageError{&engine.LoadError{Summary: "the policy loads with warnings, which --policy-warnings=error makes fatal", Problems: ws}}
 	}
 	for _, w := range e.Warnings() {
 		fmt.Fprintf(stderr, "Warning: %s\n", strings.ReplaceAll(w.String(), "\n", "\n    "))
