@@ -1762,6 +1762,14 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 					l.problem(field.Pos(), "%s: %s refers to the field it is in, not to the %s around it, so %s is given no value: name the outer one (T=%s: _, then %s: T) or give its path", name, v.Name, name, id.Name, name, name)
 					continue
 				}
+				// Read inside the argument's value ("\(#name)-master"):
+				// the same field, which then never has a value, and the
+				// rule fails on the first object it fires on.
+				if self := selfRead(field); self != nil {
+					written, _ := format.Node(field.Value)
+					l.problem(self.Pos(), "%s: %s reads %s, which refers to the field it is in, not to the %s around it, so %s is given no value and the rule fails where it fires: name the outer one (T=%s: _, then read T) or give its path", name, written, name, name, id.Name, name)
+					continue
+				}
 				if !slices.Contains(params, name) {
 					msg := fmt.Sprintf("%s has no parameter %s (it has %s), so the argument is read by nothing", id.Name, name, strings.Join(params, ", "))
 					if near := source.Suggest(name, params); near != "" {
@@ -1948,6 +1956,41 @@ func eachGrouped(alts []string) string {
 		groups[i] = "(" + a + ")"
 	}
 	return fmt.Sprintf("%q", strings.Join(groups, "|"))
+}
+
+// selfRead is a read in a field's value of the whole field itself, by
+// its own name (`#name: "\(#name)-master"`), nil when there is none: the
+// parser resolves the name to the value it is in, which then depends on
+// itself. A path from it (`#cfg: {x: 1, y: #cfg.x}`) reads a part, which
+// CUE allows, and is no such read.
+func selfRead(field *ast.Field) *ast.Ident {
+	name, _, err := ast.LabelName(field.Label)
+	if err != nil {
+		return nil
+	}
+	var self *ast.Ident
+	var stack []ast.Node
+	ast.Walk(field.Value, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if ok && self == nil && id.Name == name && id.Node == field.Value {
+			var parent ast.Node
+			if len(stack) > 0 {
+				parent = stack[len(stack)-1]
+			}
+			switch p := parent.(type) {
+			case *ast.SelectorExpr:
+				ok = p.X != id
+			case *ast.IndexExpr:
+				ok = p.X != id
+			}
+			if ok {
+				self = id
+			}
+		}
+		stack = append(stack, n)
+		return self == nil
+	}, func(ast.Node) { stack = stack[:len(stack)-1] })
+	return self
 }
 
 // checkComparison checks a comparison of a read with a literal against
