@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -53,32 +54,92 @@ func (l *linter) imageTest(pos token.Pos, holds func() uint8, format string, arg
 // checkImageSearch checks strings.HasPrefix(image, "host") and
 // strings.Contains(image, "host/..."): a host without the "/" that ends
 // it is the beginning of other hosts' names too, and a text contained
-// may follow another registry's host.
+// may follow another registry's host. The text is a literal, or each
+// item of a list the load knows that a comprehension takes it from (`for
+// r in #allowed`), said at the item.
 func (l *linter) checkImageSearch(x *ast.CallExpr) {
 	name, ok := stringsCall(x, 2)
-	if !ok {
-		return
-	}
-	lit, text, ok := stringLit(x.Args[1])
 	read := l.imageRead(x.Args[0])
 	if !ok || read == "" {
 		return
 	}
-	host, _, hasSlash := strings.Cut(text, "/")
-	if !registryHost.MatchString(host) {
-		return
+	type candidate struct {
+		lit  *ast.BasicLit
+		text string
+		// arg is the argument as written; of, for an item of a list,
+		// where the list is.
+		arg, of string
+	}
+	var candidates []candidate
+	if lit, text, ok := stringLit(x.Args[1]); ok {
+		candidates = append(candidates, candidate{lit: lit, text: text, arg: lit.Value})
+	} else if id, ok := x.Args[1].(*ast.Ident); ok {
+		for _, item := range l.forItems(id) {
+			if lit, text, ok := stringLit(item.expr); ok {
+				candidates = append(candidates, candidate{lit: lit, text: text, arg: id.Name, of: item.of})
+			}
+		}
 	}
 	holds := func() uint8 { return l.testPolarity(x) }
-	switch {
-	case name == "HasPrefix" && !hasSlash:
-		other := text + ".attacker.example/image"
-		if strings.Contains(host, ":") {
-			other = text + "0/image" // another port
+	for _, c := range candidates {
+		host, _, hasSlash := strings.Cut(c.text, "/")
+		if !registryHost.MatchString(host) {
+			continue
 		}
-		l.imageTest(lit.Pos(), holds, "strings.HasPrefix(%s, %s) also holds for %q, an image of another registry: a registry's name ends at the image's first \"/\"; write %q", read, lit.Value, other, text+"/")
-	case name == "Contains" && hasSlash:
-		l.imageTest(lit.Pos(), holds, "strings.Contains(%s, %s) also holds for %q, an image of another registry: did you mean strings.HasPrefix(%s, %s)?", read, lit.Value, "attacker.example/"+text, read, lit.Value)
+		var item string
+		if c.of != "" {
+			item = fmt.Sprintf(" (%s is %s, an item of %s)", c.arg, c.lit.Value, c.of)
+		}
+		switch {
+		case name == "HasPrefix" && !hasSlash:
+			other := c.text + ".attacker.example/image"
+			if strings.Contains(host, ":") {
+				other = c.text + "0/image" // another port
+			}
+			l.imageTest(c.lit.Pos(), holds, "strings.HasPrefix(%s, %s)%s also holds for %q, an image of another registry: a registry's name ends at the image's first \"/\"; write %q", read, c.arg, item, other, c.text+"/")
+		case name == "Contains" && hasSlash:
+			l.imageTest(c.lit.Pos(), holds, "strings.Contains(%s, %s)%s also holds for %q, an image of another registry: did you mean strings.HasPrefix(%s, %s)?", read, c.arg, item, "attacker.example/"+c.text, read, c.arg)
+		}
 	}
+}
+
+// listItem is an item of a list a comprehension takes a value from, as
+// written, and where the list is (its path, or "the list").
+type listItem struct {
+	expr ast.Expr
+	of   string
+}
+
+// forItems are the items id may be, when a for clause binds it to the
+// items of a list the load knows: one written out there, or one a path
+// names (`for r in #allowed`) whose items the admin's files write.
+func (l *linter) forItems(id *ast.Ident) []listItem {
+	fc, ok := id.Scope.(*ast.ForClause)
+	if !ok || fc.Value == nil || id.Node != fc.Value {
+		return nil
+	}
+	var out []listItem
+	if list, ok := fc.Source.(*ast.ListLit); ok {
+		for _, el := range list.Elts {
+			out = append(out, listItem{expr: el, of: "the list"})
+		}
+		return out
+	}
+	base, ok := l.resolveRead(fc.Source)
+	if !ok {
+		return nil
+	}
+	v := l.lookup(base)
+	it, err := v.List()
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		if x, ok := it.Value().Source().(ast.Expr); ok {
+			out = append(out, listItem{expr: x, of: exprText(fc.Source)})
+		}
+	}
+	return out
 }
 
 // checkImagePattern checks image =~ "re" and image !~ "re" where re names

@@ -1,0 +1,49 @@
+package lint
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestImageTestsOfListItems: a registry test whose text a comprehension
+// takes from a list the load knows (`for r in #allowed`, or a list
+// written out) is checked item by item, at the item: the one without
+// its "/" is said, the others are not; as a warning where no rule's
+// condition reads the test as written (a list's filter), a refusal where
+// a rule fires when it does not hold.
+func TestImageTestsOfListItems(t *testing.T) {
+	t.Parallel()
+	const head = "package schemas\n\nimport \"strings\"\n\n#allowed: [\"registry.example.com\", \"quay.io/\"]\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"registry.example.com/x\"\n"
+	const finding = "{path: \"spec.trainer.image\", detail: \"x\"}"
+	for _, tc := range []struct {
+		name, rules      string
+		problem, warning string
+	}{
+		{"a filter of a list a path names", "\tlet fromOrg = [for r in #allowed if strings.HasPrefix(image, r) {r}]\n\tpolicy: org: [if len(fromOrg) == 0 " + finding + "]\n",
+			"", `p.cue:5:12: strings.HasPrefix(image, r) (r is "registry.example.com", an item of #allowed) also holds for "registry.example.com.attacker.example/image"`},
+		{"a filter of a list written out", "\tlet fromOrg = [for r in [\"mirror.example.com/\", \"registry.example.com\"] if strings.HasPrefix(image, r) {r}]\n\tpolicy: org: [if len(fromOrg) == 0 " + finding + "]\n",
+			"", `p.cue:10:50: strings.HasPrefix(image, r) (r is "registry.example.com", an item of the list) also holds for`},
+		{"a rule that fires where it does not hold", "\tpolicy: org: [for r in #allowed if !strings.HasPrefix(image, r) " + finding + "]\n",
+			`p.cue:5:12: strings.HasPrefix(image, r) (r is "registry.example.com", an item of #allowed) also holds for`, ""},
+	} {
+		r := Run(withPolicy(t, "p.cue", head+tc.rules+"}\n"))
+		for _, check := range []struct {
+			what string
+			got  []string
+			want string
+		}{{"problems", nil, tc.problem}, {"warnings", nil, tc.warning}} {
+			list := r.Problems
+			if check.what == "warnings" {
+				list = r.Warnings
+			}
+			for _, p := range list {
+				if strings.Contains(p.Message, "an image of another registry") {
+					check.got = append(check.got, p.String())
+				}
+			}
+			if check.want == "" && len(check.got) > 0 || check.want != "" && (len(check.got) != 1 || !strings.Contains(check.got[0], check.want)) {
+				t.Errorf("%s: %s %q, want %q", tc.name, check.what, check.got, check.want)
+			}
+		}
+	}
+}
