@@ -8,9 +8,10 @@ import (
 // TestImageTestsOfListItems: a registry test whose text a comprehension
 // takes from a list the load knows (`for r in #allowed`, or a list
 // written out) is checked item by item, at the item: the one without
-// its "/" is said, the others are not; as a warning where no rule's
-// condition reads the test as written (a list's filter), a refusal where
-// a rule fires when it does not hold.
+// its "/" is said, the others are not; a refusal where a rule fires when
+// the test does not hold (a filter whose emptiness a rule fires on, or
+// the test negated in a rule's own condition), a warning where no rule's
+// condition reads it so (a list of the tests' outcomes).
 func TestImageTestsOfListItems(t *testing.T) {
 	t.Parallel()
 	const head = "package schemas\n\nimport \"strings\"\n\n#allowed: [\"registry.example.com\", \"quay.io/\"]\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"registry.example.com/x\"\n"
@@ -20,9 +21,13 @@ func TestImageTestsOfListItems(t *testing.T) {
 		problem, warning string
 	}{
 		{"a filter of a list a path names", "\tlet fromOrg = [for r in #allowed if strings.HasPrefix(image, r) {r}]\n\tpolicy: org: [if len(fromOrg) == 0 " + finding + "]\n",
-			"", `p.cue:5:12: strings.HasPrefix(image, r) (r is "registry.example.com", an item of #allowed) also holds for "registry.example.com.attacker.example/image"`},
-		{"a filter of a list written out", "\tlet fromOrg = [for r in [\"mirror.example.com/\", \"registry.example.com\"] if strings.HasPrefix(image, r) {r}]\n\tpolicy: org: [if len(fromOrg) == 0 " + finding + "]\n",
-			"", `p.cue:10:50: strings.HasPrefix(image, r) (r is "registry.example.com", an item of the list) also holds for`},
+			`p.cue:5:12: strings.HasPrefix(image, r) (r is "registry.example.com", an item of #allowed) also holds for "registry.example.com.attacker.example/image"`, ""},
+		{"a filter of a list written out", "\tlet fromOrg = [for r in [\"mirror.example.com/\", \"registry.example.com\"] if strings.HasPrefix(image, r) {r}]\n\tpolicy: org: [if len(fromOrg) < 1 " + finding + "]\n",
+			`p.cue:10:50: strings.HasPrefix(image, r) (r is "registry.example.com", an item of the list) also holds for`, ""},
+		{"a filter a rule fires on when it is not empty (a denylist)", "\tlet denied = [for r in #allowed if strings.HasPrefix(image, r) {r}]\n\tpolicy: org: [if len(denied) > 0 " + finding + "]\n",
+			"", ""},
+		{"a list of the tests' outcomes", "\tlet passes = [for r in #allowed {strings.HasPrefix(image, r)}]\n\tpolicy: org: [if !(passes[0] || passes[1]) " + finding + "]\n",
+			"", `p.cue:5:12: strings.HasPrefix(image, r) (r is "registry.example.com", an item of #allowed) also holds for`},
 		{"a rule that fires where it does not hold", "\tpolicy: org: [for r in #allowed if !strings.HasPrefix(image, r) " + finding + "]\n",
 			`p.cue:5:12: strings.HasPrefix(image, r) (r is "registry.example.com", an item of #allowed) also holds for`, ""},
 	} {

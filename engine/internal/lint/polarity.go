@@ -69,6 +69,17 @@ func (l *linter) notePolarity(x ast.Expr, p uint8, depth int) {
 			l.notePolarity(e.Y, p, depth+1)
 			return
 		}
+		// A filter read through its length: len([for r in L if T {r}])
+		// == 0 holds where T holds for no item, so the rule fires where
+		// T does not hold (> 0, where it does).
+		if list, empty, ok := lengthTest(e); ok {
+			q := p
+			if empty {
+				q = flip(p)
+			}
+			l.noteFilterPolarity(list, q, depth+1)
+			return
+		}
 		// A test compared with a bool: x == false is !x.
 		if e.Op == token.EQL || e.Op == token.NEQ {
 			for _, side := range [][2]ast.Expr{{e.X, e.Y}, {e.Y, e.X}} {
@@ -96,6 +107,64 @@ func (l *linter) notePolarity(x ast.Expr, p uint8, depth int) {
 		}
 	}
 	l.polarity[x] |= p
+}
+
+// lengthTest reads len(x) compared with 0 or 1 as whether x is empty
+// (len(x) == 0, < 1, <= 0) or not (!= 0, > 0, >= 1); ok is false for
+// any other comparison.
+func lengthTest(e *ast.BinaryExpr) (x ast.Expr, empty, ok bool) {
+	call, isCall := e.X.(*ast.CallExpr)
+	lit, isLit := e.Y.(*ast.BasicLit)
+	if !isCall || !isLit || lit.Kind != token.INT || len(call.Args) != 1 {
+		return nil, false, false
+	}
+	if fn, ok := call.Fun.(*ast.Ident); !ok || fn.Name != "len" {
+		return nil, false, false
+	}
+	switch op := e.Op; {
+	case lit.Value == "0" && (op == token.EQL || op == token.LEQ):
+		return call.Args[0], true, true
+	case lit.Value == "1" && op == token.LSS:
+		return call.Args[0], true, true
+	case lit.Value == "0" && (op == token.NEQ || op == token.GTR):
+		return call.Args[0], false, true
+	case lit.Value == "1" && op == token.GEQ:
+		return call.Args[0], false, true
+	}
+	return nil, false, false
+}
+
+// noteFilterPolarity notes p, the polarity of "an item passes", of the if
+// clauses of the comprehensions x is a list of, written out or through
+// the lets and fields that name it.
+func (l *linter) noteFilterPolarity(x ast.Expr, p uint8, depth int) {
+	if depth > 20 {
+		return
+	}
+	switch e := x.(type) {
+	case *ast.ParenExpr:
+		l.noteFilterPolarity(e.X, p, depth+1)
+	case *ast.Ident:
+		switch n := e.Node.(type) {
+		case *ast.LetClause:
+			l.noteFilterPolarity(n.Expr, p, depth+1)
+		case *ast.ListLit:
+			// The parser resolves a field of the same file to its value.
+			l.noteFilterPolarity(n, p, depth+1)
+		}
+	case *ast.ListLit:
+		for _, el := range e.Elts {
+			c, ok := el.(*ast.Comprehension)
+			if !ok {
+				continue
+			}
+			for _, cl := range c.Clauses {
+				if ifc, ok := cl.(*ast.IfClause); ok {
+					l.notePolarity(ifc.Condition, p, depth+1)
+				}
+			}
+		}
+	}
 }
 
 // boolLit is the value of a literal true or false.
