@@ -52,3 +52,29 @@ func TestImageTestsOfListItems(t *testing.T) {
 		}
 	}
 }
+
+// TestImageTestsThroughFields: a registry test a field holds, which a
+// rule's condition names, is read as the condition reads the field: an
+// allowlist refused at the literal, a denylist left alone (the parser
+// resolves a field of the same file to its value).
+func TestImageTestsThroughFields(t *testing.T) {
+	t.Parallel()
+	const head = "package schemas\n\nimport \"strings\"\n\nadmission: (#APIVersion): TrainJob: {\n\tobject: _\n\tlet image = *object.spec.trainer.image | \"registry.example.com/x\"\n"
+	for _, tc := range []struct{ name, rules, problem string }{
+		{"an allowlist", "\t#fromOrg: strings.HasPrefix(image, \"registry.example.com\")\n\tpolicy: org: [if !#fromOrg {path: \"spec.trainer.image\", detail: \"x\"}]\n",
+			`p.cue:8:37: strings.HasPrefix(image, "registry.example.com") also holds for "registry.example.com.attacker.example/image"`},
+		{"a denylist", "\t#frozen: strings.HasPrefix(image, \"k8s.gcr.io\")\n\tpolicy: frozen: [if #frozen {path: \"spec.trainer.image\", detail: \"x\"}]\n", ""},
+	} {
+		r := Run(withPolicy(t, "p.cue", head+tc.rules+"}\n"))
+		var problems []string
+		for _, p := range r.Problems {
+			problems = append(problems, p.String())
+		}
+		if len(r.Warnings) > 0 {
+			t.Errorf("%s: warnings %v, want none", tc.name, r.Warnings)
+		}
+		if tc.problem == "" && len(problems) > 0 || tc.problem != "" && (len(problems) != 1 || !strings.Contains(problems[0], tc.problem)) {
+			t.Errorf("%s: problems %q, want %q", tc.name, problems, tc.problem)
+		}
+	}
+}

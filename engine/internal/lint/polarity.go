@@ -36,12 +36,18 @@ func (l *linter) noteRulePolarity(rule ast.Expr) {
 			l.noteRulePolarity(x.Y)
 		}
 	case *ast.ListLit:
-		for _, el := range x.Elts {
-			if c, ok := el.(*ast.Comprehension); ok {
-				for _, cl := range c.Clauses {
-					if ifc, ok := cl.(*ast.IfClause); ok {
-						l.notePolarity(ifc.Condition, firesWhenTrue, 0)
-					}
+		l.noteConditions(x, firesWhenTrue, 0)
+	}
+}
+
+// noteConditions notes p, the polarity of "an item is given", of the if
+// clauses of the comprehensions among list's items.
+func (l *linter) noteConditions(list *ast.ListLit, p uint8, depth int) {
+	for _, el := range list.Elts {
+		if c, ok := el.(*ast.Comprehension); ok {
+			for _, cl := range c.Clauses {
+				if ifc, ok := cl.(*ast.IfClause); ok {
+					l.notePolarity(ifc.Condition, p, depth)
 				}
 			}
 		}
@@ -94,16 +100,15 @@ func (l *linter) notePolarity(x ast.Expr, p uint8, depth int) {
 		}
 	case *ast.Ident:
 		// A let or a field that holds a test: `let allowed = ...`, then
-		// `if !allowed`.
+		// `if !allowed`. The parser resolves a field of the same file to
+		// its value (a field's alias, to the field, is no test).
 		switch n := e.Node.(type) {
 		case *ast.LetClause:
 			l.notePolarity(n.Expr, p, depth+1)
 			return
-		case *ast.Field:
-			if _, alias := n.Label.(*ast.Alias); !alias {
-				l.notePolarity(n.Value, p, depth+1)
-				return
-			}
+		case *ast.CallExpr, *ast.BinaryExpr, *ast.UnaryExpr, *ast.ParenExpr:
+			l.notePolarity(n.(ast.Expr), p, depth+1)
+			return
 		}
 	}
 	l.polarity[x] |= p
@@ -153,17 +158,7 @@ func (l *linter) noteFilterPolarity(x ast.Expr, p uint8, depth int) {
 			l.noteFilterPolarity(n, p, depth+1)
 		}
 	case *ast.ListLit:
-		for _, el := range e.Elts {
-			c, ok := el.(*ast.Comprehension)
-			if !ok {
-				continue
-			}
-			for _, cl := range c.Clauses {
-				if ifc, ok := cl.(*ast.IfClause); ok {
-					l.notePolarity(ifc.Condition, p, depth+1)
-				}
-			}
-		}
+		l.noteConditions(e, p, depth+1)
 	}
 }
 
