@@ -3306,7 +3306,10 @@ func (l *linter) checkDeclared() {
 	for _, st := range l.partDefs {
 		last := st.path[len(st.path)-1]
 		render := lpath{sels: []cue.Selector{contract.SelRender, st.path[1], st.path[2]}, ok: true}
-		if l.lookup(render.child(last, true)).Exists() {
+		// The render may declare it optional (#wrapCommand?: a framework
+		// that wraps the trainer's program sets it): it reads it all the
+		// same.
+		if l.lookup(render.child(last, true)).Exists() || l.lookup(render.child(last.Optional(), true)).Exists() {
 			continue
 		}
 		if uses == nil {
