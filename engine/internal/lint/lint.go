@@ -328,6 +328,14 @@ func (l *linter) walkDecls(decls []ast.Decl, p lpath, top bool) {
 				if last := fp.sels[len(fp.sels)-1]; (len(fp.sels) > 1 || d.Constraint != token.OPTION) && (last.LabelType()&(cue.DefinitionLabel|cue.HiddenLabel|cue.HiddenDefinitionLabel) != 0 || d.Constraint == token.OPTION) {
 					l.unread = append(l.unread, site{path: fp.sels, pos: d.Label.Pos(), optional: d.Constraint == token.OPTION})
 				}
+				if isPlanInput(fp.sels) {
+					// A plan's field written _ reads what the plan
+					// computes (replacesPlainML): nothing computes a
+					// misspelt one.
+					if id, ok := d.Value.(*ast.Ident); ok && id.Name == "_" {
+						l.declared = append(l.declared, site{path: fp.sels, pos: d.Label.Pos()})
+					}
+				}
 				if last := fp.sels[len(fp.sels)-1]; len(fp.sels) > 1 && last.IsDefinition() && !fp.sels[0].IsDefinition() {
 					if id, ok := d.Value.(*ast.Ident); ok && id.Name == "_" {
 						l.declared = append(l.declared, site{path: fp.sels, pos: d.Label.Pos()})
@@ -3290,12 +3298,20 @@ func (l *linter) checkDeclared() {
 			if l.lookup(scope.child(last, true)).Exists() {
 				continue
 			}
+		} else if isPlanInput(st.path) {
+			if givenByAnother(l.lookup(lpath{sels: st.path, ok: true})) {
+				continue
+			}
 		} else if !isOpen(l.lookup(lpath{sels: st.path, ok: true})) {
 			continue
 		}
 		where := cue.MakePath(st.path...).String()
 		msg := fmt.Sprintf("%s is declared _ and nothing gives it a value, so every read of it is absent", where)
-		if s := source.Suggest(last.String(), definitionNames(l.lookup(scope), last)); s != "" {
+		names := definitionNames(l.lookup(scope), last)
+		if !last.IsDefinition() {
+			names = fieldNames(l.lookup(scope), last)
+		}
+		if s := source.Suggest(last.String(), names); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		l.problem(st.pos, "%s", msg)
@@ -3354,6 +3370,46 @@ func renderScope(path []cue.Selector) (lpath, bool) {
 }
 
 // definitionNames are the definitions of v but skip, sorted.
+// givenByAnother says whether a conjunct of v says more than _: a plan's
+// field another file computes (podSet: {for ps in podSets {...}}) may
+// evaluate to _ before the plan has its runtime, and is given all the
+// same.
+func givenByAnother(v cue.Value) bool {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return v.IncompleteKind() != cue.TopKind
+	}
+	for _, a := range args {
+		if a.IncompleteKind() != cue.TopKind {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldNames are the regular fields of v but skip, sorted.
+func fieldNames(v cue.Value, skip cue.Selector) []string {
+	var out []string
+	for _, name := range source.FieldNames(v) {
+		if name != skip.String() {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isPlanInput says whether sels is a regular field of a kind's plan
+// (plans: (apiVersion): (kind): name) but those the engine gives it, the
+// input and the context.
+func isPlanInput(sels []cue.Selector) bool {
+	if len(sels) != 4 || sels[0].String() != contract.FieldPlans || sels[3].LabelType() != cue.StringLabel {
+		return false
+	}
+	name := sels[3].Unquoted()
+	return name != contract.FieldInput && name != contract.FieldContext
+}
+
 func definitionNames(v cue.Value, skip cue.Selector) []string {
 	var out []string
 	it, err := v.Fields(cue.Definitions(true))

@@ -32,3 +32,42 @@ func TestPartSetsOptionalDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFieldNothingGives: a plan's field written _ reads what the
+// kind's plan computes (replacesPlainML, as the shipped plainml.cue reads
+// it); a misspelt one is a new field nothing gives a value, which the
+// load refused before at cuetrainer's own file, with a problem of carried
+// values. It is refused at the admin's line, with the name meant. The
+// input and the context, which the engine gives, load.
+func TestPlanFieldNothingGives(t *testing.T) {
+	t.Parallel()
+	plan := func(field string) string {
+		return "package schemas\n\nplans: (#APIVersion): TrainJob: {\n\t" + field + ": _\n\tparts: orgPart: !" + field + "\n}\n"
+	}
+	const refusal = "is declared _ and nothing gives it a value"
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"the plan's field", plan("replacesPlainML"), ""},
+		{"a misspelt field", plan("replacesPlainMl"), `p.cue:4:2: plans."trainer.kubeflow.org/v1alpha1".TrainJob.replacesPlainMl is declared _ and nothing gives it a value, so every read of it is absent: did you mean replacesPlainML?`},
+		{"the input", "package schemas\n\nplans: (#APIVersion): TrainJob: {\n\tinput: _\n\tcontext: _\n}\n", ""},
+		// Computed by a comprehension over the runtime's jobs: _ until
+		// the plan has a runtime, and given all the same (torch.cue reads
+		// it so).
+		{"a field the plan computes from the runtime", plan("podSet"), ""},
+	} {
+		r := Run(withPolicy(t, "p.cue", tc.text))
+		var got []string
+		for _, p := range r.Problems {
+			if strings.Contains(p.Message, refusal) {
+				got = append(got, p.String())
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%s: %q, want no such refusal", tc.name, got)
+		case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
