@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/source"
@@ -37,6 +38,19 @@ type (
 // Problem is one mistake of a load, at a position in a CUE file
 // (source.Problem).
 type Problem = source.Problem
+
+// Check is one class of load problem, by the name a problem carries
+// (checks.Check); Checks are them all, by name.
+type Check = checks.Check
+
+// The levels of checks (checks.Sound, checks.Heuristic).
+const (
+	CheckSound     = checks.Sound
+	CheckHeuristic = checks.Heuristic
+)
+
+// Checks are the checks a load makes of an admin's CUE, by name.
+func Checks() []Check { return checks.All() }
 
 // Document is one object read from an input, with where it came from
 // (k8s.Document).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"maps"
 	"runtime/debug"
 	"strings"
@@ -82,7 +83,9 @@ func (e *Engine) fallbackWarnings(c *compiled) []Problem {
 		case len(names) > 0:
 			msg += fmt.Sprintf("; the policy's %s of %s: %s (rewriting the one that meets CUE's defect, or reporting it, restores them)", plural(len(names), "rule", "rules"), f.Kind.Kind, strings.Join(names, ", "))
 		}
-		out = append(out, e.src.ProblemAt(pos, "%s", msg))
+		p := e.src.ProblemAt(pos, "%s", msg)
+		p.Check = checks.Fallback.Name
+		out = append(out, p)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"slices"
 	"sort"
 	"strings"
@@ -303,12 +304,13 @@ func (e *Engine) loadBuiltin(c *compiled) error {
 				}
 				for _, p := range e.src.CUEProblems(err) {
 					p.Message += "\n    (a runtime declared in CUE is an object, as in YAML: give every field its value)"
+					p.Check = checks.DeclaredRuntime.Name
 					problems = append(problems, p)
 				}
 				continue
 			}
 			if i == 1 && doc.Kind() != "" && !slices.Contains(clusterWide, doc.Kind()) {
-				problems = append(problems, Problem{File: doc.File, Line: doc.LineOf("kind"), Message: fmt.Sprintf("%s: %q is a %s, which belongs to a namespace: a runtime declared in CUE exists from the start, cluster-wide, as a %s", contract.FieldClusterTrainingRuntimes, doc.Name(), doc.Kind(), strings.Join(clusterWide, " or "))})
+				problems = append(problems, Problem{Check: checks.DeclaredRuntime.Name, File: doc.File, Line: doc.LineOf("kind"), Message: fmt.Sprintf("%s: %q is a %s, which belongs to a namespace: a runtime declared in CUE exists from the start, cluster-wide, as a %s", contract.FieldClusterTrainingRuntimes, doc.Name(), doc.Kind(), strings.Join(clusterWide, " or "))})
 				continue
 			}
 			byName[doc.Name()] = doc

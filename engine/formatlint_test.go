@@ -26,15 +26,15 @@ func TestFormatChecked(t *testing.T) {
 		{`	policy: r2: [for v in labels if v !~ "^team/[a-z]+$" ` + f + `]`,
 			`p.cue:10:39: v is a label's value, which never matches "^team/[a-z]+$": a match holds "team/", and the API server refuses one with '/' in it ` + label + `, so this comparison is always true: v is each value`},
 		{`	policy: r3: [if (*labels["team"] | "") == "Vision Team" ` + f + `]`,
-			`p.cue:11:44: labels["team"] is a label's value, which is never "Vision Team": the API server refuses one with ' ' in it ` + label + `, so this comparison is always false` + "\n"},
+			`p.cue:11:44: labels["team"] is a label's value, which is never "Vision Team": the API server refuses one with ' ' in it ` + label + `, so this comparison is always false (comparison-never)` + "\n"},
 		{`	policy: r4: [if (*labels["team"] | "") != "` + strings.Repeat("x", 64) + `" ` + f + `]`,
 			`p.cue:12:44: labels["team"] is a label's value, which is never "xxxx`},
 		{`	policy: r5: [if (*labels["team"] | "") == "-vision" ` + f + `]`,
 			`p.cue:13:44: labels["team"] is a label's value, which is never "-vision": the API server refuses one that begins with '-'`},
 		{`	policy: r6: [if object.metadata.namespace == "Team-Prod" ` + f + `]`,
-			`p.cue:14:47: object.metadata.namespace is a namespace's name, which is never "Team-Prod": the API server refuses one with 'T' in it (at most 63 lower-case letters, digits and '-', beginning and ending with a letter or digit), so this comparison is always false` + "\n"},
+			`p.cue:14:47: object.metadata.namespace is a namespace's name, which is never "Team-Prod": the API server refuses one with 'T' in it (at most 63 lower-case letters, digits and '-', beginning and ending with a letter or digit), so this comparison is always false (comparison-never)` + "\n"},
 		{`	policy: r7: [if object.spec.runtimeRef.name == "torch_distributed" ` + f + `]`,
-			`p.cue:15:49: object.spec.runtimeRef.name is the name of a runtime, which is never "torch_distributed": the API server refuses one with '_' in it (at most 253 lower-case letters, digits, '-' and '.', beginning and ending with a letter or digit), so this comparison is always false` + "\n"},
+			`p.cue:15:49: object.spec.runtimeRef.name is the name of a runtime, which is never "torch_distributed": the API server refuses one with '_' in it (at most 253 lower-case letters, digits, '-' and '.', beginning and ending with a letter or digit), so this comparison is always false (comparison-never)` + "\n"},
 	}
 	var rules []string
 	for _, tc := range bad {

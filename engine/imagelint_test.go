@@ -78,7 +78,7 @@ func TestImageRegistryChecked(t *testing.T) {
 		for _, w := range e.Warnings() {
 			got = append(got, w.String())
 		}
-		want := `strings.HasPrefix(i, "registry.example.com") also holds for "registry.example.com.attacker.example/image", an image of another registry: a registry's name ends at the image's first "/"; write "registry.example.com/" (if a rule refuses the images this test holds for, a denylist, it refuses those too, which may be meant)`
+		want := `strings.HasPrefix(i, "registry.example.com") also holds for "registry.example.com.attacker.example/image", an image of another registry: a registry's name ends at the image's first "/"; write "registry.example.com/" (if a rule refuses the images this test holds for, a denylist, it refuses those too, which may be meant) (image-registry)`
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, want) && strings.Contains(s, "p.cue:8:") }) {
 			t.Errorf("a list of outcomes: warnings %q, want %q at p.cue:8", got, want)
 		}

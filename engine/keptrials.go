@@ -36,7 +36,7 @@ const keptTrialsFiles = 256
 var keptTrials = cache.NewLRU[[]Problem](keptTrialsSize)
 
 // trialsVersion changes when what a kept outcome holds does.
-const trialsVersion = "cuetrainer trials 1"
+const trialsVersion = "cuetrainer trials 2"
 
 // keptOutcome is a trial outcome as a cache directory keeps it.
 type keptOutcome struct {

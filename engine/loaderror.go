@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"sort"
 	"strings"
 
@@ -96,5 +97,5 @@ func defectFinding(d *Defect) Finding {
 // defectLoadError fails a load that panicked: cuetrainer's or CUE's
 // defect, said as such, not as the admin's mistake.
 func defectLoadError(summary string, d *Defect) error {
-	return &LoadError{Summary: summary, Problems: []Problem{{Message: d.Error()}}, Defect: d}
+	return &LoadError{Summary: summary, Problems: []Problem{{Message: d.Error(), Check: checks.Defect.Name}}, Defect: d}
 }

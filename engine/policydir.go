@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"io/fs"
 	"os"
 	"path"
@@ -57,7 +58,7 @@ func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error 
 		switch {
 		case f.leftOut != "":
 			// Say so rather than load the directory without them.
-			leftOut = append(leftOut, Problem{File: display, Message: f.leftOut})
+			leftOut = append(leftOut, Problem{Check: checks.PolicyFile.Name, File: display, Message: f.leftOut})
 			return nil
 		case f.manifest:
 			e.manifests = append(e.manifests, policyManifest{display: display, data: f.data})
@@ -135,7 +136,7 @@ func (e *Engine) checkManifests(c *compiled) error {
 			if _, ok := c.Checked[d.APIVersion()][d.Kind()]; !ok {
 				continue
 			}
-			problems = append(problems, Problem{File: m.display, Line: d.Line,
+			problems = append(problems, Problem{Check: checks.PolicyFile.Name, File: m.display, Line: d.Line,
 				Message: fmt.Sprintf("%s %q (%s) would not be loaded: give the file to vet as an input or apply it to the cluster, or declare a runtime in CUE (docs/frameworks.md, \"A runtime in CUE\")", d.Kind(), d.Name(), d.APIVersion())})
 		}
 	}
@@ -152,7 +153,7 @@ func (e *Engine) checkBuildAttributes() error {
 			if !ok {
 				continue
 			}
-			p := Problem{File: pf.display, Message: "CUE leaves the file out for its build attributes; cuetrainer sets no build tags: remove them"}
+			p := Problem{Check: checks.PolicyFile.Name, File: pf.display, Message: "CUE leaves the file out for its build attributes; cuetrainer sets no build tags: remove them"}
 			for _, d := range pf.file.Decls {
 				if attr, ok := d.(*ast.Attribute); ok && (strings.HasPrefix(attr.Text, "@if(") || strings.HasPrefix(attr.Text, "@ignore(")) {
 					p.Line, p.Column = attr.Pos().Line(), attr.Pos().Column()
@@ -179,7 +180,7 @@ func packageProblems(display string, f *ast.File) []Problem {
 	case schemasPackage:
 		return nil
 	case "":
-		return []Problem{{File: display, Line: 1, Column: 1,
+		return []Problem{{Check: checks.PolicyFile.Name, File: display, Line: 1, Column: 1,
 			Message: fmt.Sprintf("the file has no package clause, so CUE would leave it out of the policy: begin it with `package %s`", schemasPackage)}}
 	}
 	pos := f.Pos()
@@ -188,7 +189,7 @@ func packageProblems(display string, f *ast.File) []Problem {
 			pos = pkg.Name.Pos()
 		}
 	}
-	return []Problem{{File: display, Line: pos.Line(), Column: pos.Column(),
+	return []Problem{{Check: checks.PolicyFile.Name, File: display, Line: pos.Line(), Column: pos.Column(),
 		Message: fmt.Sprintf("package %s: a policy file is in package %s, which it adds to: write `package %s`", name, schemasPackage, schemasPackage)}}
 }
 

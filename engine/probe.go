@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"maps"
 	"reflect"
 	"regexp"
@@ -179,7 +180,7 @@ func (e *Engine) tryPolicy() []Problem {
 				made, err := s.Mutate(doc, req)
 				if errors.As(err, &me) && !failed["mutations."+me.Rule] {
 					failed["mutations."+me.Rule] = true
-					p := Problem{Message: fmt.Sprintf("the mutations cannot be carried out for %s, a probe of the runtime %s (see probes), on %s: %s", doc.Kind(), st.doc.Name(), req.Operation, me.Detail)}
+					p := Problem{Check: checks.Mutations.Name, Message: fmt.Sprintf("the mutations cannot be carried out for %s, a probe of the runtime %s (see probes), on %s: %s", doc.Kind(), st.doc.Name(), req.Operation, me.Detail)}
 					p.File, p.Line, p.Column = splitWhere(me.Source)
 					problems = append(problems, p)
 				}
@@ -413,7 +414,7 @@ func (e *Engine) checkDeclared(c *compiled, st *stored) []Problem {
 // problem, at the line of its path in the admin's file (the runtime's own
 // line for a finding of the whole object).
 func declaredProblem(r Result, f Finding) Problem {
-	p := Problem{File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
+	p := Problem{Check: checks.DeclaredRuntime.Name, File: r.Doc.File, Line: r.Doc.Line, Message: r.Identity() + ": " + f.String()}
 	if f.HasPath {
 		p.Line = r.Doc.LineOf(f.Path)
 	}
@@ -427,6 +428,7 @@ func (e *Engine) probesProblems(st *stored, err error) []Problem {
 	var ps []Problem
 	for _, p := range e.src.CUEProblems(err) {
 		p.Message = fmt.Sprintf("the probes of the %s %s cannot be made: %s", st.doc.Kind(), st.doc.Name(), p.Message)
+		p.Check = checks.Probes.Name
 		ps = append(ps, p)
 	}
 	return ps
@@ -492,7 +494,7 @@ func (e *Engine) checkLookupKinds(c *compiled, doc Document, refs *lookupRefs, l
 		default:
 			continue
 		}
-		p := Problem{Message: fmt.Sprintf("%s: lookups of %s name %s, which the review would always take for absent: %s", n.at, doc.Kind(), gk, why)}
+		p := Problem{Check: checks.LookupReads.Name, Message: fmt.Sprintf("%s: lookups of %s name %s, which the review would always take for absent: %s", n.at, doc.Kind(), gk, why)}
 		e.atLookup(&p, lookups, cue.MakePath(append(n.at.Selectors(), contract.SelLookupKind)...))
 		return &p
 	}
@@ -589,7 +591,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		}
 		got := s.lookupRefs(c, doc, c.Ctx.Encode(read), ctxOf(read))
 		if !reflect.DeepEqual(want, got) {
-			p := Problem{Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
+			p := Problem{Check: checks.LookupReads.Name, Message: fmt.Sprintf("lookups of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), they name %s with the whole object and %s with the paths of reads; name the path under lookups: %q: %s: reads (updateReads, for a path read on an UPDATE alone)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), want, got, doc.APIVersion(), doc.Kind())}
 			e.atLookup(&p, lookups, firstDifference(want, got))
 			return &p
@@ -603,7 +605,7 @@ func (e *Engine) checkLookupReads(c *compiled, s *Session, doc Document) *Proble
 		tokens := a.Alias(in)
 		got, ok := t.restoreRefs(s.lookupRefs(c, doc, c.Ctx.Encode(tokens), ctxOf(tokens)))
 		if !ok || !reflect.DeepEqual(want, got) {
-			p := Problem{Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
+			p := Problem{Check: checks.LookupReads.Name, Message: fmt.Sprintf("lookups of %s look at a value the kind carries (see carried): for %s, a probe of the runtime %s (see probes), they name %s with its values and %s with tokens; a lookup may carry such a value into a name, or look at it through its entry's value, or the policy switches the entry off (carry: false)",
 				doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), want, got)}
 			e.atLookup(&p, lookups, firstDifference(want, got))
 			return &p
@@ -635,7 +637,7 @@ func (e *Engine) checkLookupsDecode(doc Document, v cue.Value) *Problem {
 		if err == nil {
 			continue
 		}
-		p := Problem{Message: fmt.Sprintf("%s: lookups of %s make a reference that is not whole for %s, a probe of the runtime %s (see probes), so it would name nothing: %s", path, doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), e.Details(err))}
+		p := Problem{Check: checks.LookupReads.Name, Message: fmt.Sprintf("%s: lookups of %s make a reference that is not whole for %s, a probe of the runtime %s (see probes), so it would name nothing: %s", path, doc.Kind(), doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), e.Details(err))}
 		e.atLookup(&p, v, path)
 		return &p
 	}
@@ -668,7 +670,7 @@ func (e *Engine) checkMutatorReads(c *compiled, s *Session, doc Document, req Re
 			break
 		}
 	}
-	p := Problem{Message: fmt.Sprintf("%s: mutations of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), on %s, they edit it otherwise with the whole object than with the paths of reads; name the path under mutators: %q: %s: reads",
+	p := Problem{Check: checks.MutatorReads.Name, Message: fmt.Sprintf("%s: mutations of %s read a path of the input that their reads do not name: for %s, a probe of the runtime %s (see probes), on %s, they edit it otherwise with the whole object than with the paths of reads; name the path under mutators: %q: %s: reads",
 		where, doc.Kind(), doc.Kind(), runtime, req.Operation, doc.APIVersion(), doc.Kind())}
 	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(whole.LookupPath(where)))
 	return &p
@@ -689,7 +691,7 @@ func (e *Engine) checkMutatorNeeds(c *compiled, s *Session, doc Document, runtim
 	ms := s.mutations(c, m, doc.Kind(), in, nil, contract.OpCreate, "")
 	for _, r := range ms.rules {
 		if len(needs[r.name]) > 0 && len(r.edits) > 0 {
-			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation says it needs %s of the request (needs), and edits %s, a probe of the runtime %s (see probes), on a create without a time: where the engine skips it for lack of them (vet and render give no time), it would not be made, and in the cluster it would; take it out of needs, or guard it on what it needs (if context.now != _|_)",
+			p := Problem{Check: checks.MutatorReads.Name, Message: fmt.Sprintf("mutations: %s: the mutation says it needs %s of the request (needs), and edits %s, a probe of the runtime %s (see probes), on a create without a time: where the engine skips it for lack of them (vet and render give no time), it would not be made, and in the cluster it would; take it out of needs, or guard it on what it needs (if context.now != _|_)",
 				r.name, strings.Join(needs[r.name], " and "), doc.Kind(), runtime)}
 			p.File, p.Line, p.Column = splitWhere(r.source)
 			return &p
@@ -718,7 +720,7 @@ func (e *Engine) checkMutationsIdempotent(c *compiled, s *Session, doc Document,
 			continue
 		}
 		if at, what := valueDifference(created, out, ""); at != "" || what != "" {
-			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation is not idempotent: for %s, a probe of the runtime %s (see probes), made again on the object its create made, as on an update of it, it changes %s again (%s); the API server calls a mutating webhook on every update of the object, so each would change it once more. Make the mutation leave an object it already made alone (an upsert by a key rather than an append, a guard on the value it sets)",
+			p := Problem{Check: checks.Mutations.Name, Message: fmt.Sprintf("mutations: %s: the mutation is not idempotent: for %s, a probe of the runtime %s (see probes), made again on the object its create made, as on an update of it, it changes %s again (%s); the API server calls a mutating webhook on every update of the object, so each would change it once more. Make the mutation leave an object it already made alone (an upsert by a key rather than an append, a guard on the value it sets)",
 				r.name, doc.Kind(), runtime, orWhole(at), what)}
 			p.File, p.Line, p.Column = splitWhere(r.source)
 			return &p
@@ -751,14 +753,14 @@ func (e *Engine) checkMutationsValid(c *compiled, doc Document, created map[stri
 			continue
 		}
 		if got := admit(out); got.Rejected() {
-			p := Problem{Message: fmt.Sprintf("mutations: %s: the mutation makes %s, a probe of the runtime %s (see probes), invalid: the review refuses the object it made (%s), so every such object would be refused, after the mutating webhook, for what the mutation wrote",
+			p := Problem{Check: checks.Mutations.Name, Message: fmt.Sprintf("mutations: %s: the mutation makes %s, a probe of the runtime %s (see probes), invalid: the review refuses the object it made (%s), so every such object would be refused, after the mutating webhook, for what the mutation wrote",
 				r.name, doc.Kind(), runtime, got.Errors[0].String())}
 			p.File, p.Line, p.Column = splitWhere(r.source)
 			return &p
 		}
 	}
 	// No one mutation alone: they do together.
-	p := Problem{Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
+	p := Problem{Check: checks.Mutations.Name, Message: fmt.Sprintf("mutations: together they make %s, a probe of the runtime %s (see probes), invalid: the review refuses the object they made (%s)",
 		doc.Kind(), runtime, together.Errors[0].String())}
 	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(c.Mutators[doc.APIVersion()][doc.Kind()].LookupPath(contract.PathMutations)))
 	return &p
@@ -857,7 +859,7 @@ func (e *Engine) checkExistingReads(c *compiled, s *Session, doc Document, r Res
 		if renderDifference(want, render(read)) == "" {
 			continue
 		}
-		p := Problem{Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
+		p := Problem{Check: checks.ExistingReads.Name, Message: fmt.Sprintf("the render of %s, a probe of the runtime %s (see probes), reads a path of the existing object %q that the reads of its lookup do not name: rendered again once the objects of its first render exist, it differs when given that object with the paths of reads alone; name the path under lookups: %q: %s: existing: %s: reads",
 			doc.Kind(), strings.TrimPrefix(doc.File, k8s.ProbeFile), id, doc.APIVersion(), doc.Kind(), id)}
 		lookups, _ := c.lookupsValue(doc, e.decl.Opaque.Aliases(nil).Alias(doc.Object), map[string]any{contract.FieldOperation: contract.OpCreate})
 		e.atLookup(&p, lookups, contract.PathLookupExisting.Append(cue.Str(id)).Append(contract.PathReads.Selectors()...))
@@ -938,7 +940,11 @@ func (e *Engine) ruleProblem(f Finding, r Result, on string) Problem {
 	if on != "" {
 		what += ", " + on
 	}
-	p := Problem{Message: fmt.Sprintf("rule %s cannot be evaluated for %s: %s", f.Rule, what, f.Detail)}
+	p := Problem{Message: fmt.Sprintf("rule %s cannot be evaluated for %s: %s", f.Rule, what, f.Detail), Check: checks.RuleFails.Name}
+	if strings.HasPrefix(f.Rule, contract.SelEdits.Unquoted()+".") {
+		// An edit the trial renders found wrong (trialrender.go).
+		p.Check = checks.RenderEdit.Name
+	}
 	p.File, p.Line, p.Column = splitWhere(f.Source)
 	return p
 }
@@ -972,7 +978,7 @@ func (e *Engine) refusedForTheRuntime(st *stored, r Result, findings []Finding) 
 		if _, admins := e.findingRule(r, f); admins {
 			continue // an admin's rule: the probe may well break it
 		}
-		p := Problem{File: st.doc.File, Line: st.doc.Line, Message: fmt.Sprintf("clusterTrainingRuntimes: %q: Kubeflow's rules refuse %s, a TrainJob of it (see probes): %s; every TrainJob like it would be refused for the runtime, and its user told so",
+		p := Problem{Check: checks.DeclaredRuntime.Name, File: st.doc.File, Line: st.doc.Line, Message: fmt.Sprintf("clusterTrainingRuntimes: %q: Kubeflow's rules refuse %s, a TrainJob of it (see probes): %s; every TrainJob like it would be refused for the runtime, and its user told so",
 			st.doc.Name(), r.Identity(), f.String())}
 		return &p
 	}
@@ -994,7 +1000,7 @@ func (e *Engine) refusesNoChange(r Result) *Problem {
 		if !admins {
 			continue
 		}
-		p := Problem{Message: fmt.Sprintf("rule %s.%s refuses an UPDATE of %s to itself, which changes nothing (%s): it would refuse every update of every such object, one that only adds a label or removes a finalizer too; refuse a change by comparing context.oldObject with the object where they differ (< where <= holds for equal values)",
+		p := Problem{Check: checks.RefusesNoChange.Name, Message: fmt.Sprintf("rule %s.%s refuses an UPDATE of %s to itself, which changes nothing (%s): it would refuse every update of every such object, one that only adds a label or removes a finalizer too; refuse a change by comparing context.oldObject with the object where they differ (< where <= holds for equal values)",
 			f.Phase, f.Rule, tried(r), f.String())}
 		p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(v))
 		return &p
@@ -1053,7 +1059,7 @@ func (e *Engine) checkFollows(c *compiled, runtime, doc Document, first Rendered
 			continue
 		}
 		field := strings.Join(f.Path, ".")
-		p := Problem{Message: fmt.Sprintf("renderParts.%s: the render part %s ignores %s: a probe %s of the runtime %s (see probes) renders the same objects with %d and with %d, so a user's %s would change nothing; %s",
+		p := Problem{Check: checks.RenderFollows.Name, Message: fmt.Sprintf("renderParts.%s: the render part %s ignores %s: a probe %s of the runtime %s (see probes) renders the same objects with %d and with %d, so a user's %s would change nothing; %s",
 			part, part, field, doc.Kind(), runtime.Name(), n, n+1, field, f.Does)}
 		p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(at))
 		return &p
@@ -1241,7 +1247,7 @@ func (e *Engine) checkCarried(c *compiled, s *Session, doc Document, what string
 			return &pr
 		}
 		// At the rule that looks at the values, where it is.
-		pr := Problem{Message: fmt.Sprintf("rule %s looks at values the review is given as tokens (%s, at %s): %s. A rule may carry such a value over, or look at it through the entry's value; one that looks otherwise switches the entry off, in a policy file: %s: carry: false",
+		pr := Problem{Check: checks.Carried.Name, Message: fmt.Sprintf("rule %s looks at values the review is given as tokens (%s, at %s): %s. A rule may carry such a value over, or look at it through the entry's value; one that looks otherwise switches the entry off, in a policy file: %s: carry: false",
 			rule.Rule, entry, e.src.SourceOf(c.Schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(doc.APIVersion()), cue.Str(doc.Kind()), cue.Str(p.name)))), review, entry)}
 		where := rule.Source
 		if where == "" {
@@ -1366,7 +1372,7 @@ func reviewDifference(want, got Result) (string, *Finding) {
 
 // carriedProblem is a problem of one carried entry, at the entry.
 func (e *Engine) carriedProblem(c *compiled, apiVersion, kind, name, msg string) Problem {
-	p := Problem{Message: fmt.Sprintf("carried: %q: %s: %s: %s", apiVersion, kind, name, msg)}
+	p := Problem{Check: checks.Carried.Name, Message: fmt.Sprintf("carried: %q: %s: %s: %s", apiVersion, kind, name, msg)}
 	v := c.Schemas.LookupPath(cue.MakePath(cue.Str(contract.FieldCarried), cue.Str(apiVersion), cue.Str(kind), cue.Str(name)))
 	p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(v))
 	return p
@@ -1383,7 +1389,7 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 			schema := e.crdSchema(apiVersion, kind)
 			for _, part := range c.crdParts[apiVersion][kind] {
 				if msg := partPathProblem(schema, part.path); msg != "" {
-					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
+					p := Problem{Check: checks.CRDPart.Name, Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: path %q: %s, so the part's checks would run on no object", apiVersion, kind, part.name, part.path, msg)}
 					p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(part.value.LookupPath(contract.PathCRDPartPath)))
 					problems = append(problems, p)
 					continue
@@ -1398,7 +1404,7 @@ func (e *Engine) checkPartPaths(c *compiled) []Problem {
 					}
 				}
 				if n, err := part.value.LookupPath(contract.PathCRDPartAt).Len().Int64(); err == nil && int(n) != stars {
-					p := Problem{Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: at names %d indexes, and path %q has %d \"*\" items, one per index: self is the value at the path (a whole list where the path does not say \"*\")", apiVersion, kind, part.name, n, part.path, stars)}
+					p := Problem{Check: checks.CRDPart.Name, Message: fmt.Sprintf("crdCheckParts: %q: %s: %s: at names %d indexes, and path %q has %d \"*\" items, one per index: self is the value at the path (a whole list where the path does not say \"*\")", apiVersion, kind, part.name, n, part.path, stars)}
 					p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(part.value.LookupPath(contract.PathCRDPartAt)))
 					problems = append(problems, p)
 				}
@@ -1433,7 +1439,7 @@ func (e *Engine) checkReviewObjects(c *compiled) []Problem {
 					continue // made of the input, or its schema says why not
 				}
 			}
-			p := Problem{Message: fmt.Sprintf("admission: %q: %s: object: the review's object is not made of its input: the engine fills input with the object submitted and reads back object, with its defaults, for the rules to read; an object left open (object: _) reads nothing, and every %s would be admitted. Make it of the input: object: input (or your kind's schema & input)", apiVersion, kind, kind)}
+			p := Problem{Check: checks.ReviewObject.Name, Message: fmt.Sprintf("admission: %q: %s: object: the review's object is not made of its input: the engine fills input with the object submitted and reads back object, with its defaults, for the rules to read; an object left open (object: _) reads nothing, and every %s would be admitted. Make it of the input: object: input (or your kind's schema & input)", apiVersion, kind, kind)}
 			p.File, p.Line, p.Column = splitWhere(e.src.SourceOf(review.LookupPath(contract.PathObject)))
 			problems = append(problems, p)
 		}
@@ -1512,7 +1518,8 @@ func partPathProblem(schema map[string]any, path []string) string {
 // the fallback too (a finding f of PhaseDefect of r, a trial): cuetrainer's
 // or CUE's defect, which no evaluation of the kind can get past. It is at
 // the admin's first rule of the kind, naming them all.
-func (e *Engine) defectProblem(c *compiled, r Result, f Finding) Problem {
+func (e *Engine) defectProblem(c *compiled, r Result, f Finding) (p Problem) {
+	defer func() { p.Check = checks.Defect.Name }()
 	k := Kind{r.Doc.APIVersion(), r.Doc.Kind()}
 	names, pos, culprit := e.blamed(c, k, sortReview, r.defect)
 	switch {

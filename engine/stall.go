@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"slices"
 	"time"
 
@@ -94,13 +95,14 @@ func (e *Engine) guarded(fn func() error) error {
 // stalled says that what did not end in time: at the first of the
 // admin's comprehensions that may iterate far more than an object asks
 // for, with the others, when there are any.
-func (e *Engine) stalled(what string) Problem {
+func (e *Engine) stalled(what string) (p Problem) {
+	defer func() { p.Check = checks.Stall.Name }()
 	msg := fmt.Sprintf("%s did not end in %s: a webhook has %s (its timeoutSeconds), so every request it evaluates would time out", what, e.evalLimit, e.evalLimit)
 	suspects := e.nestedComprehensions()
 	if len(suspects) == 0 {
 		return Problem{Message: msg + "; the policy's CUE does far more work than its objects ask for"}
 	}
-	p := e.src.ProblemAt(suspects[0], "%s; this comprehension may iterate far more than any object asks for (nested for clauses, or one over a call such as list.Range)", msg)
+	p = e.src.ProblemAt(suspects[0], "%s; this comprehension may iterate far more than any object asks for (nested for clauses, or one over a call such as list.Range)", msg)
 	for _, pos := range suspects[1:] {
 		p.Message += "\n        and " + e.src.ProblemAt(pos, "").Where()
 	}

@@ -123,9 +123,21 @@ func writeSARIFReport(w io.Writer, rep *vetReport) error {
 		}
 		return []sarifLocation{loc}
 	}
+	// A load problem's rule is its check (docs/checks.md), a warning's
+	// too, at level warning.
+	loadProblem := func(p engine.Problem, level string) {
+		id, desc := "policy-load", "the policy directory loads"
+		if c, ok := checkOf(p.Check); ok {
+			id, desc = c.Name, firstSentence(c.Doc)
+		}
+		i := rule(id, desc, level)
+		run.Results = append(run.Results, sarifResult{RuleID: id, RuleIndex: i, Level: level, Message: sarifMessage{p.Message}, Locations: at(p.File, p.Line, p.Column)})
+	}
 	for _, p := range rep.policy {
-		i := rule("policy-load", "the policy directory loads", "error")
-		run.Results = append(run.Results, sarifResult{RuleID: "policy-load", RuleIndex: i, Level: "error", Message: sarifMessage{p.Message}, Locations: at(p.File, p.Line, p.Column)})
+		loadProblem(p, "error")
+	}
+	for _, p := range rep.policyWarnings {
+		loadProblem(p, "warning")
 	}
 	for _, r := range rep.results {
 		id := ""

@@ -24,6 +24,9 @@ type vetOptions struct {
 	// status; printAdmitted writes the documents as admitted.
 	failOnBuiltin bool
 	printAdmitted bool
+	// listChecks prints the checks a load makes of a policy, and vets
+	// nothing.
+	listChecks bool
 }
 
 var releasePattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+(\.[0-9]+)?$`)
@@ -69,6 +72,7 @@ YAML/JSON syntax errors. The highest wins; the summary line says what it counts.
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "also list the documents no rule reads")
 	cmd.Flags().BoolVar(&o.failOnBuiltin, "fail-on-builtin", true, "exit 1 when the policy rejects a builtin runtime (shipped, or declared by the policy); false still reports it")
+	cmd.Flags().BoolVar(&o.listChecks, "list-checks", false, "print the checks a load makes of a policy's CUE (the name each load problem carries), and vet nothing")
 	cmd.Flags().BoolVar(&o.printAdmitted, "print-admitted", false, "write each admitted document to standard output as YAML, its CRD's defaults and the mutators' changes applied (with -o text; a report then goes to --report FORMAT=FILE)")
 	return cmd
 }
@@ -96,6 +100,9 @@ func (v vetted) identity() string {
 }
 
 func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
+	if o.listChecks {
+		return writeChecks(cmd.OutOrStdout())
+	}
 	targets, err := o.reportTargets()
 	if err != nil {
 		return err
@@ -162,6 +169,7 @@ func (o *vetOptions) run(cmd *cobra.Command, paths []string) error {
 		rep.results = append(rep.results, v)
 	}
 	rep.builtinAdvisory = !o.failOnBuiltin
+	rep.policyWarnings = e.Warnings()
 	if err := writeReports(cmd, targets, rep, o.verbose); err != nil {
 		return err
 	}

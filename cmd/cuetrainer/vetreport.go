@@ -20,6 +20,9 @@ import (
 type vetReport struct {
 	results []vetted
 	policy  []engine.Problem
+	// policyWarnings are the load's warnings (heuristic checks': the
+	// load went on), printed as it ended and kept for the reports.
+	policyWarnings []engine.Problem
 	// builtinAdvisory leaves the builtin runtimes' rejections out of the
 	// exit status (--fail-on-builtin=false).
 	builtinAdvisory bool
@@ -213,8 +216,10 @@ func writeJSONReport(w io.Writer, rep *vetReport) error {
 		// PolicyProblems say why the policy did not load (nothing is
 		// vetted then).
 		PolicyProblems []engine.Problem `json:"policyProblems,omitempty"`
+		// PolicyWarnings are what the load warned of, and went on.
+		PolicyWarnings []engine.Problem `json:"policyWarnings,omitempty"`
 		Summary        summary          `json:"summary"`
-	}{Documents: []jsonDocument{}, PolicyProblems: rep.policy, Summary: rep.summary()}
+	}{Documents: []jsonDocument{}, PolicyProblems: rep.policy, PolicyWarnings: rep.policyWarnings, Summary: rep.summary()}
 	for _, r := range rep.results {
 		d := jsonDocument{File: r.Doc.File, Line: r.Doc.Line, Status: status(r), Builtin: r.shipped}
 		if r.Doc.Object != nil {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/cuetrainer/cuetrainer/engine"
 	"github.com/cuetrainer/cuetrainer/internal/testcli"
 )
 
@@ -138,6 +139,43 @@ func run(t *testing.T, ar *txtar.Archive) string {
 		out += "[stdout]\n" + clean(stdoutText)
 	}
 	return out
+}
+
+// problemLine is the first line of a load problem at an admin's or
+// cuetrainer's file, in a golden: the check that found it closes it.
+var problemLine = regexp.MustCompile(`^    [^ ]+\.(cue|yaml|yml|json)(:[0-9]+)*: `)
+
+// TestLoadProblemsNamed: every load problem the corpus shows at a file
+// names a check cuetrainer has (engine.Checks, docs/checks.md).
+func TestLoadProblemsNamed(t *testing.T) {
+	known := map[string]bool{}
+	for _, c := range engine.Checks() {
+		known[c.Name] = true
+	}
+	files, err := filepath.Glob("testdata/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile(` \(([a-z][a-z0-9-]*)\)$`)
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ar.Files {
+			if f.Name != "want" {
+				continue
+			}
+			for _, line := range strings.Split(string(f.Data), "\n") {
+				if !problemLine.MatchString(line) {
+					continue
+				}
+				if m := named.FindStringSubmatch(line); m == nil || !known[m[1]] {
+					t.Errorf("%s: a load problem that names no check:\n%s", filepath.Base(file), line)
+				}
+			}
+		}
+	}
 }
 
 func TestMain(m *testing.M) {

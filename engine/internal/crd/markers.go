@@ -2,6 +2,7 @@ package crd
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"regexp"
 	"slices"
 	"sort"
@@ -95,7 +96,7 @@ func MarkerBounds(f *ast.File) ([]MarkerBound, []source.Problem) {
 				problems = append(problems, bad...)
 				for _, c := range markers {
 					if !ok {
-						problems = append(problems, source.Problem{File: d.Pos().Filename(), Line: d.Pos().Line(), Column: d.Pos().Column(),
+						problems = append(problems, source.Problem{Check: checks.Marker.Name, File: d.Pos().Filename(), Line: d.Pos().Line(), Column: d.Pos().Column(),
 							Message: fmt.Sprintf("the marker +kubebuilder:validation:%s goes to the CRD, but the field's place is not known before evaluation, so vet cannot check it: write the bound in CUE on the field (%s)", c.marker, c.constraint)})
 						continue
 					}
@@ -152,7 +153,7 @@ func misplacedMarkers(f *ast.File) []source.Problem {
 				default:
 					why = "a marker parted from its field (by a blank line) is not read: put it right above the field"
 				}
-				problems = append(problems, source.Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
+				problems = append(problems, source.Problem{Check: checks.Marker.Name, File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
 					Message: line + ": " + why + ": as written it would reach neither vet nor the CRD"})
 			}
 		}
@@ -236,7 +237,7 @@ func fieldMarkers(f *ast.Field) ([]fieldMarker, []source.Problem) {
 		for _, c := range cg.List {
 			line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
 			problem := func(format string, args ...any) {
-				problems = append(problems, source.Problem{File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
+				problems = append(problems, source.Problem{Check: checks.Marker.Name, File: c.Pos().Filename(), Line: c.Pos().Line(), Column: c.Pos().Column(),
 					Message: line + ": " + fmt.Sprintf(format, args...)})
 			}
 			m, ok := strings.CutPrefix(line, "+kubebuilder:validation:")

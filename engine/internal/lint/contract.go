@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"reflect"
 	"slices"
 	"sort"
@@ -70,7 +71,7 @@ func (l *linter) checkContract() {
 				} else {
 					msg += fmt.Sprintf("; declare it: #MLPolicy: %s?: {...}", name)
 				}
-				l.problem(st.pos, "%s", msg)
+				l.problem(checks.FrameworkWithoutPolicy, st.pos, "%s", msg)
 			}
 			l.checkRenderPartNeeded(st, name)
 			l.checkFrameworkLabels(st, name, sharedLabels)
@@ -79,7 +80,7 @@ func (l *linter) checkContract() {
 			// the definition would be in every runtime's, by its default.
 			name := st.path[1].Unquoted()
 			if name != "numNodes" {
-				l.problem(st.pos, "%s.%s is not optional, so every runtime would have it (and break the one-policy rule): write %s?: {...}", field, name, name)
+				l.problem(checks.PolicyNotOptional, st.pos, "%s.%s is not optional, so every runtime would have it (and break the one-policy rule): write %s?: {...}", field, name, name)
 			}
 			fallthrough
 		case field == "#MLPolicy" && len(st.path) == 2 && st.path[1].IsString():
@@ -88,7 +89,7 @@ func (l *linter) checkContract() {
 				continue
 			}
 			if !l.in.Schemas.LookupPath(cue.MakePath(contract.SelFrameworks, cue.Str(name))).Exists() {
-				l.problem(st.pos, "#MLPolicy.%s has no frameworks entry: the runtime checks and the one-policy rule know a framework by it; add frameworks: %s: {labels: [%q]} (the trainer.kubeflow.org/framework labels it runs)", name, name, name)
+				l.problem(checks.PolicyWithoutFramework, st.pos, "#MLPolicy.%s has no frameworks entry: the runtime checks and the one-policy rule know a framework by it; add frameworks: %s: {labels: [%q]} (the trainer.kubeflow.org/framework labels it runs)", name, name, name)
 			}
 		}
 		if field == contract.FieldRenderParts && len(st.path) == 4 && st.path[3].IsString() {
@@ -101,7 +102,7 @@ func (l *linter) checkContract() {
 			// An apiVersion is a version (v1) or group/version: a group
 			// alone names no object the engine meets.
 			if av := st.path[1].Unquoted(); !strings.Contains(av, "/") && strings.Contains(av, ".") {
-				l.problem(st.pos, "contextKinds: %q is a group, not an apiVersion: objects are filed by apiVersion (%s/VERSION), so none would be", av, av)
+				l.problem(checks.ContextKind, st.pos, "contextKinds: %q is a group, not an apiVersion: objects are filed by apiVersion (%s/VERSION), so none would be", av, av)
 			}
 		}
 		if field == contract.FieldContextKinds && len(st.path) == 3 {
@@ -135,7 +136,7 @@ func (l *linter) checkFrameworkLabels(st site, name string, said map[string]bool
 				continue
 			}
 			said[label] = true
-			l.problem(st.pos, "frameworks: %s lists the label value %q, which frameworks: %s lists too: the Kubeflow SDK picks a runtime's trainer by its framework label (#Labels.framework), so the runtimes of one would be taken for the other's; give %s a value of its own", name, label, other, name)
+			l.problem(checks.FrameworkLabelShared, st.pos, "frameworks: %s lists the label value %q, which frameworks: %s lists too: the Kubeflow SDK picks a runtime's trainer by its framework label (#Labels.framework), so the runtimes of one would be taken for the other's; give %s a value of its own", name, label, other, name)
 		}
 	}
 }
@@ -157,7 +158,7 @@ func (l *linter) checkRenderPartNeeded(st site, name string) {
 			}
 		}
 	}
-	l.problem(st.pos, "frameworks: %s needs a render part of its own (needsRenderPart: its pods are counted by it, in place of the shared part), and declares none (renderParts: (#APIVersion): TrainJob: %s): a TrainJob's numNodes would reach no pod", name, name)
+	l.problem(checks.FrameworkRenderPart, st.pos, "frameworks: %s needs a render part of its own (needsRenderPart: its pods are counted by it, in place of the shared part), and declares none (renderParts: (#APIVersion): TrainJob: %s): a TrainJob's numNodes would reach no pod", name, name)
 }
 
 // checkKnownKeysEntry checks that a knownKeys entry says where its maps
@@ -179,13 +180,13 @@ func (l *linter) checkKnownKeysEntry(st site) {
 			case known[f]:
 				continue
 			case strings.Contains(f, "."):
-				l.problem(st.pos, "knownKeys: %s: at names %q, a dotted path: at names the fields one by one (%q), so this entry checks no map", st.path[1].Unquoted(), f, strings.Split(f, "."))
+				l.problem(checks.KnownKeysEntry, st.pos, "knownKeys: %s: at names %q, a dotted path: at names the fields one by one (%q), so this entry checks no map", st.path[1].Unquoted(), f, strings.Split(f, "."))
 			default:
 				msg := fmt.Sprintf("knownKeys: %s: at names %q, a field no object the engine admits or renders has, so this entry checks no map", st.path[1].Unquoted(), f)
 				if s := source.Suggest(f, value.SortedKeys(known)); s != "" {
 					msg += fmt.Sprintf(": did you mean %s?", s)
 				}
-				l.problem(st.pos, "%s", msg)
+				l.problem(checks.KnownKeysEntry, st.pos, "%s", msg)
 			}
 			return
 		}
@@ -204,7 +205,7 @@ func (l *linter) checkKnownKeysEntry(st site) {
 	} else {
 		msg += `: give the end of their path, at: ["metadata", "labels"]`
 	}
-	l.problem(st.pos, "%s", msg)
+	l.problem(checks.KnownKeysEntry, st.pos, "%s", msg)
 }
 
 // objectFieldNames are the names of the fields the objects the engine
@@ -272,7 +273,7 @@ func (l *linter) checkContextField(st site, name, what string) {
 	} else {
 		msg += fmt.Sprintf("; declare it: #Context: %s?: {...}", name)
 	}
-	l.problem(st.pos, "%s", msg)
+	l.problem(checks.ContextKind, st.pos, "%s", msg)
 }
 
 // servedKinds are the kinds of the groups that have CRDs (crds), by group,
@@ -307,7 +308,7 @@ func (l *linter) checkAPIVersion(st site, field string, served map[string]map[st
 		// A group a slip from one that has CRDs (Trainer.kubeflow.org,
 		// trainer.kubeflow.com): no object of it comes to these rules.
 		if meant := source.Suggest(group, value.SortedKeys(served)); meant != "" {
-			l.problem(st.pos, "%s: %s is not a group the CRDs serve, so no object of it comes to these rules: did you mean %s?", field, group, meant)
+			l.problem(checks.UnservedAPIVersion, st.pos, "%s: %s is not a group the CRDs serve, so no object of it comes to these rules: did you mean %s?", field, group, meant)
 		}
 		return
 	}
@@ -319,7 +320,7 @@ func (l *linter) checkAPIVersion(st site, field string, served map[string]map[st
 		names = append(names, group+"/"+v)
 	}
 	sort.Strings(names)
-	l.problem(st.pos, "%s: %s is not a version the CRDs serve, so no object of it exists: %s serves %s", field, apiVersion, group, strings.Join(names, ", "))
+	l.problem(checks.UnservedAPIVersion, st.pos, "%s: %s is not a version the CRDs serve, so no object of it exists: %s serves %s", field, apiVersion, group, strings.Join(names, ", "))
 }
 
 // computedKindSites are the apiVersions and kinds of the contract's
@@ -380,7 +381,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 			} else {
 				msg += fmt.Sprintf("; its kinds are %s (a kind of your own belongs in a group of your own: groups, crds)", strings.Join(kinds, ", "))
 			}
-			l.problem(st.pos, "%s", msg)
+			l.problem(checks.UnservedKind, st.pos, "%s", msg)
 			return
 		}
 	}
@@ -394,7 +395,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 			if len(kinds) > 0 {
 				msg += fmt.Sprintf("; the kinds of %s with a render are %s", apiVersion, strings.Join(kinds, ", "))
 			}
-			l.problem(st.pos, "%s", msg)
+			l.problem(checks.UnservedKind, st.pos, "%s", msg)
 		}
 		return
 	}
@@ -405,7 +406,7 @@ func (l *linter) checkKind(st site, field string, served map[string]map[string][
 	} else if len(kinds) > 0 {
 		msg += fmt.Sprintf("; the kinds of %s with a review are %s", apiVersion, strings.Join(kinds, ", "))
 	}
-	l.problem(st.pos, "%s", msg)
+	l.problem(checks.UnservedKind, st.pos, "%s", msg)
 }
 
 // frameworkPolicies are the fields of #MLPolicy that are frameworks'.
@@ -441,7 +442,7 @@ func (l *linter) checkRenderPart(st site) {
 	} else {
 		msg += fmt.Sprintf("; name it after its framework, or say when it applies: plans: %q: %s: parts: %s: <condition on the runtime>", apiVersion, kind, name)
 	}
-	l.problem(st.pos, "%s", msg)
+	l.problem(checks.RenderPart, st.pos, "%s", msg)
 }
 
 // checkPlannedParts checks that each part an admin's plan names exists.
@@ -456,7 +457,7 @@ func (l *linter) checkPlannedParts() {
 		if s := source.Suggest(name, parts); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
-		l.problem(st.pos, "%s", msg)
+		l.problem(checks.RenderPart, st.pos, "%s", msg)
 	}
 }
 
@@ -480,14 +481,14 @@ func (l *linter) checkUnread() {
 		where := cue.MakePath(st.path...).String()
 		switch {
 		case st.optional && isNamedMap(parent):
-			l.problem(st.pos, "%s is optional, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, strings.TrimSuffix(last.String(), "?"))
+			l.problem(checks.UnusedField, st.pos, "%s is optional, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, strings.TrimSuffix(last.String(), "?"))
 		case st.optional:
 		case uses[last.String()] > 1:
 			// A helper: something refers to it.
 		case isNamedMap(parent):
-			l.problem(st.pos, "%s is %s that nothing uses, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, labelKind(last), name)
+			l.problem(checks.UnusedField, st.pos, "%s is %s that nothing uses, so it is never evaluated and the engine never reads it: make it a regular field (%s: ...)", where, labelKind(last), name)
 		case len(st.path) > 1 && isNamedMap(parent.LookupPath(cue.MakePath(cue.Str(name)))):
-			l.problem(st.pos, "%s is %s that nothing uses, so the engine never reads what it holds: did you mean %s?", where, labelKind(last), name)
+			l.problem(checks.UnusedField, st.pos, "%s is %s that nothing uses, so the engine never reads what it holds: did you mean %s?", where, labelKind(last), name)
 		default:
 			// A slip in a name a file sets for another to read (an
 			// overlay's #enforceMaxnodes: true for #enforceMaxNodes): what
@@ -495,7 +496,7 @@ func (l *linter) checkUnread() {
 			// (or its case) off; names further off are names of their own.
 			meant := source.Suggest(last.String(), usedLike(uses, last.String()))
 			if meant != "" && source.EditDistance(strings.ToLower(meant), strings.ToLower(last.String())) <= 1 {
-				l.problem(st.pos, "%s is %s that nothing uses: did you mean %s, which the policy reads? As written, %s keeps the value it has without it", where, labelKind(last), meant, meant)
+				l.problem(checks.UnusedField, st.pos, "%s is %s that nothing uses: did you mean %s, which the policy reads? As written, %s keeps the value it has without it", where, labelKind(last), meant, meant)
 			}
 		}
 	}
@@ -583,7 +584,7 @@ func (l *linter) checkListsOnce() {
 			}
 		}
 		if len(at) > 1 && varies {
-			l.problem(st.pos, "%s is declared by %d lists (%s): CUE unifies them item by item, so it fails on every object where they differ in length; give each its own name", where, len(at), strings.Join(at, ", "))
+			l.problem(checks.ListDeclaredTwice, st.pos, "%s is declared by %d lists (%s): CUE unifies them item by item, so it fails on every object where they differ in length; give each its own name", where, len(at), strings.Join(at, ", "))
 		}
 	}
 }
@@ -643,7 +644,7 @@ func (l *linter) checkEditGroups() {
 			for _, other := range ds {
 				if other.owner != d.owner || other.file != d.file {
 					at := fmt.Sprintf("%s:%d", l.in.Src.Display(other.pos.Filename()), other.pos.Line())
-					l.problem(d.pos, "edits.%s is also a group of %s (%s): a render and its parts and plan are one to CUE, so the two groups' ops would unify item by item and fail a render where they differ; give this group a name of its own", name, other.owner, at)
+					l.problem(checks.ListDeclaredTwice, d.pos, "edits.%s is also a group of %s (%s): a render and its parts and plan are one to CUE, so the two groups' ops would unify item by item and fail a render where they differ; give this group a name of its own", name, other.owner, at)
 					break
 				}
 			}
@@ -670,9 +671,9 @@ func (l *linter) checkEditOp(s *ast.StructLit) {
 		// writes null.
 		switch {
 		case (op == "set" || op == "merge") && fieldOf(s, "value") == nil && fieldOf(s, "items") != nil:
-			l.problem(fieldOf(s, "items").Pos(), "op %s takes a value, and this edit gives items (append's and upsert's): it would write null, or nothing", op)
+			l.problem(checks.EditOp, fieldOf(s, "items").Pos(), "op %s takes a value, and this edit gives items (append's and upsert's): it would write null, or nothing", op)
 		case (op == "append" || op == "upsert") && fieldOf(s, "items") == nil && fieldOf(s, "value") != nil:
-			l.problem(fieldOf(s, "value").Pos(), "op %s takes items, and this edit gives a value (set's and merge's): it would add nothing", op)
+			l.problem(checks.EditOp, fieldOf(s, "value").Pos(), "op %s takes items, and this edit gives a value (set's and merge's): it would add nothing", op)
 		}
 		return
 	}
@@ -683,7 +684,7 @@ func (l *linter) checkEditOp(s *ast.StructLit) {
 	if sug := source.Suggest(op, edit.Ops); sug != "" {
 		msg += fmt.Sprintf(": did you mean %s?", sug)
 	}
-	l.problem(lit.Pos(), "%s", msg)
+	l.problem(checks.EditOp, lit.Pos(), "%s", msg)
 }
 
 // checkEditObject checks an edit's literal object: a mutation edits the
@@ -713,7 +714,7 @@ func (l *linter) checkEditObject(s *ast.StructLit, mutation bool) {
 	if sug := source.Suggest(object, ids); sug != "" {
 		msg += fmt.Sprintf(": did you mean %s?", sug)
 	}
-	l.problem(lit.Pos(), "%s", msg)
+	l.problem(checks.EditObject, lit.Pos(), "%s", msg)
 }
 
 // checkEditSteps checks an edit's literal path for steps the engine does
@@ -736,7 +737,7 @@ func (l *linter) checkEditSteps(s *ast.StructLit) {
 		if !ok || lit.Kind == token.STRING {
 			continue
 		}
-		l.problem(lit.Pos(), "the edit's path takes %s as a step, and a step is a field (a string), a list's item by its fields' values ({name: \"node\"}) or a path spliced in (a list): an item is never edited by its index, so the edit would fail whenever it is made", lit.Value)
+		l.problem(checks.EditPath, lit.Pos(), "the edit's path takes %s as a step, and a step is a field (a string), a list's item by its fields' values ({name: \"node\"}) or a path spliced in (a list): an item is never edited by its index, so the edit would fail whenever it is made", lit.Value)
 	}
 }
 
@@ -834,7 +835,7 @@ func (l *linter) checkObjectNames() {
 			obj := objects.LookupPath(cue.MakePath(cue.Str(id)))
 			name := obj.LookupPath(contract.PathMetadataName)
 			if s, err := name.String(); err == nil && l.in.Src.IsPolicyFile(name.Pos().Filename()) {
-				l.problem(name.Pos(), "the object %q is named %q whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob (\"\\(#name)-%s\")", id, s, s)
+				l.problem(checks.ObjectName, name.Pos(), "the object %q is named %q whatever the TrainJob: the TrainJobs of a namespace would apply one object, each over the others'; name it after the TrainJob (\"\\(#name)-%s\")", id, s, s)
 			}
 			kind, _ := obj.LookupPath(contract.PathKind).String()
 			for _, field := range dataFields[kind] {
@@ -842,7 +843,7 @@ func (l *linter) checkObjectNames() {
 				for _, key := range source.FieldNames(data) {
 					at := data.LookupPath(cue.MakePath(cue.Str(key)))
 					if errs := validation.IsConfigMapKey(key); len(errs) > 0 && l.in.Src.IsPolicyFile(at.Pos().Filename()) {
-						l.problem(at.Pos(), "the %s %q has the %s key %q, which the API server refuses (a key is a file's name when the %s is mounted): %s", kind, id, field, key, kind, strings.Join(errs, "; "))
+						l.problem(checks.ObjectKey, at.Pos(), "the %s %q has the %s key %q, which the API server refuses (a key is a file's name when the %s is mounted): %s", kind, id, field, key, kind, strings.Join(errs, "; "))
 					}
 				}
 			}
@@ -950,7 +951,7 @@ func (l *linter) checkHelperItem(path []cue.Selector, item cue.Value, x ast.Expr
 			if fields := source.FieldNames(item); len(fields) > 0 {
 				msg += fmt.Sprintf(" (its fields are %s)", strings.Join(fields, ", "))
 			}
-			l.problem(d.Pos(), "%s", msg)
+			l.problem(checks.ContractItem, d.Pos(), "%s", msg)
 			return
 		}
 	}
@@ -977,7 +978,7 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 		case st.Bracket && k == cue.ListKind:
 			i, err := strconv.Atoi(st.Name)
 			if err != nil {
-				l.problem(lit.Pos(), "the finding's path %s: %s is a list, and [%s] is no index into it: did you mean [\\(%s)]?", lit.Value, name, st.Name, st.Name)
+				l.problem(checks.FindingPath, lit.Pos(), "the finding's path %s: %s is a list, and [%s] is no index into it: did you mean [\\(%s)]?", lit.Value, name, st.Name, st.Name)
 				return
 			}
 			sel = cue.Index(i)
@@ -988,7 +989,7 @@ func (l *linter) checkFindingPath(apiVersion, kind cue.Selector, s *ast.StructLi
 			// Kubeflow's webhooks do: spec.templateSpec); a slip from
 			// a field it has is a typo.
 			if sug := source.Suggest(st.Name, source.FieldNames(v)); sug != "" {
-				l.problem(lit.Pos(), "the finding's path %s: %s has no field %s, so the user would be pointed at a field that is not there: did you mean %s?", lit.Value, name, st.Name, sug)
+				l.problem(checks.FindingPath, lit.Pos(), "the finding's path %s: %s has no field %s, so the user would be pointed at a field that is not there: did you mean %s?", lit.Value, name, st.Name, sug)
 			}
 			return
 		default:
@@ -1010,7 +1011,7 @@ func (l *linter) checkItem(path []cue.Selector, item cue.Value, s *ast.StructLit
 		if p.meant != "" {
 			what += fmt.Sprintf(": did you mean %s?", p.meant)
 		}
-		l.problem(fieldPos(s, p.field), "%s: an item's %s: %s", cue.MakePath(path...), p.field, what)
+		l.problem(checks.ContractItem, fieldPos(s, p.field), "%s: an item's %s: %s", cue.MakePath(path...), p.field, what)
 	}
 }
 
@@ -1139,14 +1140,14 @@ func (l *linter) checkMutationPath(apiVersion, kind cue.Selector, s *ast.StructL
 	base := []cue.Selector{contract.SelAdmission, apiVersion, kind, contract.SelObject}
 	what := "the API server would prune what the mutation writes there"
 	if pos, msg, found := l.stepsProblem(base, kind.Unquoted(), steps, what); found {
-		l.problem(pos, "%s", msg)
+		l.problem(checks.MutationPath, pos, "%s", msg)
 		return
 	}
 	if len(steps) > 0 && steps[0].name == "status" {
 		// The status subresource: the API server drops what a create or
 		// an update of the object writes to its status.
 		if sub, err := l.in.Schemas.LookupPath(cue.MakePath(append([]cue.Selector{contract.SelCRDs, kind}, contract.PathCRDStatus.Selectors()...)...)).Bool(); err == nil && sub {
-			l.problem(steps[0].pos, "%s has a status subresource, so the API server drops the status a create or an update writes: the mutation would never be kept", kind.Unquoted())
+			l.problem(checks.MutationPath, steps[0].pos, "%s has a status subresource, so the API server drops the status a create or an update writes: the mutation would never be kept", kind.Unquoted())
 			return
 		}
 	}
@@ -1193,7 +1194,7 @@ func (l *linter) checkReadsPaths() {
 			for j := range whole {
 				whole[j] = steps[j].name
 			}
-			l.problem(steps[i].pos, "reads name fields, and \"*\" is none: %s would be given nothing there; read the list whole (%q)", who, whole)
+			l.problem(checks.ReadsPath, steps[i].pos, "reads name fields, and \"*\" is none: %s would be given nothing there; read the list whole (%q)", who, whole)
 			continue
 		}
 		base := []cue.Selector{contract.SelAdmission, p[1], p[2], contract.SelObject}
@@ -1206,7 +1207,7 @@ func (l *linter) checkReadsPaths() {
 				msg = fmt.Sprintf("%q is a dotted path: reads name the fields one by one (%q), so %s would be given nothing there", step.name, strings.Split(step.name, "."), who)
 			}
 		}
-		l.problem(pos, "%s", msg)
+		l.problem(checks.ReadsPath, pos, "%s", msg)
 	}
 }
 
@@ -1243,7 +1244,7 @@ func (l *linter) checkMutationValue(at []cue.Selector, name string, s *ast.Struc
 	op, opLit, _ := stringField(s, "op")
 	kind := schema.IncompleteKind()
 	refuse := func(pos token.Pos, format string, args ...any) {
-		l.problem(pos, "%s is %v, so the API server would refuse what the mutation writes there: %s", name, kind, fmt.Sprintf(format, args...))
+		l.problem(checks.MutationValue, pos, "%s is %v, so the API server would refuse what the mutation writes there: %s", name, kind, fmt.Sprintf(format, args...))
 	}
 	switch op {
 	case "upsert", "append":
@@ -1294,7 +1295,7 @@ func (l *linter) checkWritten(schema cue.Value, name string, s *ast.StructLit) {
 		if p.meant != "" {
 			what += fmt.Sprintf(": did you mean %s?", p.meant)
 		}
-		l.problem(fieldPos(s, p.field), "the mutation writes %s.%s%s", name, p.field, what)
+		l.problem(checks.MutationValue, fieldPos(s, p.field), "the mutation writes %s.%s%s", name, p.field, what)
 	}
 }
 

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -150,7 +151,7 @@ func (l *linter) checkFormat(x *ast.BinaryExpr) bool {
 		never = fmt.Sprintf("never matches %s: a match holds %q, and the API server refuses one %s", lit.Value, prefix, f.fault(prefix))
 	}
 	outcome := map[token.Token]string{token.EQL: "false", token.MAT: "false", token.NEQ: "true", token.NMAT: "true"}[x.Op]
-	l.problem(lit.Pos(), "%s is %s, which %s (%s), so this comparison is always %s%s", name, f.what, never, f.is, outcome, keyHint(read, f))
+	l.problem(checks.ComparisonNever, lit.Pos(), "%s is %s, which %s (%s), so this comparison is always %s%s", name, f.what, never, f.is, outcome, keyHint(read, f))
 	return true
 }
 
@@ -170,7 +171,7 @@ func (l *linter) checkFormatSearch(x *ast.CallExpr) {
 	if !ok || f.holds(text) {
 		return
 	}
-	l.problem(lit.Pos(), "%s is %s, which never %s %s: the API server refuses one %s (%s), so strings.%s is always false%s", name, f.what, asks, lit.Value, f.fault(text), f.is, fn, keyHint(x.Args[0], f))
+	l.problem(checks.ComparisonNever, lit.Pos(), "%s is %s, which never %s %s: the API server refuses one %s (%s), so strings.%s is always false%s", name, f.what, asks, lit.Value, f.fault(text), f.is, fn, keyHint(x.Args[0], f))
 }
 
 // keyHint says, of a read that is the value of a for clause without a

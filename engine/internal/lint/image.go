@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"regexp"
 	"strings"
 
@@ -44,9 +45,9 @@ func (l *linter) imageTest(pos token.Pos, holds func() uint8, format string, arg
 	l.imageTests = append(l.imageTests, func() {
 		switch p := holds(); {
 		case p&firesWhenFalse != 0:
-			l.problem(pos, format, args...)
+			l.problem(checks.ImageRegistryAllowlist, pos, format, args...)
 		case p == 0:
-			l.warning(pos, format+" (if a rule refuses the images this test holds for, a denylist, it refuses those too, which may be meant)", args...)
+			l.problem(checks.ImageRegistry, pos, format+" (if a rule refuses the images this test holds for, a denylist, it refuses those too, which may be meant)", args...)
 		}
 	})
 }

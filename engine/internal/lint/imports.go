@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"io/fs"
 	"path"
 	"strings"
@@ -44,7 +45,7 @@ var pureStdlib = map[string]bool{
 func Refusals(f *ast.File) []source.Problem {
 	var refused []source.Problem
 	refuse := func(pos token.Pos, what, why string) {
-		refused = append(refused, source.Problem{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Message: what + ": " + why})
+		refused = append(refused, source.Problem{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Message: what + ": " + why, Check: checks.PolicyFile.Name})
 	}
 	ast.Walk(f, func(n ast.Node) bool {
 		switch n := n.(type) {

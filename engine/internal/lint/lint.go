@@ -9,6 +9,7 @@ package lint
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
@@ -100,7 +101,7 @@ func Run(in *Input) (r Report) {
 	// the load says so, rather than the process dying.
 	defer func() {
 		if x := recover(); x != nil {
-			r.Problems = append(r.Problems, source.Problem{Message: fmt.Sprintf("cuetrainer's check of the policy failed (%v): please report it, with the policy", x)})
+			r.Problems = append(r.Problems, source.Problem{Check: checks.Defect.Name, Message: fmt.Sprintf("cuetrainer's check of the policy failed (%v): please report it, with the policy", x)})
 		}
 	}()
 	l := newLinter(in)
@@ -286,13 +287,18 @@ type defaultSite struct {
 	values  []string
 }
 
-func (l *linter) problem(pos token.Pos, format string, args ...any) {
-	l.problems = append(l.problems, l.in.Src.ProblemAt(pos, format, args...))
-}
-
-// warning notes what may be a mistake at pos (Report.Warnings).
-func (l *linter) warning(pos token.Pos, format string, args ...any) {
-	l.warnings = append(l.warnings, l.in.Src.ProblemAt(pos, format, args...))
+// problem notes what check c finds at pos: a refusal of the load, or a
+// warning when the check warns.
+func (l *linter) problem(c checks.Check, pos token.Pos, format string, args ...any) {
+	p := l.in.Src.ProblemAt(pos, format, args...)
+	p.Check = c.Name
+	if c.Warns {
+		// What may be a mistake or may be meant: the load goes on
+		// (Report.Warnings).
+		l.warnings = append(l.warnings, p)
+		return
+	}
+	l.problems = append(l.problems, p)
 }
 
 // walkDecls walks a struct's declarations at path p; top says they are
@@ -989,7 +995,7 @@ func (l *linter) checkKeyComparison(x *ast.BinaryExpr, fc *ast.ForClause, id *as
 		return
 	}
 	outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-	l.problem(lit.Pos(), "%s is the key of %s, %s, and never %s, so this comparison is always %s: the item is the clause's second name (for %s, item in ...)", id.Name, exprText(fc.Source), key, lit.Value, outcome, id.Name)
+	l.problem(checks.ComparisonNever, lit.Pos(), "%s is the key of %s, %s, and never %s, so this comparison is always %s: the item is the clause's second name (for %s, item in ...)", id.Name, exprText(fc.Source), key, lit.Value, outcome, id.Name)
 }
 
 // readOf is the read an expression passes on, through parentheses, a
@@ -1264,7 +1270,7 @@ func (l *linter) checkRead(root ast.Expr, steps []step) {
 // a problem at the step (what says what the mistake does).
 func (l *linter) checkSteps(base []cue.Selector, name string, steps []step, what string) {
 	if pos, msg, found := l.stepsProblem(base, name, steps, what); found {
-		l.problem(pos, "%s", msg)
+		l.problem(checks.AbsentRead, pos, "%s", msg)
 	}
 }
 
@@ -1349,17 +1355,17 @@ func (l *linter) checkTopLevel(f *ast.Field) {
 		}
 		name = s
 	default:
-		l.problem(f.Pos(), "a top-level field's name must be written out: the top level holds only %s, and definitions (#name) and hidden fields (_name) of your own", strings.Join(contract.TopLevelFields, ", "))
+		l.problem(checks.TopLevelField, f.Pos(), "a top-level field's name must be written out: the top level holds only %s, and definitions (#name) and hidden fields (_name) of your own", strings.Join(contract.TopLevelFields, ", "))
 		return
 	}
 	if containsString(contract.TopLevelFields, name) {
 		return
 	}
 	if s := source.Suggest(name, contract.TopLevelFields); s != "" {
-		l.problem(f.Pos(), "unknown top-level field %s: did you mean %s?", name, s)
+		l.problem(checks.TopLevelField, f.Pos(), "unknown top-level field %s: did you mean %s?", name, s)
 		return
 	}
-	l.problem(f.Pos(), "unknown top-level field %s: the top level holds only %s; a value of your own is a definition (#%s) or a hidden field (_%s)", name, strings.Join(contract.TopLevelFields, ", "), name, name)
+	l.problem(checks.TopLevelField, f.Pos(), "unknown top-level field %s: the top level holds only %s; a value of your own is a definition (#%s) or a hidden field (_%s)", name, strings.Join(contract.TopLevelFields, ", "), name, name)
 }
 
 func containsString(l []string, s string) bool {
@@ -1416,7 +1422,7 @@ func (l *linter) checkDefaults() {
 		if len(where) > 0 {
 			msg += "\n    " + strings.Join(where, "\n    ")
 		}
-		l.problem(d.markers[0], "%s", msg)
+		l.problem(checks.Defaults, d.markers[0], "%s", msg)
 	}
 }
 
@@ -1506,7 +1512,7 @@ func (l *linter) checkDefaultType(terms []ast.Expr, p lpath) bool {
 			}
 		}
 	}
-	l.problem(def.Pos(), "%s", msg)
+	l.problem(checks.Defaults, def.Pos(), "%s", msg)
 	return true
 }
 
@@ -1539,7 +1545,7 @@ func (l *linter) checkBoundAlone(terms []ast.Expr) {
 		if !ok || !(lower[last.Op] && upper[alone.Op] || upper[last.Op] && lower[alone.Op]) {
 			continue
 		}
-		l.problem(alone.Pos(), "%s%s is an alternative of its own here (| binds looser than &), so the field takes any value %s%s, whatever the bound before it: write & for |", alone.Op, exprText(alone.X), alone.Op, exprText(alone.X))
+		l.problem(checks.BoundAlternative, alone.Pos(), "%s%s is an alternative of its own here (| binds looser than &), so the field takes any value %s%s, whatever the bound before it: write & for |", alone.Op, exprText(alone.X), alone.Op, exprText(alone.X))
 	}
 }
 
@@ -1575,7 +1581,7 @@ func (l *linter) checkDefaultBounds(terms []ast.Expr, p lpath) {
 	if p.ok && len(p.sels) > 0 {
 		field = p.sels[len(p.sels)-1].String()
 	}
-	l.problem(def.Pos(), "the default %s is none of %s's other values (%s): a default must be one of them, or the bounds hold for every value but the one most objects get", exprText(def.X), field, strings.Join(texts, " | "))
+	l.problem(checks.Defaults, def.Pos(), "the default %s is none of %s's other values (%s): a default must be one of them, or the bounds hold for every value but the one most objects get", exprText(def.X), field, strings.Join(texts, " | "))
 }
 
 // selfContained says an expression's value needs no scope: literals, the
@@ -1679,7 +1685,7 @@ func (l *linter) checkReadsCover(base []cue.Selector, steps []step) {
 	if field == contract.FieldPlans {
 		msg += " (the plan is then evaluated for each value of it), or read it in a render part"
 	}
-	l.problem(pos, "%s", msg)
+	l.problem(checks.ReadsUndeclared, pos, "%s", msg)
 }
 
 // declaredReads are the paths a mutator's, a lookup's or a plan's `reads`
@@ -1767,7 +1773,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 					continue
 				}
 				if v, ok := field.Value.(*ast.Ident); ok && v.Name == name {
-					l.problem(field.Pos(), "%s: %s refers to the field it is in, not to the %s around it, so %s is given no value: name the outer one (T=%s: _, then %s: T) or give its path", name, v.Name, name, id.Name, name, name)
+					l.problem(checks.HelperArgument, field.Pos(), "%s: %s refers to the field it is in, not to the %s around it, so %s is given no value: name the outer one (T=%s: _, then %s: T) or give its path", name, v.Name, name, id.Name, name, name)
 					continue
 				}
 				// Read inside the argument's value ("\(#name)-master"):
@@ -1775,7 +1781,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 				// rule fails on the first object it fires on.
 				if self := selfRead(field); self != nil {
 					written, _ := format.Node(field.Value)
-					l.problem(self.Pos(), "%s: %s reads %s, which refers to the field it is in, not to the %s around it, so %s is given no value and the rule fails where it fires: name the outer one (T=%s: _, then read T) or give its path", name, written, name, name, id.Name, name)
+					l.problem(checks.HelperArgument, self.Pos(), "%s: %s reads %s, which refers to the field it is in, not to the %s around it, so %s is given no value and the rule fails where it fires: name the outer one (T=%s: _, then read T) or give its path", name, written, name, name, id.Name, name)
 					continue
 				}
 				if !slices.Contains(params, name) {
@@ -1783,7 +1789,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 					if near := source.Suggest(name, params); near != "" {
 						msg += fmt.Sprintf(": did you mean %s?", near)
 					}
-					l.problem(field.Pos(), "%s", msg)
+					l.problem(checks.HelperArgument, field.Pos(), "%s", msg)
 					continue
 				}
 				// A literal argument the parameter refuses (#max: "40"
@@ -1791,7 +1797,7 @@ func (l *linter) checkDefinitionArgs(f *ast.File) {
 				if lit, ok := field.Value.(*ast.BasicLit); ok {
 					param := def.LookupPath(cue.MakePath(cue.Def(name)))
 					if v := l.in.Ctx.BuildExpr(lit); v.Err() == nil && param.Exists() && param.Unify(v).Err() != nil {
-						l.problem(lit.Pos(), "%s's parameter %s is %v, and this argument is %s: the helper would fail when the rule fires", id.Name, name, param.IncompleteKind(), lit.Value)
+						l.problem(checks.HelperArgument, lit.Pos(), "%s's parameter %s is %v, and this argument is %s: the helper would fail when the rule fires", id.Name, name, param.IncompleteKind(), lit.Value)
 					}
 				}
 			}
@@ -1816,7 +1822,7 @@ func (l *linter) checkRuntimeOptionals(f *ast.File) {
 		ast.Walk(field.Value, func(n ast.Node) bool {
 			if fd, ok := n.(*ast.Field); ok && fd.Constraint == token.OPTION {
 				name, _, _ := ast.LabelName(fd.Label)
-				l.problem(fd.Pos(), "%s?: a runtime declared in CUE is an object, and CUE leaves an optional field out of it: the runtime would have no %s; write %s: ...", name, name, name)
+				l.problem(checks.RuntimeOptional, fd.Pos(), "%s?: a runtime declared in CUE is an object, and CUE leaves an optional field out of it: the runtime would have no %s; write %s: ...", name, name, name)
 			}
 			return true
 		}, nil)
@@ -1853,7 +1859,7 @@ func (l *linter) checkKeyLiterals(f *ast.File) {
 			return true
 		}
 		if meant := k8s.NearKey(s, sorted); meant != "" {
-			l.problem(lit.Pos(), "%s is no label or annotation key with a meaning (knownKeys), but a slip from %q: a key spelt so means nothing to any rule; list a key of the policy's own under knownKeys", lit.Value, meant)
+			l.problem(checks.KnownKeySlip, lit.Pos(), "%s is no label or annotation key with a meaning (knownKeys), but a slip from %q: a key spelt so means nothing to any rule; list a key of the policy's own under knownKeys", lit.Value, meant)
 		}
 		return true
 	}, nil)
@@ -1871,24 +1877,24 @@ func (l *linter) checkRegexp(x ast.Expr, matchOnly bool) {
 		return
 	}
 	if _, err := regexp.Compile(s); err != nil {
-		l.problem(lit.Pos(), "%s is not a regular expression CUE can compile (%v): a rule using it would fail on the first object it meets", lit.Value, err)
+		l.problem(checks.RegexpInvalid, lit.Pos(), "%s is not a regular expression CUE can compile (%v): a rule using it would fail on the first object it meets", lit.Value, err)
 		return
 	}
 	if strings.HasPrefix(lit.Value, "#") {
 		if m := escapedTwice.FindString(s); m != "" {
-			l.problem(lit.Pos(), "%s: \\\\ matches a backslash, which the text would have to hold (in a #\"...\"# string each backslash stays as written); write \\%s", lit.Value, m[2:])
+			l.problem(checks.RegexpGlob, lit.Pos(), "%s: \\\\ matches a backslash, which the text would have to hold (in a #\"...\"# string each backslash stays as written); write \\%s", lit.Value, m[2:])
 			return
 		}
 	}
 	if alts := anchorsSomeAlternatives(s); alts != nil {
 		// A guess: "^kube-|-system$" means what it matches; "^team-a|team-b$"
 		// is "^(team-a|team-b)$" mistyped. A warning, which says both.
-		l.warning(lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s. If each alternative is meant whole, group them, %s, which matches those texts alone; if it is meant as written, group each alternative, %s, which matches the same and says so",
+		l.problem(checks.RegexpAnchors, lit.Pos(), "%s: | binds loosest, so ^ and $ anchor only the alternatives they are written in: it matches any text with %s. If each alternative is meant whole, group them, %s, which matches those texts alone; if it is meant as written, group each alternative, %s, which matches the same and says so",
 			lit.Value, strings.Join(alts, " or "), groupedAlternatives(strings.Split(s, "|")), eachGrouped(strings.Split(s, "|")))
 		return
 	}
 	if tail, before := trailingOptional(s); matchOnly && tail != "" {
-		l.problem(lit.Pos(), "%s: a match may stop before the trailing %s, which nothing after it anchors, so the pattern matches every text %q matches, whatever follows it: a glob's * is .* in a pattern; to hold the whole text to the pattern, end it with $", lit.Value, tail, before)
+		l.problem(checks.RegexpGlob, lit.Pos(), "%s: a match may stop before the trailing %s, which nothing after it anchors, so the pattern matches every text %q matches, whatever follows it: a glob's * is .* in a pattern; to hold the whole text to the pattern, end it with $", lit.Value, tail, before)
 	}
 }
 
@@ -2034,7 +2040,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		if s, err := literal.Unquote(lit.Value); err == nil && looksLikeRegexp.MatchString(s) {
 			if _, _, ok := l.readAt(read); ok {
 				op := map[token.Token]string{token.EQL: "=~", token.NEQ: "!~"}[x.Op]
-				l.problem(lit.Pos(), "%s looks like a regular expression, but %s compares text, which would have to be it letter for letter: did you mean %s?", lit.Value, x.Op, op)
+				l.problem(checks.RegexpAsText, lit.Pos(), "%s looks like a regular expression, but %s compares text, which would have to be it letter for letter: did you mean %s?", lit.Value, x.Op, op)
 				return
 			}
 		}
@@ -2098,7 +2104,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 	if ordering && lit.Kind == token.STRING && schema.IncompleteKind()&cue.StringKind != 0 {
 		// Versions ordered as text: "v2.10" < "v2.3".
 		if v, err := literal.Unquote(lit.Value); err == nil && versionText.MatchString(v) {
-			l.problem(lit.Pos(), "%s %s %s orders versions as text (\"v2.10\" < \"v2.3\"): compare their numbers, (#Release & {#text: %s}).minor and .major", name, x.Op, lit.Value, name)
+			l.problem(checks.TextOrder, lit.Pos(), "%s %s %s orders versions as text (\"v2.10\" < \"v2.3\"): compare their numbers, (#Release & {#text: %s}).minor and .major", name, x.Op, lit.Value, name)
 			return
 		}
 	}
@@ -2107,7 +2113,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		case token.STRING:
 			// A quantity (or an int-or-string) ordered against a string
 			// literal is ordered as text: "16" > "8" is false.
-			l.problem(lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s orders it as text (\"16\" < \"8\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
+			l.problem(checks.TextOrder, lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s orders it as text (\"16\" < \"8\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
 			return
 		case token.INT, token.FLOAT:
 			// ... and against a number, fails on the string ("16", "500m"),
@@ -2115,7 +2121,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 			if l.numbers[exprText(read)] > 0 {
 				break
 			}
-			l.problem(lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s fails when it is a string (\"16\", \"500m\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
+			l.problem(checks.ComparisonType, lit.Pos(), "%s is a quantity or a number written as a string, and %s %s %s fails when it is a string (\"16\", \"500m\"): compare numbers, such as context.quantities[q].value for the quantity q", name, name, x.Op, lit.Value)
 			return
 		}
 	}
@@ -2134,9 +2140,9 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		if kind == cue.StructKind {
 			hint = ": compare one of its fields"
 		}
-		l.problem(lit.Pos(), "%s can never be %s, so this comparison is always %s%s", what, lit.Value, outcome, hint)
+		l.problem(checks.ComparisonNever, lit.Pos(), "%s can never be %s, so this comparison is always %s%s", what, lit.Value, outcome, hint)
 	case value.IncompleteKind()&kind == 0:
-		l.problem(lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
+		l.problem(checks.ComparisonType, lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
 }
 
@@ -2153,7 +2159,7 @@ func (l *linter) checkOneOf(op token.Token, lit *ast.BasicLit, allowed []string,
 	if near := source.Suggest(s, allowed); near != "" {
 		msg += fmt.Sprintf(": did you mean %q?", near)
 	}
-	l.problem(lit.Pos(), "%s", msg)
+	l.problem(checks.ComparisonNever, lit.Pos(), "%s", msg)
 	return true
 }
 
@@ -2177,7 +2183,7 @@ func (l *linter) checkKnownValue(read ast.Expr, lit *ast.BasicLit) bool {
 	if !ok || near == "" || slices.Contains(allowed, s) {
 		return false
 	}
-	l.problem(lit.Pos(), "%s is a slip from %q, the value of %s with a meaning (knownKeys): the rule never sees the objects it means, and an object with %s draws a warning: did you mean %q?", lit.Value, near, key, lit.Value, near)
+	l.problem(checks.KnownKeySlip, lit.Pos(), "%s is a slip from %q, the value of %s with a meaning (knownKeys): the rule never sees the objects it means, and an object with %s draws a warning: did you mean %q?", lit.Value, near, key, lit.Value, near)
 	return true
 }
 
@@ -2235,7 +2241,7 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 	if !ok {
 		return
 	}
-	l.problem(lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
+	l.problem(checks.ArgumentOrder, lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
 }
 
 // objectRead is a read of the object, as the linter names it, that x is
@@ -2277,7 +2283,7 @@ func (l *linter) checkPatternArgs(x *ast.CallExpr) {
 	if !ok {
 		return
 	}
-	l.problem(lit.Pos(), "regexp.%s takes the pattern first: regexp.%s(%s, %s) reads %s as the pattern and %s as the text: did you mean regexp.%s(%s, %s)?", name, name, read, lit.Value, read, lit.Value, name, lit.Value, read)
+	l.problem(checks.ArgumentOrder, lit.Pos(), "regexp.%s takes the pattern first: regexp.%s(%s, %s) reads %s as the pattern and %s as the text: did you mean regexp.%s(%s, %s)?", name, name, read, lit.Value, read, lit.Value, name, lit.Value, read)
 }
 
 // checkInterpolatedPattern checks a regular expression that interpolates
@@ -2300,7 +2306,7 @@ func (l *linter) checkInterpolatedPattern(x ast.Expr) {
 		if meta == '.' {
 			what = fmt.Sprintf("'.' matches any character (%q matches too)", strings.Replace(text, ".", "X", 1))
 		}
-		l.problem(el.Pos(), "\\(%s) puts %q into the pattern as a regular expression, where %s; write \\(regexp.QuoteMeta(%s))", exprText(el), text, what, exprText(el))
+		l.problem(checks.PatternInterpolation, el.Pos(), "\\(%s) puts %q into the pattern as a regular expression, where %s; write \\(regexp.QuoteMeta(%s))", exprText(el), text, what, exprText(el))
 	}
 }
 
@@ -2366,11 +2372,11 @@ func (l *linter) checkExclusive(x *ast.BinaryExpr) {
 		}
 		if prev.kind == testEquals && tt.kind == testEquals {
 			cmp := map[bool]token.Token{true: token.NEQ, false: token.EQL}[negated]
-			l.problem(tt.lit.Pos(), "%s %s %s %s %s %s %s is always %s: %s is never both %s and %s%s: did you mean %s?",
+			l.problem(checks.ComparisonNever, tt.lit.Pos(), "%s %s %s %s %s %s %s is always %s: %s is never both %s and %s%s: did you mean %s?",
 				tt.read, cmp, prev.lit.Value, x.Op, tt.read, cmp, tt.lit.Value, outcome, tt.read, prev.lit.Value, tt.lit.Value, holds, other)
 			return true
 		}
-		l.problem(tt.lit.Pos(), "%s %s %s is always %s: no value of %s both %s and %s%s: did you mean %s?",
+		l.problem(checks.ComparisonNever, tt.lit.Pos(), "%s %s %s is always %s: no value of %s both %s and %s%s: did you mean %s?",
 			termText(prev.term), x.Op, termText(tt.term), outcome, tt.read, prev.says(), tt.says(), holds, other)
 		return true
 	}
@@ -2433,7 +2439,7 @@ func (l *linter) checkNeverBottom(x *ast.BinaryExpr) {
 			continue
 		}
 		outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-		l.problem(x.OpPos, "%s is never _|_: %s is one of its values whatever the object holds, so this test is always %s: test the read itself (%s %s _|_)", termText(written), termText(t), outcome, read, x.Op)
+		l.problem(checks.ComparisonNever, x.OpPos, "%s is never _|_: %s is one of its values whatever the object holds, so this test is always %s: test the read itself (%s %s _|_)", termText(written), termText(t), outcome, read, x.Op)
 		return
 	}
 }
@@ -2477,7 +2483,7 @@ func (l *linter) checkCaseComparison(x *ast.BinaryExpr) bool {
 			continue
 		}
 		outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-		l.problem(lit.Pos(), "strings.%s never gives %s, which holds letters of the other case, so this comparison is always %s: compare with %q", name, lit.Value, outcome, cased)
+		l.problem(checks.ComparisonNever, lit.Pos(), "strings.%s never gives %s, which holds letters of the other case, so this comparison is always %s: compare with %q", name, lit.Value, outcome, cased)
 		return true
 	}
 	return false
@@ -2499,7 +2505,7 @@ func (l *linter) checkQuantityKey(ix *ast.IndexExpr) {
 	if _, err := resource.ParseQuantity(text); err == nil {
 		return
 	}
-	l.problem(lit.Pos(), "context.quantities is keyed by a quantity's text (\"16\", \"500m\"), and %s is none, so it never has that entry: index it by the quantity the object holds (context.quantities[limits[%s]])", lit.Value, lit.Value)
+	l.problem(checks.QuantityKey, lit.Pos(), "context.quantities is keyed by a quantity's text (\"16\", \"500m\"), and %s is none, so it never has that entry: index it by the quantity the object holds (context.quantities[limits[%s]])", lit.Value, lit.Value)
 }
 
 // stringLit is x and its text when x is a string literal.
@@ -2554,7 +2560,7 @@ func (l *linter) checkStructComparison(x *ast.BinaryExpr, read ast.Expr, lit *as
 		return
 	}
 	outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-	l.problem(lit.Pos(), "%s always has %s (its schema's defaults or required fields), which this literal has not, so the comparison is always %s: compare the fields meant (%s.%s == ...)", name, strings.Join(missing, ", "), outcome, name, firstField(lit))
+	l.problem(checks.ComparisonNever, lit.Pos(), "%s always has %s (its schema's defaults or required fields), which this literal has not, so the comparison is always %s: compare the fields meant (%s.%s == ...)", name, strings.Join(missing, ", "), outcome, name, firstField(lit))
 }
 
 // firstField names a struct literal's first field, "field" without one.
@@ -2635,7 +2641,7 @@ func (l *linter) checkContains(x *ast.CallExpr) {
 	if item.IncompleteKind() == cue.StructKind {
 		hint = fmt.Sprintf(": compare a field of each, list.Contains([for e in %s {e.name}], %s)", name, lit.Value)
 	}
-	l.problem(lit.Pos(), "list.Contains compares each item of %s (%v) with %s, which none can be, so it is always false%s", name, item.IncompleteKind(), lit.Value, hint)
+	l.problem(checks.ComparisonNever, lit.Pos(), "list.Contains compares each item of %s (%v) with %s, which none can be, so it is always false%s", name, item.IncompleteKind(), lit.Value, hint)
 }
 
 // checkContainsRead checks list.Contains of a literal list and a read
@@ -2666,11 +2672,11 @@ func (l *linter) checkContainsRead(among *ast.ListLit, read ast.Expr) {
 		for i, lit := range never {
 			texts[i] = lit.Value
 		}
-		l.problem(among.Lbrack, "list.Contains looks for %s (%v) among items it can never be (%s), so it is always false", name, schema.IncompleteKind(), strings.Join(texts, ", "))
+		l.problem(checks.ComparisonNever, among.Lbrack, "list.Contains looks for %s (%v) among items it can never be (%s), so it is always false", name, schema.IncompleteKind(), strings.Join(texts, ", "))
 		return
 	}
 	for _, lit := range never {
-		l.problem(lit.Pos(), "list.Contains looks for %s (%v) among these items, and it can never be %s, so that item never matches", name, schema.IncompleteKind(), lit.Value)
+		l.problem(checks.ComparisonNever, lit.Pos(), "list.Contains looks for %s (%v) among these items, and it can never be %s, so that item never matches", name, schema.IncompleteKind(), lit.Value)
 	}
 }
 
@@ -2795,7 +2801,7 @@ func (l *linter) checkContextReads() {
 		said[r.kind+"\x00"+r.name] = true
 		slices.Sort(kinds)
 		kinds = slices.Compact(kinds)
-		l.problem(r.pos, "context.%s is looked up for the reviews of %s alone (lookups: (#APIVersion): %s: objects: %s), never for a %s's, so this read is always absent: file the lookup under %s too", r.name, strings.Join(kinds, " and "), kinds[0], r.name, r.kind, r.kind)
+		l.problem(checks.ContextRead, r.pos, "context.%s is looked up for the reviews of %s alone (lookups: (#APIVersion): %s: objects: %s), never for a %s's, so this read is always absent: file the lookup under %s too", r.name, strings.Join(kinds, " and "), kinds[0], r.name, r.kind, r.kind)
 	}
 }
 
@@ -2864,7 +2870,7 @@ func (l *linter) checkHelperReads() {
 				}
 			}
 			if absent {
-				l.problem(pos, "%s (the helper is given %s)", msg, given[0].text)
+				l.problem(checks.AbsentRead, pos, "%s (the helper is given %s)", msg, given[0].text)
 			}
 			break
 		}
@@ -2914,7 +2920,7 @@ func (l *linter) checkOpenRules() {
 		if v.Err() != nil || v.IncompleteKind() != cue.ListKind || !v.Allows(cue.AnyIndex) {
 			continue
 		}
-		l.problem(st.pos, "rule %s is an open list (a type, [...]), which finds nothing whatever the object: a rule is a list of findings written out, such as [if cond {path: ..., detail: ...}]", st.path[len(st.path)-2].Unquoted()+"."+st.path[len(st.path)-1].Unquoted())
+		l.problem(checks.OpenRule, st.pos, "rule %s is an open list (a type, [...]), which finds nothing whatever the object: a rule is a list of findings written out, such as [if cond {path: ..., detail: ...}]", st.path[len(st.path)-2].Unquoted()+"."+st.path[len(st.path)-1].Unquoted())
 	}
 }
 
@@ -2936,7 +2942,7 @@ func (l *linter) checkOpenRuntimeLists() {
 			if !where.IsValid() || !l.in.Src.IsPolicyFile(where.Filename()) {
 				return true
 			}
-			l.problem(where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(contract.PathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
+			l.problem(checks.OpenRule, where, "clusterTrainingRuntimes: %q: %s is an open list (a type, [...]), which holds no item: the runtime has none there; write the items out ([{...}])", it.Selector().Unquoted(), strings.TrimPrefix(v.Path().String(), cue.MakePath(contract.PathClusterTrainingRuntimes.Selectors()[0], it.Selector()).String()+"."))
 			return false
 		}, nil)
 	}
@@ -2963,7 +2969,7 @@ func (l *linter) checkMarkerKinds() {
 			// fields than MinProperties asks): its kind is the field's.
 			continue
 		}
-		l.problem(b.At, "+kubebuilder:validation:%s bounds a %v, and this field holds none: the bound would refuse every value of the field, in vet and in the cluster", b.Marker, b.Kind)
+		l.problem(checks.Marker, b.At, "+kubebuilder:validation:%s bounds a %v, and this field holds none: the bound would refuse every value of the field, in vet and in the cluster", b.Marker, b.Kind)
 	}
 }
 
@@ -2989,7 +2995,7 @@ func (l *linter) checkRenderRefs() {
 		if sug := source.Suggest(id, ids); sug != "" {
 			msg += fmt.Sprintf(": did you mean %s?", sug)
 		}
-		l.problem(pos, "%s", msg)
+		l.problem(checks.RenderReference, pos, "%s", msg)
 	}
 	types := l.objectTypes()
 	// intoObject checks a literal path into the object id against its
@@ -3012,7 +3018,7 @@ func (l *linter) checkRenderRefs() {
 				if sug := source.Suggest(st.name, fields); sug != "" {
 					msg += fmt.Sprintf(": did you mean %s?", sug)
 				}
-				l.problem(st.pos, "%s", msg)
+				l.problem(checks.RenderReference, st.pos, "%s", msg)
 				return
 			}
 		}
@@ -3051,7 +3057,7 @@ func (l *linter) checkRenderRefs() {
 				if sug := source.Suggest(steps[1].name, names); sug != "" {
 					msg += fmt.Sprintf(": did you mean %s?", sug)
 				}
-				l.problem(steps[1].pos, "%s", msg)
+				l.problem(checks.RenderReference, steps[1].pos, "%s", msg)
 			}
 			continue
 		}
@@ -3060,7 +3066,7 @@ func (l *linter) checkRenderRefs() {
 		}
 		base := []cue.Selector{contract.SelAdmission, r.path[1], cue.Str(l.in.runtimeKind()), contract.SelObject}
 		if pos, msg, found := l.stepsProblem(base, contract.FieldRuntime, steps[1:], "the base would copy nothing"); found {
-			l.problem(pos, "%s", msg)
+			l.problem(checks.RenderReference, pos, "%s", msg)
 		}
 	}
 }
@@ -3085,7 +3091,7 @@ func (l *linter) checkAttributes(f *ast.File) {
 			key, body := a.Split()
 			switch {
 			case key == "tag":
-				l.problem(a.Pos(), "%s: cuetrainer sets no tags, so the field would keep its value as written: write the value", a.Text)
+				l.problem(checks.Attribute, a.Pos(), "%s: cuetrainer sets no tags, so the field would keep its value as written: write the value", a.Text)
 			case key == "schema":
 				name := strings.TrimSpace(strings.SplitN(body, ",", 2)[0])
 				if !strings.HasPrefix(name, "#") || !l.in.Schemas.LookupPath(cue.MakePath(cue.Def(name))).Exists() {
@@ -3093,15 +3099,15 @@ func (l *linter) checkAttributes(f *ast.File) {
 					if sug := source.Suggest(name, l.definitionNames()); sug != "" {
 						msg += fmt.Sprintf(": did you mean %s?", sug)
 					}
-					l.problem(a.Pos(), "%s", msg)
+					l.problem(checks.Attribute, a.Pos(), "%s", msg)
 				}
 			case key == crd.AttrValues:
 				if _, _, err := crd.ValuesAt(l.in.Schemas, body); err != nil {
-					l.problem(a.Pos(), "%v: the comparisons of the field would not be checked against its values", err)
+					l.problem(checks.Attribute, a.Pos(), "%v: the comparisons of the field would not be checked against its values", err)
 				}
 			case !slices.Contains(fieldAttributes, key):
 				if sug := source.Suggest(key, fieldAttributes); sug != "" {
-					l.problem(a.Pos(), "%s: no attribute of that name is read: did you mean @%s?", a.Text, sug)
+					l.problem(checks.Attribute, a.Pos(), "%s: no attribute of that name is read: did you mean @%s?", a.Text, sug)
 				}
 			}
 		}
@@ -3137,7 +3143,7 @@ func (l *linter) checkOptionalDefault(f *ast.Field) {
 	for _, t := range crd.Disjuncts(f.Value) {
 		if u, ok := t.(*ast.UnaryExpr); ok && u.Op == token.MUL {
 			value, _ := format.Node(f.Value)
-			l.problem(u.Pos(), "%s?: has a default, which CUE never applies to an optional field, though the CRD made from it does (the API server defaults it): vet, renders and the cluster would differ; make it a regular field (%s: %s) or drop the default", name, name, value)
+			l.problem(checks.Defaults, u.Pos(), "%s?: has a default, which CUE never applies to an optional field, though the CRD made from it does (the API server defaults it): vet, renders and the cluster would differ; make it a regular field (%s: %s) or drop the default", name, name, value)
 			return
 		}
 	}
@@ -3161,7 +3167,7 @@ func (l *linter) checkGuardedFields() {
 		if sug := source.Suggest(name.Unquoted(), source.FieldNames(parent)); sug != "" {
 			msg += fmt.Sprintf(": did you mean %s?", sug)
 		}
-		l.problem(st.pos, "%s", msg)
+		l.problem(checks.ClosedField, st.pos, "%s", msg)
 	}
 }
 
@@ -3189,7 +3195,7 @@ func (l *linter) checkClosedFields() {
 			// nothing.)
 			if _, hasDefault := v.Default(); v.Err() == nil && !v.IsConcrete() && !hasDefault && !l.shippedRegular(st.path) {
 				label := strings.TrimRight(name.String(), "?!")
-				l.problem(st.pos, "%s: a field with no default that every object must give, added to %s, which cuetrainer ships: its runtimes and every object written before have none, and would each be refused; give it a default (%s: *x | ...) or make it optional (%s?:)",
+				l.problem(checks.ClosedField, st.pos, "%s: a field with no default that every object must give, added to %s, which cuetrainer ships: its runtimes and every object written before have none, and would each be refused; give it a default (%s: *x | ...) or make it optional (%s?:)",
 					label, cue.MakePath(st.path[:len(st.path)-1]...), label, label)
 				continue
 			}
@@ -3215,7 +3221,7 @@ func (l *linter) checkClosedFields() {
 			}
 			msg += fmt.Sprintf(": it is %s, which is closed; declare the field there (%s: %s: ...)", defs[0], defs[0], label)
 		}
-		l.problem(st.pos, "%s", msg)
+		l.problem(checks.ClosedField, st.pos, "%s", msg)
 	}
 }
 
@@ -3314,7 +3320,7 @@ func (l *linter) checkDeclared() {
 		if s := source.Suggest(last.String(), names); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
-		l.problem(st.pos, "%s", msg)
+		l.problem(checks.DeclaredUnset, st.pos, "%s", msg)
 	}
 	// A definition a render part sets that its render has not, and that
 	// no admin's file reads, reaches nothing (#count for #counts).
@@ -3338,7 +3344,7 @@ func (l *linter) checkDeclared() {
 		if s := source.Suggest(last.String(), definitionNames(l.lookup(render), last)); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
-		l.problem(st.pos, "%s", msg)
+		l.problem(checks.PartDefinition, st.pos, "%s", msg)
 	}
 }
 

@@ -49,7 +49,7 @@ func TestPlanFieldNothingGives(t *testing.T) {
 		name, text, want string
 	}{
 		{"the plan's field", plan("replacesPlainML"), ""},
-		{"a misspelt field", plan("replacesPlainMl"), `p.cue:4:2: plans."trainer.kubeflow.org/v1alpha1".TrainJob.replacesPlainMl is declared _ and nothing gives it a value, so every read of it is absent: did you mean replacesPlainML?`},
+		{"a misspelt field", plan("replacesPlainMl"), `p.cue:4:2: plans."trainer.kubeflow.org/v1alpha1".TrainJob.replacesPlainMl is declared _ and nothing gives it a value, so every read of it is absent: did you mean replacesPlainML? (declared-unset)`},
 		{"the input", "package schemas\n\nplans: (#APIVersion): TrainJob: {\n\tinput: _\n\tcontext: _\n}\n", ""},
 		// Computed by a comprehension over the runtime's jobs: _ until
 		// the plan has a runtime, and given all the same (torch.cue reads

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -300,7 +301,7 @@ func (l *linter) checkCasePattern(x *ast.BinaryExpr) bool {
 	if name == "ToUpper" {
 		gives, never = never, gives
 	}
-	l.problem(lit.Pos(), "strings.%s gives no %s-case letter, and every text %s matches holds one, so this match is always %s: write the pattern in %s case, or match without regard to case ((?i))", name, never, lit.Value, outcome, gives)
+	l.problem(checks.ComparisonNever, lit.Pos(), "strings.%s gives no %s-case letter, and every text %s matches holds one, so this match is always %s: write the pattern in %s case, or match without regard to case ((?i))", name, never, lit.Value, outcome, gives)
 	return true
 }
 
@@ -355,7 +356,7 @@ func (l *linter) checkResourceNames(base []cue.Selector, name string, steps []st
 			if s := source.Suggest(st.name, []string{"cpu", "memory", "ephemeral-storage"}); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			}
-			l.problem(st.pos, "%s", msg)
+			l.problem(checks.ResourceName, st.pos, "%s", msg)
 			return
 		}
 		name += st.suffix()

@@ -7,6 +7,7 @@ package load
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"slices"
 	"strings"
 
@@ -160,7 +161,9 @@ func (d *Declarations) readMutatorNeeds(src *source.Files, apiVersion, kind stri
 			if sug := source.Suggest(name, names); sug != "" {
 				msg += fmt.Sprintf(": did you mean %s?", sug)
 			}
-			problems = append(problems, src.ProblemAt(src.WrittenAt(v.LookupPath(cue.MakePath(append(contract.PathNeeds.Selectors(), cue.Str(name))...))), "%s", msg))
+			p := src.ProblemAt(src.WrittenAt(v.LookupPath(cue.MakePath(append(contract.PathNeeds.Selectors(), cue.Str(name))...))), "%s", msg)
+			p.Check = checks.MutatorReads.Name
+			problems = append(problems, p)
 		}
 	}
 	if len(problems) > 0 {

@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"slices"
 	"sort"
 	"strconv"
@@ -229,7 +230,9 @@ func (f *Files) policyPlaceOf(err error, root cue.Value) (Problem, bool) {
 		for k := len(path); k > 0; k-- {
 			for _, p := range ConjunctPositions(root.LookupPath(ErrorPath(path[:k]))) {
 				if p.IsValid() && f.IsPolicyFile(p.Filename()) {
-					return f.ProblemAt(p, "%s: the value this file gives here breaks cuetrainer's own CUE (the errors below, at its files)", strings.Join(path[:k], ".")), true
+					at := f.ProblemAt(p, "%s: the value this file gives here breaks cuetrainer's own CUE (the errors below, at its files)", strings.Join(path[:k], "."))
+					at.Check = checks.CUE.Name
+					return at, true
 				}
 			}
 		}
@@ -262,8 +265,12 @@ func ErrorPath(sels []string) cue.Path {
 }
 
 // CUEProblemList is the problems of CUE errors, one each.
-func (f *Files) CUEProblemList(err error) []Problem {
-	var out []Problem
+func (f *Files) CUEProblemList(err error) (out []Problem) {
+	defer func() {
+		for i := range out {
+			out[i].Check = checks.CUE.Name
+		}
+	}()
 	errs := errors.Errors(err)
 	// The branches a value missed, by path: the value given is the one
 	// every branch's conflict names.

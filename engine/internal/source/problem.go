@@ -3,7 +3,10 @@
 // words an admin can act on; and suggests the name meant for a slip.
 package source
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Problem is one mistake, at a position in a CUE file.
 type Problem struct {
@@ -13,6 +16,9 @@ type Problem struct {
 	// Message says what is wrong and what to do; it may hold more lines
 	// (further positions, indented).
 	Message string `json:"message"`
+	// Check names the check that found it (package checks): printed
+	// after the message's first line, and SARIF's rule id.
+	Check string `json:"check,omitempty"`
 }
 
 // Where prints the problem's position as FILE:LINE:COLUMN, or "" when none
@@ -30,11 +36,23 @@ func (p Problem) Where() string {
 }
 
 func (p Problem) String() string {
-	switch w := p.Where(); {
+	msg := p.Message
+	if p.Check != "" {
+		// After the first line, as staticcheck names its checks.
+		first, rest, _ := strings.Cut(msg, "\n")
+		msg = first + " (" + p.Check + ")"
+		if rest != "" {
+			msg += "\n" + rest
+		}
+	}
+	w := p.Where()
+	switch {
 	case w == "":
-		return p.Message
+		return msg
+	case p.Message == "" && p.Check != "":
+		return w + " (" + p.Check + ")"
 	case p.Message == "":
 		return w
 	}
-	return p.Where() + ": " + p.Message
+	return w + ": " + msg
 }
