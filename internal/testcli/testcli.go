@@ -1,5 +1,5 @@
 // Package testcli serves the tests that run the cuetrainer binary over a
-// corpus of txtar files (test/badinput, test/mistakes): the binary, built
+// corpus of txtar files (test/badinput, test/mistakes, test/correct): the binary, built
 // once per test process, and golden sections compared or rewritten.
 package testcli
 
@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -125,4 +126,46 @@ func Diff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// WriteFiles writes the files of ar into dir, each at its name as a
+// slash-separated path, but those named in skip: the sections a case
+// holds for the test (its golden, its arguments, its input).
+func WriteFiles(t testing.TB, ar *txtar.Archive, dir string, skip ...string) {
+	t.Helper()
+	for _, f := range ar.Files {
+		if slices.Contains(skip, f.Name) {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// RunCases runs each txtar case of files as a parallel subtest named
+// after its file: run gives what the case's command printed, compared
+// with its want section (Compare), which UPDATE_GOLDEN=1 rewrites in the
+// file.
+func RunCases(t *testing.T, files []string, run func(t *testing.T, ar *txtar.Archive) string) {
+	t.Helper()
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if Compare(t, ar, "want", run(t, ar)) {
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -257,27 +258,15 @@ func TestCorrectPolicies(t *testing.T) {
 		t.Errorf("the corpus holds %d policies, want at least %d", n, minCases)
 	}
 	sort.Strings(files)
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A load warning (a heuristic check's, which may be wrong about
-			// a correct policy) shows in the golden output.
-			got, code := run(t, ar)
-			if code == 2 {
-				t.Errorf("exit %d, want a load with no refusal:\n%s", code, got)
-			}
-			if testcli.Compare(t, ar, "want", got) {
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
+	testcli.RunCases(t, files, func(t *testing.T, ar *txtar.Archive) string {
+		// A load warning (a heuristic check's, which may be wrong about a
+		// correct policy) shows in the golden output.
+		got, code := run(t, ar)
+		if code == 2 {
+			t.Errorf("exit %d, want a load with no refusal:\n%s", code, got)
+		}
+		return got
+	})
 }
 
 // run writes a case's files to a directory and vets its input there with
@@ -286,28 +275,10 @@ func TestCorrectPolicies(t *testing.T) {
 func run(t *testing.T, ar *txtar.Archive) (string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	var input []byte
-	for _, f := range ar.Files {
-		switch f.Name {
-		case "want":
-		case "input.yaml":
-			input = f.Data
-		default:
-			p := filepath.Join(dir, filepath.FromSlash(f.Name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if input == nil {
+	if !slices.ContainsFunc(ar.Files, func(f txtar.File) bool { return f.Name == "input.yaml" }) {
 		t.Fatal("the case has no input.yaml: a correct policy is shown admitting and refusing")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "input.yaml"), input, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testcli.WriteFiles(t, ar, dir, "want")
 	stdout, stderr, code, err := testcli.Run(t, root, dir, "vet", "--policy-dir", "policy", "--fail-on-builtin=false", "input.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -68,22 +68,7 @@ func TestMistakes(t *testing.T) {
 	if len(files) < minCases {
 		t.Errorf("found %d cases, want at least %d", len(files), minCases)
 	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := run(t, ar)
-			if testcli.Compare(t, ar, "want", got) {
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
+	testcli.RunCases(t, files, run)
 }
 
 // run writes the case's files to a directory and runs the command there.
@@ -102,16 +87,9 @@ func run(t *testing.T, ar *txtar.Archive) string {
 			args = strings.Fields(string(f.Data))
 		case f.Name == "input.yaml":
 			input = f.Data
-		default:
-			p := filepath.Join(dir, filepath.FromSlash(f.Name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
+	testcli.WriteFiles(t, ar, dir, "want", "stdout-grep", "args", "input.yaml")
 	if err := os.WriteFile(filepath.Join(dir, "input.yaml"), input, 0o644); err != nil {
 		t.Fatal(err)
 	}

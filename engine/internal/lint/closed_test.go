@@ -57,6 +57,19 @@ func withPolicy(t *testing.T, display, text string) *Input {
 // framework file declares what its checks read, adds nothing, and a copy
 // of a shipped framework file under another name loads; a new field, or
 // a shipped optional one made regular, is refused.
+// refusals are the problems the linter finds in a policy of one file,
+// p.cue, whose message holds refusal.
+func refusals(t *testing.T, text, refusal string) []string {
+	t.Helper()
+	var got []string
+	for _, p := range Run(withPolicy(t, "p.cue", text)).Problems {
+		if strings.Contains(p.Message, refusal) {
+			got = append(got, p.String())
+		}
+	}
+	return got
+}
+
 func TestShippedFieldsNotAdded(t *testing.T) {
 	t.Parallel()
 	const refusal = "a field with no default that every object must give"
@@ -73,13 +86,7 @@ func TestShippedFieldsNotAdded(t *testing.T) {
 		{"a new field", "package schemas\n\n#TorchPolicy: queue: string\n", "p.cue:3:15: queue: " + refusal},
 		{"a shipped optional field made regular", "package schemas\n\n#TorchPolicy: numProcPerNode: int32 | string\n", "p.cue:3:15: numProcPerNode: " + refusal},
 	} {
-		r := Run(withPolicy(t, "p.cue", tc.text))
-		var got []string
-		for _, p := range r.Problems {
-			if strings.Contains(p.Message, refusal) {
-				got = append(got, p.String())
-			}
-		}
+		got := refusals(t, tc.text, refusal)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: %q, want no such refusal", tc.name, got)

@@ -1,9 +1,6 @@
 package lint
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestPartSetsOptionalDefinition: a render part may set a definition its
 // render declares optional (#wrapCommand?, which a framework that wraps
@@ -20,13 +17,7 @@ func TestPartSetsOptionalDefinition(t *testing.T) {
 		{"the render's optional definition", "package schemas\n\nrenderParts: (#APIVersion): TrainJob: orgwrap: {\n\t#wrapCommand: [\"/bin/launch\"]\n}\n", false},
 		{"a definition the render has not", "package schemas\n\nrenderParts: (#APIVersion): TrainJob: orgwrap: {\n\t#wrapCommands: [\"/bin/launch\"]\n}\n", true},
 	} {
-		r := Run(withPolicy(t, "p.cue", tc.text))
-		var got []string
-		for _, p := range r.Problems {
-			if strings.Contains(p.Message, refusal) {
-				got = append(got, p.String())
-			}
-		}
+		got := refusals(t, tc.text, refusal)
 		if refused := len(got) > 0; refused != tc.refused {
 			t.Errorf("%s: refused %v (%q), want %v", tc.name, refused, got, tc.refused)
 		}
@@ -56,13 +47,7 @@ func TestPlanFieldNothingGives(t *testing.T) {
 		// it so).
 		{"a field the plan computes from the runtime", plan("podSet"), ""},
 	} {
-		r := Run(withPolicy(t, "p.cue", tc.text))
-		var got []string
-		for _, p := range r.Problems {
-			if strings.Contains(p.Message, refusal) {
-				got = append(got, p.String())
-			}
-		}
+		got := refusals(t, tc.text, refusal)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: %q, want no such refusal", tc.name, got)
