@@ -57,9 +57,3 @@ func All() []Check {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
-// Lookup is the check of a name.
-func Lookup(name string) (Check, bool) {
-	c, ok := registered[name]
-	return c, ok
-}

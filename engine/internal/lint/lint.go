@@ -3313,8 +3313,10 @@ func (l *linter) checkDeclared() {
 		}
 		where := cue.MakePath(st.path...).String()
 		msg := fmt.Sprintf("%s is declared _ and nothing gives it a value, so every read of it is absent", where)
-		names := definitionNames(l.lookup(scope), last)
-		if !last.IsDefinition() {
+		var names []string
+		if last.IsDefinition() {
+			names = definitionNames(l.lookup(scope), last)
+		} else {
 			names = fieldNames(l.lookup(scope), last)
 		}
 		if s := source.Suggest(last.String(), names); s != "" {
