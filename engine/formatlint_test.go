@@ -40,15 +40,12 @@ func TestFormatChecked(t *testing.T) {
 	for _, tc := range bad {
 		rules = append(rules, tc.rule)
 	}
-	_, err := New(Options{PolicyDirs: []string{writePolicy(t, policy(rules))}})
+	var wants []string
 	for _, tc := range bad {
-		if err == nil || !strings.Contains(err.Error()+"\n", tc.want) {
-			t.Errorf("%s: load: %v\nwant %q", tc.rule, err, tc.want)
-		}
+		wants = append(wants, warnPrefix+tc.want)
 	}
-	if err != nil && strings.Count(err.Error(), "p.cue:") != len(bad) {
-		t.Errorf("load: %v\nwant %d problems", err, len(bad))
-	}
+	// Heuristic checks' findings: warnings, of a policy that loads.
+	checkLoad(t, "values no label may hold", policy(rules), wants)
 	loadPolicyWant(t, "keys, values a label may hold, annotations", policy([]string{
 		`	policy: r0: [for k, _ in labels if k == "internal.example.com/owner" ` + f + `]`,
 		`	policy: r1: [for k, _ in labels if strings.HasPrefix(k, "internal.example.com/") ` + f + `]`,
@@ -68,5 +65,5 @@ admission: (#APIVersion): ClusterTrainingRuntime: {
 	object: _
 	policy: a100: [for j in object.spec.template.spec.replicatedJobs if (*j.template.spec.template.spec.nodeSelector["cloud.google.com/gke-accelerator"] | "") == "nvidia.com/a100" {path: "spec", detail: "x"}]
 }
-`}, `p.cue:5:160: j.template.spec.template.spec.nodeSelector["cloud.google.com/gke-accelerator"] is a label's value, which is never "nvidia.com/a100"`)
+`}, warnPrefix+`p.cue:5:160: j.template.spec.template.spec.nodeSelector["cloud.google.com/gke-accelerator"] is a label's value, which is never "nvidia.com/a100"`)
 }

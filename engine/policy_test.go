@@ -34,13 +34,68 @@ func writePolicy(t *testing.T, files map[string]string) string {
 func loadPolicyWant(t *testing.T, name string, files map[string]string, want string) *Engine {
 	t.Helper()
 	e, err := New(Options{PolicyDirs: []string{writePolicy(t, files)}})
+	warning, warns := strings.CutPrefix(want, warnPrefix)
 	switch {
+	case warns:
+		// A heuristic check's finding: the load goes on, with it.
+		if err != nil || !strings.Contains(warningsText(e), warning) {
+			t.Errorf("%s: load: %v, warnings:\n%s\nwant the warning %q", name, err, warningsText(e), warning)
+		}
 	case want == "" && err != nil:
 		t.Errorf("%s: load: %v", name, err)
 	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 		t.Errorf("%s: load: %v, want %q", name, err, want)
 	}
 	return e
+}
+
+// warnPrefix marks a want of loadPolicyWant and checkLoad that is a
+// warning, a heuristic check's: the load goes on.
+const warnPrefix = "warn:"
+
+// warningsText is the load's warnings, one a line (and its further
+// lines); "" for no engine.
+func warningsText(e *Engine) string {
+	if e == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range e.Warnings() {
+		b.WriteString(w.String() + "\n")
+	}
+	return b.String()
+}
+
+// checkLoad loads a policy of files in which each want is found: those
+// marked warnPrefix as the load's warnings, the others as its refusals,
+// and nothing more at p.cue. A policy's wants are all refusals or all
+// warnings: a load refused says no warning.
+func checkLoad(t *testing.T, name string, files map[string]string, wants []string) {
+	t.Helper()
+	e, err := New(Options{PolicyDirs: []string{writePolicy(t, files)}})
+	text, warned := "", 0
+	if err != nil {
+		text = err.Error()
+	}
+	for _, w := range wants {
+		if strings.HasPrefix(w, warnPrefix) {
+			warned++
+		}
+	}
+	if warned > 0 {
+		text = warningsText(e)
+		if warned != len(wants) || err != nil {
+			t.Errorf("%s: load: %v, want %d warnings and no refusal", name, err, warned)
+		}
+	}
+	for _, w := range wants {
+		if !strings.Contains(text+"\n", strings.TrimPrefix(w, warnPrefix)) {
+			t.Errorf("%s: load: %v, warnings:\n%s\nwant %q", name, err, warningsText(e), w)
+		}
+	}
+	if n := strings.Count(text, "p.cue:"); n != len(wants) {
+		t.Errorf("%s: %d problems at p.cue, want %d:\n%s", name, n, len(wants), text)
+	}
 }
 
 // TestPolicyRefused: a policy that embeds files, or imports a package

@@ -4,19 +4,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
+
+	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
 	"github.com/cuetrainer/cuetrainer/engine/internal/crd"
 	"github.com/cuetrainer/cuetrainer/engine/internal/k8s"
 	"github.com/cuetrainer/cuetrainer/engine/internal/lint"
+	"github.com/cuetrainer/cuetrainer/engine/internal/source"
 )
 
 // policyFile is one of an admin's CUE files, as loaded.
@@ -39,8 +40,7 @@ const schemasPackage = "schemas"
 func (e *Engine) addPolicyDir(files map[string][]byte, i int, dir string) error {
 	var refused, leftOut, problems []Problem
 	err := walkPolicyDir(dir, func(f dirFile) error {
-		flat := strings.ReplaceAll(filepath.ToSlash(f.rel), "/", "--")
-		name := path.Join(root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
+		name := source.PolicyFileName(i, filepath.ToSlash(f.rel))
 		display := f.path
 		if r, err := filepath.Rel(mustGetwd(), f.path); err == nil && !strings.HasPrefix(r, "..") {
 			display = r

@@ -28,13 +28,17 @@ var noMistakesCase = map[string]string{
 // its message, and its check's name in parentheses.
 var namedProblem = regexp.MustCompile(`\(([a-z][a-z0-9-]*)\)$`)
 
-// checkCases are the mistakes cases whose goldens show a problem of each
-// check, by check.
-func checkCases(t *testing.T) map[string][]string {
+// correctDir is the corpus of correct policies, whose goldens show the
+// heuristic checks' warnings of them.
+const correctDir = "../../test/correct/testdata"
+
+// checkCases are the cases of a corpus (test/mistakes, test/correct)
+// whose goldens show a problem of each check, by check.
+func checkCases(t *testing.T, dir string) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(mistakesDir, "*.txtar"))
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("the mistakes corpus: %v", err)
+		t.Fatalf("the corpus %s: %v", dir, err)
 	}
 	cases := map[string][]string{}
 	for _, f := range files {
@@ -61,7 +65,7 @@ func checkCases(t *testing.T) map[string][]string {
 
 // checksDoc is docs/checks.md as the checks and the corpus make it.
 func checksDoc(t *testing.T) string {
-	cases := checkCases(t)
+	cases, correct := checkCases(t, mistakesDir), checkCases(t, correctDir)
 	var b strings.Builder
 	b.WriteString(`# The checks of a policy's CUE
 
@@ -76,11 +80,37 @@ schemas (a field the schema has not, a value of the wrong type, an entry the eng
 what it refuses is wrong whatever was meant. It is **heuristic** when it guesses what the admin
 meant (an allow- or a denylist, an anchor, a comparison that can never hold), and may be wrong
 about a correct policy. A check either **refuses** the load (exit 2, the admin's file and line)
-or **warns** (the load goes on; ` + "`--policy-warnings=error`" + ` makes warnings fatal). The heuristic
-checks that still refuse are to become warnings, each once a correct policy it refuses is in
-the corpus of correct policies (` + "`test/correct`" + `), which no check may refuse.
+or **warns** (the load goes on; ` + "`--policy-warnings=error`" + ` makes warnings fatal). Every
+heuristic check warns: a check that may be wrong about a correct policy never refuses it. The
+corpus of correct policies (` + "`test/correct`" + `), which no check may refuse, holds one that each
+heuristic check warns of where one is known.
 
-Each check below names the cases of ` + "`test/mistakes`" + ` that show it, with their messages.
+## Silencing a heuristic check
+
+Where a heuristic check's finding is meant, say so beside it, with the check's name and why, as
+staticcheck's ` + "`//lint:ignore`" + ` does:
+
+` + "```cue" + `
+// cuetrainer:ignore regexp-as-text the annotation holds a pattern: ".*" is the one that allows every image
+policy: allowsEverything: [if allowed == ".*" {...}]
+
+policy: old: [if base < "2025.01" {...}] // cuetrainer:ignore text-order YYYY.MM texts order as their months
+` + "```" + `
+
+- ` + "`// cuetrainer:ignore CHECK[,CHECK...] REASON`" + `, above a field or after it on its line,
+  silences those checks on the field's lines (all of its value's).
+- ` + "`// cuetrainer:file-ignore CHECK[,CHECK...] REASON`" + `, anywhere in a file, silences them in
+  the file.
+- ` + "`lint: ignore: CHECK: REASON`" + `, in a file of a policy directory, silences the check in every
+  file of that directory (not in another ` + "`--policy-dir`" + `'s).
+
+A directive that names no check (the name meant is suggested), names a sound check (what it
+finds is fixed, never silenced) or gives no reason refuses the load (` + "`ignore-directive`" + `); one that
+silences nothing is a warning (` + "`unused-ignore`" + `): left in, it would silence a later finding no
+one meant.
+
+Each check below names the cases of ` + "`test/mistakes`" + ` that show it, with their messages, and the
+correct policies of ` + "`test/correct`" + ` it warns of.
 
 | check | level | load |
 |---|---|---|
@@ -112,6 +142,14 @@ Each check below names the cases of ` + "`test/mistakes`" + ` that show it, with
 		case noMistakesCase[c.Name] != "":
 			fmt.Fprintf(&b, "\nNo case: %s.\n", noMistakesCase[c.Name])
 		}
+		if names := correct[c.Name]; len(names) > 0 {
+			sort.Strings(names)
+			var links []string
+			for _, n := range names {
+				links = append(links, fmt.Sprintf("[%s](../test/correct/testdata/%s.txtar)", n, n))
+			}
+			fmt.Fprintf(&b, "\nCorrect policies it warns of: %s.\n", strings.Join(links, ", "))
+		}
 	}
 	return b.String()
 }
@@ -121,8 +159,12 @@ Each check below names the cases of ` + "`test/mistakes`" + ` that show it, with
 // it; a check with no case in the corpus, and no reason it cannot have
 // one, fails.
 func TestChecksDoc(t *testing.T) {
-	cases := checkCases(t)
+	cases, correct := checkCases(t, mistakesDir), checkCases(t, correctDir)
 	for _, c := range engine.Checks() {
+		// A correct policy may draw a warning, never a refusal.
+		if len(correct[c.Name]) > 0 && !c.Warns {
+			t.Errorf("check %s refuses the correct policy %s: make it sound, or a warning", c.Name, correct[c.Name][0])
+		}
 		if len(cases[c.Name]) == 0 && noMistakesCase[c.Name] == "" {
 			t.Errorf("check %s: no case of test/mistakes shows it; add one (a policy with the mistake, its golden naming the check)", c.Name)
 		}

@@ -7,9 +7,10 @@
 // line and what to do, or, where the policy is valid, the correct findings;
 // never exit 0 with a rule silently off, never an error blamed on the
 // user's document. Where a check cannot tell a mistake from what is meant
-// (alternatives anchored alone), it is a warning at the admin's line and
-// the load goes on: the case shows the warning, and a case of the valid
-// policy beside it shows the same check does not refuse it.
+// (a heuristic check: alternatives anchored alone, a comparison that never
+// holds, arguments that look swapped), it is a warning at the admin's line
+// and the load goes on: the case shows the warning (exit 0 or 1), and
+// test/correct holds a correct policy the check warns of.
 //
 // A case file is a comment (what the mistake is), then sections:
 //
@@ -120,8 +121,10 @@ func run(t *testing.T, ar *txtar.Archive) string {
 }
 
 // problemLine is the first line of a load problem at an admin's or
-// cuetrainer's file, in a golden: the check that found it closes it.
-var problemLine = regexp.MustCompile(`^    [^ ]+\.(cue|yaml|yml|json)(:[0-9]+)*: `)
+// cuetrainer's file, in a golden, or of a load warning at a line and
+// column of an admin's CUE (a runtime it declares warns as a document
+// does, at a line): the check that found it closes it.
+var problemLine = regexp.MustCompile(`^(    [^ ]+\.(cue|yaml|yml|json)(:[0-9]+)*|Warning: policy/[^ ]+\.cue:[0-9]+:[0-9]+): `)
 
 // TestLoadProblemsNamed: every load problem the corpus shows at a file
 // names a check cuetrainer has (engine.Checks, docs/checks.md).

@@ -10,7 +10,12 @@
 // the wrong type, an entry the engine never reads): what it refuses is
 // wrong whatever the admin meant. A heuristic check guesses what the
 // admin meant (an allow- or a denylist, an anchor, a comparison that can
-// never hold): it may be wrong about a correct policy.
+// never hold): it may be wrong about a correct policy, so it warns, and
+// the load goes on. A heuristic check's warning is silenced where the
+// admin says it is meant (lint/suppress.go): a // cuetrainer:ignore NAME
+// REASON comment on the field, // cuetrainer:file-ignore NAME REASON for
+// a file, a policy directory's lint: ignore: NAME: REASON. A sound check
+// is never silenced.
 package checks
 
 import "sort"
@@ -31,7 +36,8 @@ type Check struct {
 	Name string
 	Level
 	// Warns says the check's problems are warnings: the load goes on. A
-	// check that does not warn refuses the load (exit 2).
+	// check that does not warn refuses the load (exit 2). Every heuristic
+	// check warns (TestHeuristicChecksWarn).
 	Warns bool
 	// Doc says, in a paragraph, what the check finds and why it matters.
 	Doc string
@@ -47,6 +53,16 @@ func register(c Check) Check {
 	registered[c.Name] = c
 	return c
 }
+
+// Named is the check of that name.
+func Named(name string) (Check, bool) {
+	c, ok := registered[name]
+	return c, ok
+}
+
+// Suppressible says whether a directive may silence c: a heuristic
+// check's findings only.
+func (c Check) Suppressible() bool { return c.Level == Heuristic }
 
 // All are the checks, by name.
 func All() []Check {

@@ -26,6 +26,7 @@ const (
 	fieldGroupHints              = "groupHints"              // what serves a group no review does
 	fieldGroups                  = "groups"                  // the API groups the engine owns
 	FieldKnownKeys               = "knownKeys"               // label and annotation keys with a meaning
+	FieldLint                    = "lint"                    // what the load's checks leave alone (lint/suppress.go)
 	FieldLookups                 = "lookups"                 // what a review needs looked up
 	FieldMerges                  = "merges"                  // strategic merges a render needs
 	fieldMPIFlavors              = "mpiFlavors"              // shared by the rules
@@ -49,9 +50,13 @@ const (
 // and definitions (#x) and hidden fields (_x) of its own.
 var TopLevelFields = []string{
 	FieldAdmission, FieldCarried, FieldClusterTrainingRuntimes, FieldContextKinds, FieldControllers, FieldCRDChecks, FieldCRDCheckParts, fieldCRDs,
-	FieldDeclaredChecks, FieldFrameworks, fieldGroupHints, fieldGroups, FieldKnownKeys, FieldLookups, FieldMerges, fieldMPIFlavors, fieldMPIImplementations, FieldMutators,
+	FieldDeclaredChecks, FieldFrameworks, fieldGroupHints, fieldGroups, FieldKnownKeys, FieldLint, FieldLookups, FieldMerges, fieldMPIFlavors, fieldMPIImplementations, FieldMutators,
 	fieldOpaqueMaps, fieldOwned, FieldPlans, FieldProbes, FieldRefusals, FieldRender, FieldRenderChecks, FieldRenderParts, fieldRuntimeKinds, fieldServerManaged, fieldTypedParts,
 }
+
+// FieldLintIgnore is lint's field of the heuristic checks a policy
+// directory silences: check name to the reason.
+const FieldLintIgnore = "ignore"
 
 // Fields inside a review, a render, a plan, a lookup, a probe and a CRD
 // entry, and the definitions the policy checks read.

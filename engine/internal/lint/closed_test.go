@@ -20,16 +20,32 @@ import (
 // package, shown as display, parsed apart for the checks.
 func withPolicy(t *testing.T, display, text string) *Input {
 	t.Helper()
+	if display == "" {
+		return withPolicyFiles(t)
+	}
+	return withPolicyFiles(t, testFile{display: display, text: text})
+}
+
+// testFile is an admin's file of the policy directory dir.
+type testFile struct {
+	dir           int
+	display, text string
+}
+
+// withPolicyFiles is the load of cuetrainer's own CUE with the admin's
+// files added, each in its policy directory.
+func withPolicyFiles(t *testing.T, added ...testFile) *Input {
+	t.Helper()
 	files, src := map[string][]byte{}, source.NewFiles()
 	if err := source.Embedded(files, src); err != nil {
 		t.Fatal(err)
 	}
 	policy := map[string]*ast.File{}
-	if display != "" {
-		name := path.Join(source.Root, "schemas", "zz-policy0--"+display)
-		files[name] = []byte(text)
-		src.Add(name, display, true)
-		pf, err := parser.ParseFile(display, text, parser.ParseComments)
+	for _, f := range added {
+		name := source.PolicyFileName(f.dir, path.Base(f.display))
+		files[name] = []byte(f.text)
+		src.Add(name, f.display, true)
+		pf, err := parser.ParseFile(f.display, f.text, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}

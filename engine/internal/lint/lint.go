@@ -137,6 +137,8 @@ func Run(in *Input) (r Report) {
 	l.checkMarkerKinds()
 	l.checkRenderRefs()
 	l.checkObjectNames()
+	// Last: what the admin's directives silence, of all the checks found.
+	l.suppress()
 	r = Report{Problems: l.problems, Warnings: l.warnings, KeyReads: l.keyReads}
 	if ids := l.objectIDs(); !l.objectsOpen {
 		r.ObjectIDs = ids
@@ -995,7 +997,7 @@ func (l *linter) checkKeyComparison(x *ast.BinaryExpr, fc *ast.ForClause, id *as
 		return
 	}
 	outcome := map[token.Token]string{token.EQL: "false", token.NEQ: "true"}[x.Op]
-	l.problem(checks.ComparisonNever, lit.Pos(), "%s is the key of %s, %s, and never %s, so this comparison is always %s: the item is the clause's second name (for %s, item in ...)", id.Name, exprText(fc.Source), key, lit.Value, outcome, id.Name)
+	l.problem(checks.ComparisonKind, lit.Pos(), "%s is the key of %s, %s, and never %s, so this comparison is always %s: the item is the clause's second name (for %s, item in ...)", id.Name, exprText(fc.Source), key, lit.Value, outcome, id.Name)
 }
 
 // readOf is the read an expression passes on, through parentheses, a
@@ -1545,7 +1547,7 @@ func (l *linter) checkBoundAlone(terms []ast.Expr) {
 		if !ok || !(lower[last.Op] && upper[alone.Op] || upper[last.Op] && lower[alone.Op]) {
 			continue
 		}
-		l.problem(checks.BoundAlternative, alone.Pos(), "%s%s is an alternative of its own here (| binds looser than &), so the field takes any value %s%s, whatever the bound before it: write & for |", alone.Op, exprText(alone.X), alone.Op, exprText(alone.X))
+		l.problem(checks.BoundAlternative, alone.Pos(), "%s%s is an alternative of its own here (| binds looser than &), so the field takes any value %s%s, whatever the bound before it: if the range is meant whole, write & for |, which holds the field to both bounds; if %s%s is meant as an alternative, say so on the field: // cuetrainer:ignore bound-alternative REASON", alone.Op, exprText(alone.X), alone.Op, exprText(alone.X), alone.Op, exprText(alone.X))
 	}
 }
 
@@ -1882,7 +1884,7 @@ func (l *linter) checkRegexp(x ast.Expr, matchOnly bool) {
 	}
 	if strings.HasPrefix(lit.Value, "#") {
 		if m := escapedTwice.FindString(s); m != "" {
-			l.problem(checks.RegexpGlob, lit.Pos(), "%s: \\\\ matches a backslash, which the text would have to hold (in a #\"...\"# string each backslash stays as written); write \\%s", lit.Value, m[2:])
+			l.problem(checks.RegexpGlob, lit.Pos(), "%s: \\\\ matches a backslash, which the text would have to hold (in a #\"...\"# string each backslash stays as written): if \\%s was meant, write it so, which matches what that sign of a pattern does and no backslash; if a backslash is meant (a Windows path), say so on the field: // cuetrainer:ignore regexp-glob REASON", lit.Value, m[2:])
 			return
 		}
 	}
@@ -2040,7 +2042,7 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		if s, err := literal.Unquote(lit.Value); err == nil && looksLikeRegexp.MatchString(s) {
 			if _, _, ok := l.readAt(read); ok {
 				op := map[token.Token]string{token.EQL: "=~", token.NEQ: "!~"}[x.Op]
-				l.problem(checks.RegexpAsText, lit.Pos(), "%s looks like a regular expression, but %s compares text, which would have to be it letter for letter: did you mean %s?", lit.Value, x.Op, op)
+				l.problem(checks.RegexpAsText, lit.Pos(), "%s looks like a regular expression, but %s compares text, which would have to be it letter for letter: if a pattern is meant, write %s, which matches every text the pattern does; if this text is meant, say so on the field: // cuetrainer:ignore regexp-as-text REASON", lit.Value, x.Op, op)
 				return
 			}
 		}
@@ -2140,10 +2142,22 @@ func (l *linter) checkComparison(x *ast.BinaryExpr) {
 		if kind == cue.StructKind {
 			hint = ": compare one of its fields"
 		}
-		l.problem(checks.ComparisonNever, lit.Pos(), "%s can never be %s, so this comparison is always %s%s", what, lit.Value, outcome, hint)
+		l.problem(neverCheck(kind, value.IncompleteKind()), lit.Pos(), "%s can never be %s, so this comparison is always %s%s", what, lit.Value, outcome, hint)
 	case value.IncompleteKind()&kind == 0:
 		l.problem(checks.ComparisonType, lit.Pos(), "%s (%v) cannot be ordered against %s (%v): the rule would fail when it runs", name, kind, lit.Value, value.IncompleteKind())
 	}
+}
+
+// neverCheck is the check of a comparison that never holds between a read
+// of schema kind and a literal of kind lit: comparison-kind, a fact of
+// CUE, when no value is of both kinds; comparison-never, a guess at what
+// was meant (a guard kept for defense in depth), when the schema's values
+// of the literal's kind exclude it.
+func neverCheck(schema, lit cue.Kind) checks.Check {
+	if schema&lit == 0 {
+		return checks.ComparisonKind
+	}
+	return checks.ComparisonNever
 }
 
 // checkOneOf reports a string literal compared (op, == or !=) with a read
@@ -2241,7 +2255,7 @@ func (l *linter) checkSearchArgs(x *ast.CallExpr) {
 	if !ok {
 		return
 	}
-	l.problem(checks.ArgumentOrder, lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first; did you mean strings.%s(%s, %s)?", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value)
+	l.problem(checks.ArgumentOrder, lit.Pos(), "strings.%s(%s, %s) asks whether the text %s %s %s: the text searched comes first: if the other way is meant, write strings.%s(%s, %s), which asks whether %s %s %s; if this is meant, say so on the field: // cuetrainer:ignore argument-order REASON", name, lit.Value, read, lit.Value, asks, read, name, read, lit.Value, read, asks, lit.Value)
 }
 
 // objectRead is a read of the object, as the linter names it, that x is
@@ -2306,7 +2320,7 @@ func (l *linter) checkInterpolatedPattern(x ast.Expr) {
 		if meta == '.' {
 			what = fmt.Sprintf("'.' matches any character (%q matches too)", strings.Replace(text, ".", "X", 1))
 		}
-		l.problem(checks.PatternInterpolation, el.Pos(), "\\(%s) puts %q into the pattern as a regular expression, where %s; write \\(regexp.QuoteMeta(%s))", exprText(el), text, what, exprText(el))
+		l.problem(checks.PatternInterpolation, el.Pos(), "\\(%s) puts %q into the pattern as a regular expression, where %s: if the text is meant as written, write \\(regexp.QuoteMeta(%s)), which matches it alone; if it is a pattern itself, say so on the field: // cuetrainer:ignore pattern-interpolation REASON", exprText(el), text, what, exprText(el))
 	}
 }
 
@@ -2641,7 +2655,7 @@ func (l *linter) checkContains(x *ast.CallExpr) {
 	if item.IncompleteKind() == cue.StructKind {
 		hint = fmt.Sprintf(": compare a field of each, list.Contains([for e in %s {e.name}], %s)", name, lit.Value)
 	}
-	l.problem(checks.ComparisonNever, lit.Pos(), "list.Contains compares each item of %s (%v) with %s, which none can be, so it is always false%s", name, item.IncompleteKind(), lit.Value, hint)
+	l.problem(neverCheck(item.IncompleteKind(), value.IncompleteKind()), lit.Pos(), "list.Contains compares each item of %s (%v) with %s, which none can be, so it is always false%s", name, item.IncompleteKind(), lit.Value, hint)
 }
 
 // checkContainsRead checks list.Contains of a literal list and a read
@@ -2669,14 +2683,18 @@ func (l *linter) checkContainsRead(among *ast.ListLit, read ast.Expr) {
 	}
 	if len(never) > 0 && len(never) == len(among.Elts) {
 		texts := make([]string, len(never))
+		c := checks.ComparisonKind
 		for i, lit := range never {
 			texts[i] = lit.Value
+			if neverCheck(schema.IncompleteKind(), l.in.Ctx.BuildExpr(lit).IncompleteKind()) != checks.ComparisonKind {
+				c = checks.ComparisonNever
+			}
 		}
-		l.problem(checks.ComparisonNever, among.Lbrack, "list.Contains looks for %s (%v) among items it can never be (%s), so it is always false", name, schema.IncompleteKind(), strings.Join(texts, ", "))
+		l.problem(c, among.Lbrack, "list.Contains looks for %s (%v) among items it can never be (%s), so it is always false", name, schema.IncompleteKind(), strings.Join(texts, ", "))
 		return
 	}
 	for _, lit := range never {
-		l.problem(checks.ComparisonNever, lit.Pos(), "list.Contains looks for %s (%v) among these items, and it can never be %s, so that item never matches", name, schema.IncompleteKind(), lit.Value)
+		l.problem(neverCheck(schema.IncompleteKind(), l.in.Ctx.BuildExpr(lit).IncompleteKind()), lit.Pos(), "list.Contains looks for %s (%v) among these items, and it can never be %s, so that item never matches", name, schema.IncompleteKind(), lit.Value)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue/build"
@@ -93,4 +94,25 @@ func (noRegistry) Fetch(context.Context, module.Version) (module.SourceLoc, erro
 
 func (noRegistry) ModuleVersions(context.Context, string) ([]string, error) {
 	return nil, errNoRegistry
+}
+
+// PolicyFileName is the loader's name of a file of the i-th policy
+// directory, at rel below it: the directory's files join the schemas
+// package, after cuetrainer's own (zz sorts last), each directory's in
+// its own range of names.
+func PolicyFileName(i int, rel string) string {
+	flat := strings.ReplaceAll(rel, "/", "--")
+	return path.Join(Root, "schemas", fmt.Sprintf("zz-policy%d--%s", i, flat))
+}
+
+// PolicyDirOf is the index of the policy directory whose file the loader
+// name is (PolicyFileName), false for a file of none.
+func PolicyDirOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(path.Base(name), "zz-policy")
+	if !ok {
+		return 0, false
+	}
+	digits, _, ok := strings.Cut(rest, "--")
+	i, err := strconv.Atoi(digits)
+	return i, ok && err == nil
 }
