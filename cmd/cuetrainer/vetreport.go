@@ -278,7 +278,8 @@ type junitFailure struct {
 // document is (Kind namespace/name), so that a case keeps its name when
 // lines move: a rejection is a failure (a builtin runtime's only when it
 // counts in the exit status), a rule of the policy that failed an error. A policy that does not load is a suite of its own, a failing
-// case per file.
+// case per file; one that loads with warnings, a passing case per file
+// that names them.
 func writeJUnitReport(w io.Writer, rep *vetReport) error {
 	var suites []junitSuite
 	if rep.policy != nil {
@@ -293,6 +294,23 @@ func writeJUnitReport(w io.Writer, rep *vetReport) error {
 				Failure: &junitFailure{Message: fmt.Sprintf("%d problem(s)", len(ps)), Text: problemsText(ps) + "\n"}})
 			suite.Tests++
 			suite.Failures++
+		}
+		suites = append(suites, suite)
+	} else if len(rep.policyWarnings) > 0 {
+		// A policy that loads with warnings: a passing case per file,
+		// the warnings in its output, as a document's are.
+		suite := junitSuite{Name: "cuetrainer policy"}
+		byFile := map[string][]engine.Problem{}
+		for _, p := range rep.policyWarnings {
+			byFile[p.File] = append(byFile[p.File], p)
+		}
+		for _, file := range sortedStrings(byFile) {
+			c := junitCase{Classname: file, Name: "the policy loads"}
+			for _, p := range byFile[file] {
+				c.SystemOut += "Warning: " + strings.ReplaceAll(p.String(), "\n", "\n    ") + "\n"
+			}
+			suite.Cases = append(suite.Cases, c)
+			suite.Tests++
 		}
 		suites = append(suites, suite)
 	}
