@@ -132,7 +132,10 @@ func TestOpaqueKeys(t *testing.T) {
 	}
 }
 
-// TestOpaqueKeyInError: an error about an opaque key's value names the key.
+// TestOpaqueKeyInError: an error about an opaque key's value names the
+// key. (The TrainJob's own labels decode into its ObjectMeta first, which
+// fails the request without a key, TestMetadataThatDoesNotDecode; a
+// runtime patch's template labels are the schema's to check.)
 func TestOpaqueKeyInError(t *testing.T) {
 	s := testEngine(t).NewSession(SessionOptions{})
 	r := s.Admit(readOne(t, `apiVersion: trainer.kubeflow.org/v1alpha1
@@ -140,12 +143,17 @@ kind: TrainJob
 metadata:
   name: bad
   namespace: team-a
-  labels: {never-seen.example.com/count-4711: 3}
 spec:
   runtimeRef: {name: torch-distributed}
+  runtimePatches:
+  - manager: example.com/m
+    trainingRuntimeSpec:
+      template:
+        metadata:
+          labels: {never-seen.example.com/count-4711: 3}
 `))
 	got := strings.Join(findingStrings(r.Errors), "\n")
-	if !strings.Contains(got, "metadata.labels[never-seen.example.com/count-4711]: Invalid value: 3: must be of type string") || strings.Contains(got, tokens.Key.Prefix()) {
+	if !strings.Contains(got, "template.metadata.labels.never-seen.example.com/count-4711: Invalid value: 3: ") || strings.Contains(got, tokens.Key.Prefix()) {
 		t.Errorf("errors %q", got)
 	}
 }

@@ -133,6 +133,34 @@ spec: {runtimeRef: {name: torch-distributed}}
 	}
 }
 
+// TestMetadataThatDoesNotDecode (issue 44, item 6). An unquoted yes in a
+// TrainJob's annotations is a bool (YAML 1.1, as kubectl reads it), which
+// the API server cannot decode into an ObjectMeta: it fails the request
+// with its decoder's one error, before any field is validated
+// (apiextensions-apiserver's objectmeta.GetObjectMetaWithOptions, the
+// apiserver's transformDecodeError). vet reported a field error of the
+// schema's. A schema-checked request has been decoded: it has none.
+func TestMetadataThatDoesNotDecode(t *testing.T) {
+	e := testEngine(t)
+	job := "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: %s\nmetadata:\n  name: j\n  namespace: team-a\n%s\nspec: {runtimeRef: {name: torch-distributed}}\n"
+	for _, c := range []struct{ kind, meta, want string }{
+		{"TrainJob", "  annotations: {example.com/debug: yes}", `TrainJob in version "v1alpha1" cannot be handled as a TrainJob: json: cannot unmarshal bool into Go struct field ObjectMeta.annotations of type string`},
+		{"TrainJob", "  labels: {replicas: 3}", `TrainJob in version "v1alpha1" cannot be handled as a TrainJob: json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string`},
+		{"TrainJob", "  finalizers: example.com/keep", `TrainJob in version "v1alpha1" cannot be handled as a TrainJob: json: cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string`},
+		{"TrainJob", `  annotations: {example.com/debug: "yes"}`, ""},
+	} {
+		d := readOne(t, fmt.Sprintf(job, c.kind, c.meta))
+		r := e.NewSession(SessionOptions{}).Admit(d)
+		got := findingStrings(r.Errors)
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: errors %q, want none", c.meta, got)
+		case c.want != "" && (len(got) != 1 || got[0] != c.want || r.Errors[0].Phase != PhaseSchema):
+			t.Errorf("%s: errors %q, want the one %q", c.meta, got, c.want)
+		}
+	}
+}
+
 // TestNullsPruned (class 1). The API server drops the null value of a
 // field whose schema is not nullable before it defaults and validates
 // (apiextensions-apiserver's pruning; TestNullsArePruned in

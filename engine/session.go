@@ -916,6 +916,12 @@ func (ad *admission) decode() bool {
 	// schema's (a schema-checked object passed them).
 	var metaErrors []Finding
 	if !ad.req.SchemaChecked {
+		// Metadata that does not decode fails the request before
+		// anything is validated, with the decoder's one error.
+		if f := k8s.MetadataDecodeError(ad.doc.APIVersion(), ad.doc.Kind(), ad.realObject()); f != nil {
+			r.Errors = []Finding{*f}
+			return ad.keep(nil)
+		}
 		metaErrors = k8s.ObjectMetaFindings(ad.realObject())
 	}
 	object := ad.rv.LookupPath(contract.PathObject)

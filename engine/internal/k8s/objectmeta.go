@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/contract"
 	"github.com/cuetrainer/cuetrainer/engine/internal/value"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -100,4 +103,29 @@ func stringMap(m any) (map[string]string, bool) {
 		out[k] = s
 	}
 	return out, true
+}
+
+// MetadataDecodeError is the API server's refusal of a custom resource
+// whose metadata does not decode into an ObjectMeta: an annotation's or a
+// label's value that is no string (`debug: yes` and `replicas: 3` in YAML
+// are a bool and a number), a name that is a bool. The API server decodes
+// the metadata so before it validates anything (apiextensions-apiserver's
+// schema coercion, objectmeta.GetObjectMetaWithOptions, which does not
+// drop malformed fields of a request) and fails the request with its
+// decoder's words (apiserver's transformDecodeError): one error, no field
+// path. nil when the metadata decodes.
+func MetadataDecodeError(apiVersion, kind string, obj map[string]any) *Finding {
+	md, ok := obj["metadata"]
+	if !ok {
+		return nil
+	}
+	data, err := utiljson.Marshal(md)
+	if err != nil {
+		return nil
+	}
+	if err := utiljson.Unmarshal(data, &metav1.ObjectMeta{}); err != nil {
+		version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+		return &Finding{Phase: contract.PhaseSchema, Detail: fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, version, kind, err)}
+	}
+	return nil
 }
