@@ -122,6 +122,11 @@ correct policies of ` + "`test/correct`" + ` it warns of.
 	for _, c := range all {
 		level := string(c.Level)
 		fmt.Fprintf(&b, "\n## %s\n\n%s; %s the load.\n\n%s\n", c.Name, strings.ToUpper(level[:1])+level[1:], checkAction(c), c.Doc)
+		if c.Level == engine.CheckHeuristic {
+			fmt.Fprintf(&b, "\nWhere its finding is meant: `// cuetrainer:ignore %s REASON` on the field ([silencing](#silencing-a-heuristic-check)).\n", c.Name)
+		} else {
+			b.WriteString("\nNot silenced: what it finds is fixed in the CUE.\n")
+		}
 		names := cases[c.Name]
 		sort.Strings(names)
 		switch {
