@@ -140,9 +140,21 @@ func cutWord(text, word string) (string, string, bool) {
 // settingDirectives are the entries of a file's lint: ignore:, each a
 // directive of the policy directory dir.
 func (l *linter) settingDirectives(x ast.Expr, dir int) []*directive {
+	// Read as written, never evaluated: a value made otherwise (a
+	// reference, a comprehension) would silence nothing, in silence.
+	writtenOut := func(x ast.Expr, what string) bool {
+		if _, ok := x.(*ast.StructLit); !ok {
+			l.problem(checks.IgnoreDirective, x.Pos(), "%s: write it as a struct of fields, each a check's name and its reason: the engine reads it as written, and silences nothing otherwise", what)
+			return false
+		}
+		return true
+	}
 	var out []*directive
+	if !writtenOut(x, contract.FieldLint) {
+		return nil
+	}
 	for _, ignore := range structFields(x) {
-		if labelText(ignore.Label) != contract.FieldLintIgnore {
+		if labelText(ignore.Label) != contract.FieldLintIgnore || !writtenOut(ignore.Value, contract.FieldLint+": "+contract.FieldLintIgnore) {
 			continue
 		}
 		for _, entry := range structFields(ignore.Value) {

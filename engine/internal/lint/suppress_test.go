@@ -80,6 +80,9 @@ func TestSuppression(t *testing.T) {
 			[]string{"ignore-directive@p.cue:08", "warn:regexp-as-text@p.cue:09", "warn:text-order@p.cue:10"}},
 		{"no reason in the setting", []testFile{{0, "p.cue", policyText("", "", "")}, {0, "lint.cue", "package schemas\n\nlint: ignore: \"text-order\": \"\"\n"}},
 			[]string{"ignore-directive@lint.cue:03", "warn:regexp-as-text@p.cue:09", "warn:text-order@p.cue:10"}},
+		// Read as written: a reference would silence nothing, in silence.
+		{"a setting not written out", []testFile{{0, "p.cue", policyText("", "", "")}, {0, "lint.cue", "package schemas\n\n#ignores: \"text-order\": \"dates\"\n\nlint: ignore: #ignores\n"}},
+			[]string{"ignore-directive@lint.cue:05", "warn:regexp-as-text@p.cue:09", "warn:text-order@p.cue:10"}},
 		// Not a directive: another word after the prefix.
 		{"another word", []testFile{{0, "p.cue", policyText("", "// cuetrainer:ignored regexp-as-text meant", "")}},
 			[]string{"warn:regexp-as-text@p.cue:09", "warn:text-order@p.cue:10"}},
