@@ -159,6 +159,18 @@ func TestMetadataThatDoesNotDecode(t *testing.T) {
 			t.Errorf("%s: errors %q, want the one %q", c.meta, got, c.want)
 		}
 	}
+	// A name that is no string: the decoder's words for a kind the
+	// engine admits; a ConfigMap keeps the engine's own.
+	for _, c := range []struct{ doc, want string }{
+		{"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: 5, namespace: team-a}\nspec: {runtimeRef: {name: torch-distributed}}\n",
+			`TrainJob in version "v1alpha1" cannot be handled as a TrainJob: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string`},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5, namespace: team-a}\n", "metadata.name: Invalid value: 5: must be of type string"},
+	} {
+		r := e.NewSession(SessionOptions{}).Admit(readOne(t, c.doc))
+		if got := findingStrings(r.Errors); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: errors %q, want the one %q", c.doc, got, c.want)
+		}
+	}
 }
 
 // TestNullsPruned (class 1). The API server drops the null value of a

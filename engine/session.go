@@ -231,7 +231,7 @@ func (e *core) builtinRuntimes(release string) []*stored {
 	for _, doc := range e.builtin {
 		r := Result{Doc: doc}
 		var st *stored
-		if pre, ok := precheck(doc); !ok {
+		if pre, ok := s.precheck(doc); !ok {
 			r = pre
 		} else {
 			r, st = s.evaluateRecovered(context.Background(), doc, Request{})
@@ -312,7 +312,7 @@ func (s *Session) Admit(doc Document) Result {
 // AdmitRequest admits one document as an admission request does: an UPDATE
 // sees the old object, and the mutating rules get the request's time.
 func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) Result {
-	if r, ok := precheck(doc); !ok {
+	if r, ok := s.precheck(doc); !ok {
 		return r
 	}
 	if s.e.admits(doc.APIVersion(), doc.Kind()) {
@@ -331,7 +331,7 @@ func (s *Session) AdmitRequest(ctx context.Context, doc Document, req Request) R
 func (s *Session) AdmitAll(ctx context.Context, docs []Document, workers int) []Result {
 	out := make([]Result, len(docs))
 	evaluated := func(d Document) bool {
-		_, ok := precheck(d)
+		_, ok := s.precheck(d)
 		return ok && s.e.admits(d.APIVersion(), d.Kind())
 	}
 	if workers < 2 || s.opts.Cluster != nil {
@@ -405,7 +405,7 @@ func (s *Session) evaluateRecovered(ctx context.Context, doc Document, req Reque
 
 // precheck refuses what cannot be admitted at all: a document that did not
 // read, or that is no object with a name.
-func precheck(doc Document) (Result, bool) {
+func (s *Session) precheck(doc Document) (Result, bool) {
 	if doc.Err != nil {
 		return Result{Doc: doc, Errors: []Finding{{Phase: contract.PhaseRead, Detail: doc.Err.Error()}}}, false
 	}
@@ -419,7 +419,13 @@ func precheck(doc Document) (Result, bool) {
 		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: missing, HasPath: true, Type: "Required value", Detail: "not a Kubernetes object: the document has no " + missing}}
 		return r, false
 	case k8s.Meta(doc.Object)["name"] != nil && doc.Name() == "":
-		// name: y reads as a boolean, as kubectl reads it.
+		// name: y reads as a boolean, as kubectl reads it. A kind the
+		// engine admits is a custom resource, whose metadata the API
+		// server decodes first (k8s.MetadataDecodeError).
+		if f := k8s.MetadataDecodeError(doc.APIVersion(), doc.Kind(), doc.Object); f != nil && s.e.admits(doc.APIVersion(), doc.Kind()) {
+			r.Errors = []Finding{*f}
+			return r, false
+		}
 		r.Errors = []Finding{{Phase: contract.PhaseInput, Path: "metadata.name", HasPath: true, Type: "Invalid value", Value: k8s.JSONValue(k8s.Meta(doc.Object)["name"]), Detail: "must be of type string"}}
 		return r, false
 	case doc.Name() == "" && k8s.Meta(doc.Object)["generateName"] == nil:
