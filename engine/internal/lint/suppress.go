@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 
 	"github.com/cuetrainer/cuetrainer/engine/internal/checks"
@@ -163,25 +162,16 @@ func (l *linter) settingDirectives(x ast.Expr, dir int) []*directive {
 			if name != "" {
 				d.names = []string{name}
 			}
-			lit, ok := entry.Value.(*ast.BasicLit)
-			if s, err := literal.Unquote(litValue(lit)); ok && lit.Kind == token.STRING && err == nil {
-				d.reason = strings.TrimSpace(s)
-			} else if !ok || lit.Kind != token.STRING {
+			_, reason, ok := stringLit(entry.Value)
+			if !ok {
 				l.problem(checks.IgnoreDirective, entry.Value.Pos(), "%s %s: write the reason as a string literal: the engine reads it as written", d.form, name)
 				continue
 			}
+			d.reason = strings.TrimSpace(reason)
 			out = append(out, d)
 		}
 	}
 	return out
-}
-
-// litValue is a literal's text, "" for none.
-func litValue(lit *ast.BasicLit) string {
-	if lit == nil {
-		return ""
-	}
-	return lit.Value
 }
 
 // structFields are the fields of a struct literal x, or of the one field
